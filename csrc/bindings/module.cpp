@@ -1,0 +1,132 @@
+// npudist._C: the one pybind11 module. Thin: each binding converts
+// arguments and calls into csrc/core or csrc/driver; errors become the
+// Python exceptions torch users know (ValueError, torch.OutOfMemoryError, ...).
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/Exceptions.h>
+#include <torch/headeronly/version.h>
+
+#include <c10/core/CachingDeviceAllocator.h>
+
+#include "core/allocator/simple_allocator.h"
+#include "core/device.h"
+#include "core/npu_check.h"
+#include "core/stream.h"
+#include "driver/config.h"
+#include "driver/driver.h"
+#include "driver/stream_queue.h"
+
+namespace py = pybind11;
+using namespace npudist;
+
+namespace {
+
+// Wraps a lambda so C++ errors become the Python exceptions torch raises
+// (c10::ValueError -> ValueError, OutOfMemoryError -> torch.OutOfMemoryError).
+template <typename Sig>
+struct Translated;
+template <typename R, typename C, typename... A>
+struct Translated<R (C::*)(A...) const> {
+  template <typename F>
+  static auto wrap(F fn) {
+    return [fn](A... args) -> R {
+      HANDLE_TH_ERRORS
+      return fn(std::forward<A>(args)...);
+      END_HANDLE_TH_ERRORS_PYBIND
+    };
+  }
+};
+template <typename F>
+auto translated(F fn) {
+  return Translated<decltype(&F::operator())>::wrap(fn);
+}
+
+c10::Stream streamOf(int64_t stream_id, int64_t device) {
+  return c10::Stream(c10::Stream::UNSAFE, core::npuDevice(c10::DeviceIndex(device)), stream_id);
+}
+
+py::dict statArray(const c10::CachingAllocator::StatArray& a) {
+  const char* pools[] = {"all", "small_pool", "large_pool"};
+  py::dict out;
+  for (size_t i = 0; i < a.size(); ++i) {
+    py::dict s;
+    s["current"] = a[i].current;
+    s["peak"] = a[i].peak;
+    s["allocated"] = a[i].allocated;
+    s["freed"] = a[i].freed;
+    out[pools[i]] = s;
+  }
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "npudist native core: the simulated npu driver and its PyTorch glue";
+  m.attr("_torch_version_built") = TORCH_VERSION_MAJOR * 10000 + TORCH_VERSION_MINOR * 100 + TORCH_VERSION_PATCH;
+
+  m.def("_device_count", translated([] { return int(core::deviceCount()); }));
+  m.def("_device_count_no_throw", [] { return int(core::deviceCountNoThrow()); });
+  m.def("_config_error", [] { return driver::clusterConfig().error; });
+  m.def("_current_device", translated([] { return int(core::currentDevice()); }));
+  m.def("_set_device", translated([](int device) {
+          core::checkDeviceIndex(c10::DeviceIndex(device));
+          core::setDevice(c10::DeviceIndex(device));
+        }));
+  m.def("_check_device", translated([](int device) { core::checkDeviceIndex(c10::DeviceIndex(device)); }));
+  m.def("_synchronize", translated([](int device) {
+          core::checkDeviceIndex(c10::DeviceIndex(device));
+          py::gil_scoped_release no_gil;
+          NPU_CHECK(driver::getDriver().synchronizeDevice(device));
+        }));
+  m.def("_mem_get_info", translated([](int device) {
+          core::checkDeviceIndex(c10::DeviceIndex(device));
+          size_t free_b = 0, total = 0;
+          NPU_CHECK(driver::getDriver().getMemInfo(device, &free_b, &total));
+          return std::make_pair(free_b, total);
+        }));
+  m.def("_device_properties", translated([](int device) {
+          core::checkDeviceIndex(c10::DeviceIndex(device));
+          driver::DeviceProperties p;
+          NPU_CHECK(driver::getDriver().getDeviceProperties(device, &p));
+          py::dict d;
+          d["name"] = p.name;
+          d["total_memory"] = p.total_memory;
+          d["multi_processor_count"] = p.multi_processor_count;
+          d["major"] = p.major;
+          d["minor"] = p.minor;
+          d["physical_id"] = p.physical_id;
+          return d;
+        }));
+  m.def("_device_of_ptr", [](uintptr_t ptr) { return driver::getDriver().deviceFromPtr(reinterpret_cast<void*>(ptr)); });
+
+  m.def("_memory_stats", translated([](int device) {
+          auto st = core::npuAllocator().getDeviceStats(c10::DeviceIndex(device));
+          py::dict d;
+          d["allocation"] = statArray(st.allocation);
+          d["segment"] = statArray(st.segment);
+          d["active"] = statArray(st.active);
+          d["allocated_bytes"] = statArray(st.allocated_bytes);
+          d["reserved_bytes"] = statArray(st.reserved_bytes);
+          d["active_bytes"] = statArray(st.active_bytes);
+          d["requested_bytes"] = statArray(st.requested_bytes);
+          d["num_alloc_retries"] = st.num_alloc_retries;
+          d["num_ooms"] = st.num_ooms;
+          d["num_device_alloc"] = st.num_device_alloc;
+          d["num_device_free"] = st.num_device_free;
+          return d;
+        }));
+  m.def("_reset_peak_memory_stats", translated([](int device) { core::npuAllocator().resetPeakStats(c10::DeviceIndex(device)); }));
+  m.def("_empty_cache", translated([] { core::npuAllocator().emptyCache(); }));
+
+  // Deferred work on a stream, as aclrtLaunchCallback / cudaLaunchHostFunc:
+  // the hook by which collectives (and tests) queue work behind a stream.
+  m.def("_launch_host_func", translated([](int64_t stream_id, int64_t device, std::function<void()> fn) {
+          core::launchDeferred(streamOf(stream_id, device), [fn = std::move(fn)] { fn(); });
+        }),
+        py::arg("stream_id"), py::arg("device"), py::arg("fn"));
+  m.def("_stream_priority", translated([](int64_t stream_id, int64_t device) {
+          return core::driverStream(streamOf(stream_id, device))->priority;
+        }));
+}

@@ -1,0 +1,173 @@
+#include "core/aten/fallback.h"
+
+#include <c10/core/DeviceGuard.h>
+#include <c10/util/SmallVector.h>
+
+#include <cstring>
+
+#include "core/allocator/cpu_redirect.h"
+#include "core/allocator/simple_allocator.h"
+#include "core/aten/cpu_alias.h"
+#include "core/device.h"
+#include "core/stream.h"
+
+namespace npudist::core {
+namespace {
+
+struct Aliased {
+  at::Tensor npu;
+  at::Tensor cpu;
+  c10::StorageImpl* cpu_storage;
+  bool written;
+};
+
+// CUDA kernels accept CPU index tensors for these; every other op, as on CUDA,
+// rejects a CPU tensor with more than zero dimensions beside npu tensors.
+bool acceptsCpuTensors(const c10::OperatorHandle& op) {
+  const std::string& name = op.schema().name();
+  return name == "aten::index" || name == "aten::index_put_" || name == "aten::index_put" ||
+         name == "aten::_index_put_impl_";
+}
+
+class FallbackCall {
+ public:
+  FallbackCall(const c10::OperatorHandle& op, torch::jit::Stack* stack) : op_(op), stack_(stack) {}
+
+  void run() {
+    const auto& schema = op_.schema();
+    size_t num_args = schema.arguments().size();
+    size_t first = stack_->size() - num_args;
+    for (size_t i = 0; i < num_args; ++i) {
+      const c10::AliasInfo* info = schema.arguments()[i].alias_info();
+      prepare((*stack_)[first + i], info && info->isWrite());
+    }
+    checkCpuMixing();
+    c10::DeviceIndex device = device_ >= 0 ? device_ : currentDevice();
+    c10::DeviceGuard guard(npuDevice(device));
+    waitCurrentStream(device);
+    {
+      RedirectToNpu redirect(device);
+      op_.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack_);
+    }
+    for (const Aliased& a : aliased_) {
+      if (a.written) syncBack(a.npu, a.cpu, a.cpu_storage);
+    }
+    size_t num_returns = schema.returns().size();
+    for (size_t i = stack_->size() - num_returns; i < stack_->size(); ++i) wrapOutput((*stack_)[i], device);
+  }
+
+ private:
+  void noteDevice(const at::Tensor& t) {
+    c10::DeviceIndex d = t.device().index();
+    if (device_ < 0) {
+      device_ = d;
+    } else {
+      TORCH_CHECK(d == device_, "Expected all tensors to be on the same device, but found at least two devices, ",
+                  npuDevice(device_), " and ", t.device(), "! (in ", op_.schema().name(), ")");
+    }
+  }
+
+  at::Tensor aliasTensor(const at::Tensor& t, bool written) {
+    if (!t.defined()) return t;
+    if (!t.is_privateuseone()) {
+      if (t.dim() > 0 && t.is_cpu()) cpu_seen_ = t.device();
+      return t;
+    }
+    noteDevice(t);
+    // The same npu tensor passed twice shares one alias (aliasing is visible).
+    for (Aliased& a : aliased_) {
+      if (a.npu.unsafeGetTensorImpl() == t.unsafeGetTensorImpl()) {
+        a.written = a.written || written;
+        return a.cpu;
+      }
+    }
+    at::Tensor cpu = aliasAsCpu(t);
+    aliased_.push_back({t, cpu, cpu.storage().unsafeGetStorageImpl(), written});
+    return cpu;
+  }
+
+  void prepare(c10::IValue& v, bool written) {
+    if (v.isTensor()) {
+      v = aliasTensor(v.toTensor(), written);
+    } else if (v.isTensorList()) {
+      c10::List<at::Tensor> list = v.toTensorList();
+      c10::List<at::Tensor> out;
+      out.reserve(list.size());
+      for (const at::Tensor& t : list) out.push_back(aliasTensor(t, written));
+      v = std::move(out);
+    } else if (v.isList()) {
+      c10::List<c10::IValue> list = v.toList();
+      bool has_tensor = false;
+      for (const c10::IValue& e : list) has_tensor = has_tensor || e.isTensor();
+      if (!has_tensor) return;
+      c10::List<std::optional<at::Tensor>> out;
+      for (const c10::IValue& e : list) {
+        if (e.isTensor()) out.push_back(aliasTensor(e.toTensor(), written));
+        else out.push_back(std::nullopt);
+      }
+      v = std::move(out);
+    } else if (v.isDevice()) {
+      c10::Device d = v.toDevice();
+      if (d.type() == c10::DeviceType::PrivateUse1) {
+        if (d.has_index()) {
+          checkDeviceIndex(d.index());
+          if (device_ < 0) device_ = d.index();
+        }
+        v = c10::Device(c10::DeviceType::CPU);
+      }
+    }
+  }
+
+  void checkCpuMixing() {
+    if (!cpu_seen_ || device_ < 0 || acceptsCpuTensors(op_)) return;
+    TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, ",
+                npuDevice(device_), " and ", *cpu_seen_, "! (in ", op_.schema().name(),
+                "; move the cpu tensor with .to('npu') first)");
+  }
+
+  at::Tensor wrapTensor(const at::Tensor& t, c10::DeviceIndex device) {
+    if (!t.defined() || !t.is_cpu()) return t;
+    c10::StorageImpl* storage = t.storage().unsafeGetStorageImpl();
+    for (const Aliased& a : aliased_) {
+      if (a.cpu.unsafeGetTensorImpl() == t.unsafeGetTensorImpl()) return a.npu;  // in-place / out=
+    }
+    for (const Aliased& a : aliased_) {
+      if (a.cpu_storage == storage) return npuTensorOver(a.npu.storage(), t);  // a view of an input
+    }
+    if (isNpuMemory(t.storage()) || t.storage().nbytes() == 0) {
+      retagAsNpu(t.storage(), device);
+      return npuTensorOver(t.storage(), t);
+    }
+    // Memory the redirect did not see (a CPU input returned as is, or an
+    // allocation on another thread): copy it into npu memory.
+    size_t nbytes = t.storage().nbytes();
+    c10::Storage copy(c10::Storage::use_byte_size_t(), nbytes, npuAllocator().allocateOn(device, nbytes),
+                      &npuAllocator(), true);
+    if (nbytes) std::memcpy(copy.mutable_data(), t.storage().data(), nbytes);
+    return npuTensorOver(std::move(copy), t);
+  }
+
+  void wrapOutput(c10::IValue& v, c10::DeviceIndex device) {
+    if (v.isTensor()) {
+      v = wrapTensor(v.toTensor(), device);
+    } else if (v.isTensorList()) {
+      c10::List<at::Tensor> list = v.toTensorList();
+      c10::List<at::Tensor> out;
+      out.reserve(list.size());
+      for (const at::Tensor& t : list) out.push_back(wrapTensor(t, device));
+      v = std::move(out);
+    }
+  }
+
+  const c10::OperatorHandle& op_;
+  torch::jit::Stack* stack_;
+  c10::DeviceIndex device_ = -1;
+  std::optional<c10::Device> cpu_seen_;
+  c10::SmallVector<Aliased, 4> aliased_;
+};
+
+}  // namespace
+
+void npuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) { FallbackCall(op, stack).run(); }
+
+}  // namespace npudist::core

@@ -1,0 +1,50 @@
+#include "core/device.h"
+
+#include "core/npu_check.h"
+
+namespace npudist::core {
+
+void throwDriverError(driver::Error e, const char* call) {
+  const std::string& detail = driver::lastErrorMessage();
+  switch (e) {
+    case driver::Error::kOutOfMemory:
+      TORCH_CHECK_WITH(OutOfMemoryError, false, "NPU out of memory: ", detail);
+    case driver::Error::kInvalidDevice:
+    case driver::Error::kInvalidValue:
+    case driver::Error::kInvalidConfig:
+      TORCH_CHECK_VALUE(false, detail);
+    default:
+      TORCH_CHECK(false, "npu driver error (", driver::errorName(e), ") in ", call, ": ", detail);
+  }
+}
+
+c10::DeviceIndex deviceCount() {
+  int n = 0;
+  NPU_CHECK(driver::getDriver().getDeviceCount(&n));
+  return static_cast<c10::DeviceIndex>(n);
+}
+
+c10::DeviceIndex deviceCountNoThrow() noexcept {
+  int n = 0;
+  if (driver::getDriver().getDeviceCount(&n) != driver::Error::kSuccess) return 0;
+  return static_cast<c10::DeviceIndex>(n);
+}
+
+c10::DeviceIndex currentDevice() {
+  int d = 0;
+  NPU_CHECK(driver::getDriver().getDevice(&d));
+  return static_cast<c10::DeviceIndex>(d);
+}
+
+void setDevice(c10::DeviceIndex index) { NPU_CHECK(driver::getDriver().setDevice(index)); }
+
+void checkDeviceIndex(c10::DeviceIndex index) {
+  c10::DeviceIndex n = deviceCount();
+  TORCH_CHECK_VALUE(index >= 0 && index < n, "npu device index ", int(index), " is out of range: ", int(n),
+                    " npu device(s) are visible, valid indices are 0..", int(n) - 1,
+                    " (ASCEND_RT_VISIBLE_DEVICES and NPUDIST_DEVICE_COUNT decide which)");
+}
+
+c10::Device npuDevice(c10::DeviceIndex index) { return c10::Device(c10::DeviceType::PrivateUse1, index); }
+
+}  // namespace npudist::core

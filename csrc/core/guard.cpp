@@ -1,0 +1,109 @@
+#include "core/guard.h"
+
+#include "core/device.h"
+#include "core/npu_check.h"
+#include "core/stream.h"
+
+namespace npudist::core {
+
+namespace {
+driver::Driver& drv() { return driver::getDriver(); }
+
+void checkNpu(const c10::Device& d) {
+  TORCH_CHECK(d.type() == c10::DeviceType::PrivateUse1, "expected an npu device, got ", d);
+}
+}  // namespace
+
+c10::Device NpuGuardImpl::exchangeDevice(c10::Device d) const {
+  checkNpu(d);
+  c10::Device old = getDevice();
+  if (old.index() != d.index()) setDevice(d);
+  return old;
+}
+
+c10::Device NpuGuardImpl::getDevice() const { return npuDevice(currentDevice()); }
+
+void NpuGuardImpl::setDevice(c10::Device d) const {
+  checkNpu(d);
+  core::setDevice(d.index());
+}
+
+void NpuGuardImpl::uncheckedSetDevice(c10::Device d) const noexcept {
+  (void)drv().setDevice(d.index());
+}
+
+c10::Stream NpuGuardImpl::getStream(c10::Device d) const { return currentStream(d.index()); }
+c10::Stream NpuGuardImpl::getDefaultStream(c10::Device d) const { return defaultStream(d.index()); }
+c10::Stream NpuGuardImpl::getStreamFromGlobalPool(c10::Device d, bool) const { return streamFromPool(d.index()); }
+c10::Stream NpuGuardImpl::getNewStream(c10::Device d, int priority) const { return newStream(d.index(), priority); }
+c10::Stream NpuGuardImpl::exchangeStream(c10::Stream s) const { return core::exchangeStream(s); }
+c10::DeviceIndex NpuGuardImpl::deviceCount() const noexcept { return deviceCountNoThrow(); }
+
+void NpuGuardImpl::destroyEvent(void* event, const c10::DeviceIndex) const noexcept {
+  if (event) (void)drv().destroyEvent(static_cast<driver::Event>(event));
+}
+
+void NpuGuardImpl::record(void** event, const c10::Stream& stream, const c10::DeviceIndex device_index,
+                          const c10::EventFlag flag) const {
+  TORCH_CHECK(device_index == -1 || device_index == stream.device_index(), "event device index ",
+              int(device_index), " does not match the recording stream's device ", int(stream.device_index()));
+  if (!*event) {
+    // As CUDA: PYTORCH_DEFAULT events do not time, BACKEND_DEFAULT ones do
+    // (torch.Event(enable_timing=True) asks for BACKEND_DEFAULT).
+    unsigned flags = flag == c10::EventFlag::BACKEND_DEFAULT ? driver::kEventTiming : driver::kEventDefault;
+    driver::Event e;
+    NPU_CHECK(drv().createEvent(flags, &e));
+    *event = e;
+  }
+  NPU_CHECK(drv().recordEvent(static_cast<driver::Event>(*event), driverStream(stream)));
+}
+
+void NpuGuardImpl::block(void* event, const c10::Stream& stream) const {
+  if (!event) return;  // never recorded: nothing to wait for
+  NPU_CHECK(drv().streamWaitEvent(driverStream(stream), static_cast<driver::Event>(event)));
+}
+
+bool NpuGuardImpl::queryEvent(void* event) const {
+  if (!event) return true;
+  driver::Error e = drv().queryEvent(static_cast<driver::Event>(event));
+  if (e == driver::Error::kNotReady) return false;
+  NPU_CHECK(e);
+  return true;
+}
+
+void NpuGuardImpl::synchronizeEvent(void* event) const {
+  if (!event) return;
+  NPU_CHECK(drv().synchronizeEvent(static_cast<driver::Event>(event)));
+}
+
+double NpuGuardImpl::elapsedTime(void* event1, void* event2, const c10::DeviceIndex) const {
+  TORCH_CHECK(event1 && event2, "elapsed_time: both events must be recorded first");
+  float ms = 0;
+  NPU_CHECK(drv().eventElapsedTime(&ms, static_cast<driver::Event>(event1), static_cast<driver::Event>(event2)));
+  return ms;
+}
+
+bool NpuGuardImpl::queryStream(const c10::Stream& stream) const {
+  driver::Error e = drv().queryStream(driverStream(stream));
+  if (e == driver::Error::kNotReady) return false;
+  NPU_CHECK(e);
+  return true;
+}
+
+void NpuGuardImpl::synchronizeStream(const c10::Stream& stream) const {
+  NPU_CHECK(drv().synchronizeStream(driverStream(stream)));
+}
+
+void NpuGuardImpl::synchronizeDevice(const c10::DeviceIndex device_index) const {
+  c10::DeviceIndex d = device_index < 0 ? currentDevice() : device_index;
+  checkDeviceIndex(d);
+  NPU_CHECK(drv().synchronizeDevice(d));
+}
+
+void NpuGuardImpl::recordDataPtrOnStream(const c10::DataPtr&, const c10::Stream&) const {
+  // The simple allocator frees synchronously: every block it hands out again
+  // is only written by compute, which waits for the current stream first.
+  // Cross-stream reuse tracking (record_stream) arrives with the caching allocator.
+}
+
+}  // namespace npudist::core

@@ -1,0 +1,64 @@
+// Registers the npu backend with PyTorch (PrivateUse1): device guard, hooks,
+// allocator, the CPU-allocator redirect, native kernels and the fallback.
+// Implementations live in their own files; this file only wires them.
+#include <ATen/detail/PrivateUse1HooksInterface.h>
+#include <c10/core/Allocator.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch/library.h>
+
+#include "core/allocator/cpu_redirect.h"
+#include "core/allocator/simple_allocator.h"
+#include "core/aten/fallback.h"
+#include "core/aten/native_ops.h"
+#include "core/guard.h"
+#include "core/hooks.h"
+
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/unfold_native.h>
+#include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real_native.h>
+#include <ATen/ops/view_native.h>
+
+namespace npudist::core {
+namespace {
+
+C10_REGISTER_GUARD_IMPL(PrivateUse1, NpuGuardImpl);
+
+struct Registrar {
+  Registrar() {
+    static NpuHooks hooks;
+    at::RegisterPrivateUse1HooksInterface(&hooks);
+    c10::SetAllocator(c10::DeviceType::PrivateUse1, &npuAllocator());
+    installCpuRedirectAllocator();
+  }
+};
+Registrar registrar;
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", &empty_memory_format);
+  m.impl("empty_strided", &empty_strided);
+  m.impl("_copy_from", &copy_from);
+  m.impl("_copy_from_and_resize", &copy_from_and_resize);
+  m.impl("_local_scalar_dense", &local_scalar_dense);
+  m.impl("resize_", &resize_);
+  m.impl("set_", &set_empty_);
+  m.impl("set_.source_Storage", &set_storage_);
+  m.impl("set_.source_Storage_storage_offset", &set_storage_offset_);
+  m.impl("set_.source_Tensor", &set_tensor_);
+  // Views: PyTorch's device-generic implementations, which only touch metadata.
+  m.impl("as_strided", &at::native::as_strided_tensorimpl);
+  m.impl("view", &at::native::view);
+  m.impl("_reshape_alias", &at::native::_reshape_alias);
+  m.impl("unfold", &at::native::unfold);
+  m.impl("view_as_real", &at::native::view_as_real);
+  m.impl("view_as_complex", &at::native::view_as_complex);
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&npuFallback>());
+}
+
+}  // namespace npudist::core

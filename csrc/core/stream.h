@@ -1,0 +1,31 @@
+// npu streams as c10::Streams: a per-device table of driver streams indexed
+// by c10::StreamId (0 = default stream, then the pool, then new streams) and
+// the calling thread's current stream per device.
+#pragma once
+
+#include <c10/core/Stream.h>
+
+#include <functional>
+
+#include "driver/driver.h"
+
+namespace npudist::core {
+
+constexpr int kStreamPoolSize = 8;
+
+driver::Stream driverStream(const c10::Stream& stream);
+c10::Stream defaultStream(c10::DeviceIndex device);
+c10::Stream currentStream(c10::DeviceIndex device);
+// Makes `stream` current on its device; returns the previous current stream.
+c10::Stream exchangeStream(const c10::Stream& stream);
+c10::Stream streamFromPool(c10::DeviceIndex device);
+c10::Stream newStream(c10::DeviceIndex device, int priority);
+
+// The hot-path check before a kernel runs on `device`: completes whatever the
+// current stream has been made to wait for (one atomic load when nothing).
+void waitCurrentStream(c10::DeviceIndex device);
+
+// Queues deferred work on `stream`; it runs with `stream` current on its device.
+void launchDeferred(const c10::Stream& stream, std::function<void()> fn);
+
+}  // namespace npudist::core

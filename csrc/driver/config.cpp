@@ -1,0 +1,143 @@
+#include "driver/config.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <set>
+#include <sstream>
+
+namespace npudist::driver {
+namespace {
+
+constexpr size_t kGiB = size_t(1) << 30;
+constexpr int kDefaultDeviceCount = 8;
+constexpr int kMaxDeviceCount = 64;
+constexpr size_t kMaxDefaultMemory = 64 * kGiB;
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\n");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\n");
+  return s.substr(b, e - b + 1);
+}
+
+bool parseInt(const std::string& text, long* out) {
+  std::string t = trim(text);
+  if (t.empty()) return false;
+  size_t i = 0;
+  if (t[0] == '-' || t[0] == '+') i = 1;
+  if (i == t.size()) return false;
+  for (size_t k = i; k < t.size(); ++k)
+    if (!std::isdigit(static_cast<unsigned char>(t[k]))) return false;
+  errno = 0;
+  long v = std::strtol(t.c_str(), nullptr, 10);
+  if (errno != 0) return false;
+  *out = v;
+  return true;
+}
+
+size_t hostMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? size_t(pages) * size_t(page) : 16 * kGiB;
+}
+
+ClusterConfig load() {
+  ClusterConfig cfg;
+  std::ostringstream err;
+
+  cfg.physical_device_count = kDefaultDeviceCount;
+  if (const char* v = std::getenv("NPUDIST_DEVICE_COUNT")) {
+    long n = 0;
+    if (!parseInt(v, &n) || n < 1 || n > kMaxDeviceCount) {
+      err << "NPUDIST_DEVICE_COUNT='" << v << "' is not a device count: set it to an integer from 1 to "
+          << kMaxDeviceCount << " (or unset it for the default of " << kDefaultDeviceCount << ")";
+      cfg.error = err.str();
+      return cfg;
+    }
+    cfg.physical_device_count = int(n);
+  }
+
+  size_t share = size_t(double(hostMemoryBytes()) * 0.8) / size_t(cfg.physical_device_count);
+  cfg.device_memory = std::min(share, kMaxDefaultMemory);
+  if (const char* v = std::getenv("NPUDIST_DEVICE_MEMORY")) {
+    std::string why;
+    size_t bytes = 0;
+    if (!parseMemorySize(v, &bytes, &why)) {
+      err << "NPUDIST_DEVICE_MEMORY='" << v << "' is not a memory size (" << why
+          << "): use bytes or a number with a unit, e.g. 4GiB, 512MiB, 2G";
+      cfg.error = err.str();
+      return cfg;
+    }
+    cfg.device_memory = bytes;
+  }
+
+  if (const char* v = std::getenv("ASCEND_RT_VISIBLE_DEVICES")) {
+    std::string text = trim(v);
+    std::set<int> seen;
+    std::stringstream ss(text);
+    std::string item;
+    while (!text.empty() && std::getline(ss, item, ',')) {
+      long id = 0;
+      if (!parseInt(item, &id) || id < 0 || id >= cfg.physical_device_count || seen.count(int(id))) {
+        err << "ASCEND_RT_VISIBLE_DEVICES='" << v << "' is invalid: entry '" << trim(item) << "' ";
+        if (!parseInt(item, &id)) err << "is not a device id";
+        else if (seen.count(int(id))) err << "is listed twice";
+        else err << "is not a device of this host (ids 0.." << cfg.physical_device_count - 1 << ")";
+        err << "; give distinct comma-separated ids such as 0,1,2,3";
+        cfg.error = err.str();
+        return cfg;
+      }
+      seen.insert(int(id));
+      cfg.visible.push_back(int(id));
+    }
+  } else {
+    for (int i = 0; i < cfg.physical_device_count; ++i) cfg.visible.push_back(i);
+  }
+  return cfg;
+}
+
+}  // namespace
+
+bool parseMemorySize(const std::string& text, size_t* bytes, std::string* error) {
+  std::string t = trim(text);
+  size_t i = 0;
+  while (i < t.size() && (std::isdigit(static_cast<unsigned char>(t[i])) || t[i] == '.')) ++i;
+  if (i == 0) {
+    *error = "no number";
+    return false;
+  }
+  double value = std::strtod(t.substr(0, i).c_str(), nullptr);
+  std::string unit = trim(t.substr(i));
+  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::tolower(c); });
+  double mult;
+  if (unit.empty() || unit == "b") mult = 1;
+  else if (unit == "k" || unit == "kb" || unit == "kib") mult = 1024.0;
+  else if (unit == "m" || unit == "mb" || unit == "mib") mult = 1024.0 * 1024;
+  else if (unit == "g" || unit == "gb" || unit == "gib") mult = double(kGiB);
+  else if (unit == "t" || unit == "tb" || unit == "tib") mult = double(kGiB) * 1024;
+  else {
+    *error = "unknown unit '" + unit + "'";
+    return false;
+  }
+  double total = value * mult;
+  if (total < 1 << 20) {
+    *error = "less than 1 MiB";
+    return false;
+  }
+  if (total > double(kGiB) * 1024 * 16) {
+    *error = "more than 16 TiB";
+    return false;
+  }
+  *bytes = size_t(total);
+  return true;
+}
+
+const ClusterConfig& clusterConfig() {
+  static const ClusterConfig cfg = load();
+  return cfg;
+}
+
+}  // namespace npudist::driver

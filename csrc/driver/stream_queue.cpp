@@ -1,0 +1,193 @@
+#include "driver/driver.h"
+#include "driver/stream_queue.h"
+
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+
+namespace npudist::driver {
+
+int64_t monotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+namespace {
+
+// With more ranks than cores a pure spin starves the thread being waited
+// for, so spin briefly, yield a little, then sleep on the futex.
+void waitUntilDone(Task& task) {
+  for (int i = 0; i < 200; ++i) {
+    if (task.done()) return;
+  }
+  for (int i = 0; i < 20; ++i) {
+    if (task.done()) return;
+    sched_yield();
+  }
+  int s = task.state.load(std::memory_order_acquire);
+  while (s != Task::kDone) {
+    task.state.wait(s, std::memory_order_acquire);
+    s = task.state.load(std::memory_order_acquire);
+  }
+}
+
+void runClaimed(Task& task) {
+  task.runner = std::this_thread::get_id();
+  try {
+    task.fn();
+  } catch (const std::exception& e) {
+    task.error = e.what();
+  } catch (...) {
+    task.error = "unknown exception in deferred work";
+  }
+  task.fn = nullptr;
+  {
+    std::lock_guard<std::mutex> g(task.deps_mutex);
+    task.deps.clear();
+  }
+  task.done_ns.store(monotonicNs(), std::memory_order_relaxed);
+  task.state.store(Task::kDone, std::memory_order_release);
+  task.state.notify_all();
+}
+
+}  // namespace
+
+bool completeTask(const TaskPtr& task, std::string* error) {
+  if (!task->done()) {
+    for (const TaskPtr& dep : task->depsSnapshot()) {
+      if (!completeTask(dep, error)) return false;
+    }
+    int expected = Task::kPending;
+    if (task->state.compare_exchange_strong(expected, Task::kRunning, std::memory_order_acq_rel)) {
+      runClaimed(*task);
+    } else {
+      if (expected == Task::kRunning && task->runner == std::this_thread::get_id()) {
+        *error =
+            "deadlock: a stream waits for deferred work that is running further up this "
+            "thread's own stack (deferred work must not wait on its own stream)";
+        return false;
+      }
+      waitUntilDone(*task);
+    }
+  }
+  if (!task->error.empty()) {
+    *error = "deferred work failed: " + task->error;
+    return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------- StreamObject
+
+void StreamObject::enqueue(std::function<void()> fn) {
+  auto task = std::make_shared<Task>();
+  task->fn = std::move(fn);
+  std::lock_guard<std::mutex> g(mutex);
+  task->deps = std::move(frontier);
+  frontier.assign(1, task);
+  has_pending.store(true, std::memory_order_release);
+  queue.push_back(task);
+  if (!worker.joinable()) worker = std::thread([this] { workerLoop(); });
+  queue_cv.notify_one();
+}
+
+void StreamObject::workerLoop() {
+  std::unique_lock<std::mutex> lock(mutex);
+  while (true) {
+    queue_cv.wait(lock, [this] { return stopping || !queue.empty(); });
+    if (queue.empty()) return;  // stopping, drained
+    TaskPtr task = std::move(queue.front());
+    queue.pop_front();
+    lock.unlock();
+    std::string ignored;  // failures are reported to whoever waits on the task
+    completeTask(task, &ignored);
+    lock.lock();
+  }
+}
+
+void StreamObject::addDependencies(const std::vector<TaskPtr>& tasks) {
+  std::lock_guard<std::mutex> g(mutex);
+  for (const TaskPtr& t : tasks) {
+    if (!t->done()) frontier.push_back(t);
+  }
+  if (!frontier.empty()) has_pending.store(true, std::memory_order_release);
+}
+
+std::vector<TaskPtr> StreamObject::frontierSnapshot() {
+  std::lock_guard<std::mutex> g(mutex);
+  return frontier;
+}
+
+void StreamObject::pruneDone() {
+  std::lock_guard<std::mutex> g(mutex);
+  frontier.erase(std::remove_if(frontier.begin(), frontier.end(), [](const TaskPtr& t) { return t->done(); }),
+                 frontier.end());
+  if (frontier.empty()) has_pending.store(false, std::memory_order_release);
+}
+
+bool StreamObject::synchronize(std::string* error) {
+  if (!has_pending.load(std::memory_order_acquire)) return true;
+  bool ok = true;
+  for (const TaskPtr& t : frontierSnapshot()) {
+    if (!completeTask(t, error)) ok = false;
+  }
+  pruneDone();
+  return ok;
+}
+
+bool StreamObject::idle() {
+  if (!has_pending.load(std::memory_order_acquire)) return true;
+  for (const TaskPtr& t : frontierSnapshot()) {
+    if (!t->done()) return false;
+  }
+  return true;
+}
+
+void StreamObject::stop() {
+  {
+    std::lock_guard<std::mutex> g(mutex);
+    stopping = true;
+    queue_cv.notify_all();
+  }
+  if (worker.joinable()) worker.join();
+}
+
+// ----------------------------------------------------------------- EventObject
+
+void EventObject::record(StreamObject* stream) {
+  std::vector<TaskPtr> now = stream->frontierSnapshot();
+  std::lock_guard<std::mutex> g(mutex);
+  tasks = std::move(now);
+  recorded = true;
+  record_ns = monotonicNs();
+}
+
+std::vector<TaskPtr> EventObject::snapshot() {
+  std::lock_guard<std::mutex> g(mutex);
+  return tasks;
+}
+
+bool EventObject::complete() {
+  for (const TaskPtr& t : snapshot()) {
+    if (!t->done()) return false;
+  }
+  return true;
+}
+
+bool EventObject::synchronize(std::string* error) {
+  for (const TaskPtr& t : snapshot()) {
+    if (!completeTask(t, error)) return false;
+  }
+  return true;
+}
+
+int64_t EventObject::completionNs() {
+  std::lock_guard<std::mutex> g(mutex);
+  int64_t t = record_ns;
+  for (const TaskPtr& task : tasks) t = std::max(t, task->done_ns.load(std::memory_order_relaxed));
+  return t;
+}
+
+}  // namespace npudist::driver

@@ -1,0 +1,96 @@
+// Streams and events of the execution model (DESIGN.md).
+//
+// Compute on the simulated device is synchronous; what a stream orders is
+// deferred work (collectives, host functions). A stream keeps a "frontier":
+// the tasks anything new on it must wait for. Queuing a task makes it depend
+// on the frontier and become the frontier; waiting on an event adds the
+// event's tasks. Completing a frontier either waits for its tasks or, when a
+// task has not started, runs it on the waiting thread ("caller helps").
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace npudist::driver {
+
+struct Task {
+  enum State : int { kPending = 0, kRunning = 1, kDone = 2 };
+
+  std::function<void()> fn;
+  std::atomic<int> state{kPending};
+  std::atomic<int64_t> done_ns{0};
+  std::thread::id runner;
+  std::string error;  // set when fn threw; read after state is kDone
+
+  // Tasks that must finish first. Guarded by deps_mutex; cleared when this
+  // task finishes so that chains of finished work are freed.
+  std::vector<std::shared_ptr<Task>> deps;
+  std::mutex deps_mutex;
+
+  std::vector<std::shared_ptr<Task>> depsSnapshot() {
+    std::lock_guard<std::mutex> g(deps_mutex);
+    return deps;
+  }
+  bool done() const { return state.load(std::memory_order_acquire) == kDone; }
+};
+using TaskPtr = std::shared_ptr<Task>;
+
+// Runs `task` (after its dependencies) on this thread if nobody has started it,
+// otherwise waits for it: briefly spinning, then sleeping on a futex.
+// Returns false with `error` filled if the task (or a dependency) failed or
+// would deadlock (the task is running further up this thread's own stack).
+bool completeTask(const TaskPtr& task, std::string* error);
+
+int64_t monotonicNs();
+
+}  // namespace npudist::driver
+
+struct npudist::driver::StreamObject {
+  int device = 0;
+  int priority = 0;
+
+  std::mutex mutex;
+  std::vector<TaskPtr> frontier;         // guarded by mutex
+  std::atomic<bool> has_pending{false};  // fast path: frontier may be non-empty
+
+  // Worker thread that runs queued tasks in order, started on first use.
+  std::deque<TaskPtr> queue;  // guarded by mutex
+  std::condition_variable queue_cv;
+  std::thread worker;
+  bool stopping = false;
+
+  void enqueue(std::function<void()> fn);
+  void addDependencies(const std::vector<TaskPtr>& tasks);
+  std::vector<TaskPtr> frontierSnapshot();
+  // Completes the frontier; false with `error` if a task failed.
+  bool synchronize(std::string* error);
+  bool idle();
+  void stop();
+
+ private:
+  void workerLoop();
+  void pruneDone();
+};
+
+struct npudist::driver::EventObject {
+  unsigned flags = 0;
+  std::mutex mutex;
+  bool recorded = false;
+  int64_t record_ns = 0;
+  std::vector<TaskPtr> tasks;
+
+  void record(StreamObject* stream);
+  std::vector<TaskPtr> snapshot();
+  bool complete();
+  bool synchronize(std::string* error);
+  // Time at which everything recorded had completed (valid once complete()).
+  int64_t completionNs();
+};

@@ -1,0 +1,29 @@
+"""npudist: distributed training on multi-NPU clusters with ordinary PyTorch.
+
+Importing npudist (or just ``import torch``, through the ``torch.backends``
+entry point) registers the ``npu`` device: ``torch.device("npu")``,
+``tensor.npu()``, ``torch.npu`` and ``torch.accelerator``. On machines without
+NPUs each npu is simulated on host memory (see docs/architecture.md).
+
+Raises:
+    npudist._compat.NpudistBuildError (an ImportError): the C++ extension is
+        missing or was built against another torch; the message names both
+        versions and the rebuild command.
+"""
+import os as _os
+
+import torch as _torch
+
+from npudist import _compat
+
+_PACKAGE_DIR = _os.path.dirname(_os.path.abspath(__file__))
+_compat.check_build(_PACKAGE_DIR, _torch.__version__)
+_C = _compat.load_extension(_PACKAGE_DIR)
+
+from npudist import device  # noqa: E402
+from npudist._registration import register as _register  # noqa: E402
+
+_register()
+
+__all__ = ["device"]
+__version__ = "0.1.0"

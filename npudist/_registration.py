@@ -1,0 +1,30 @@
+"""Registers the npu device with PyTorch, once per process (idempotent).
+
+Order (TORCH_NOTES.md): the extension is loaded already (it registered the
+guard, hooks, allocator and kernels); rename PrivateUse1 to "npu"; register
+``torch.npu``; generate the ``Tensor.npu()`` / storage methods.
+"""
+import torch
+
+_registered = False
+
+
+def register():
+    global _registered
+    if _registered:
+        return
+    name = torch._C._get_privateuse1_backend_name()
+    if name != "npu":
+        if name != "privateuseone":
+            raise RuntimeError(
+                f"PrivateUse1 is already registered as '{name}' by another extension in this process; "
+                "npudist needs it as 'npu'. Import only one out-of-tree device backend."
+            )
+        torch.utils.rename_privateuse1_backend("npu")
+    import npudist.device as device_module
+
+    if getattr(torch, "npu", None) is not device_module:
+        torch._register_device_module("npu", device_module)
+    if not hasattr(torch.Tensor, "npu"):
+        torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
+    _registered = True

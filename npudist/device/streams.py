@@ -1,0 +1,132 @@
+"""npu streams and events: torch.Stream / torch.Event subclasses with torch.cuda's API.
+
+Compute on the simulated npu is synchronous; a stream orders deferred work
+(collectives, host functions). A kernel issued on a stream first completes
+what that stream was made to wait for (DESIGN.md, execution model).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from npudist.device._devices import _index, init
+
+
+class Stream(torch.Stream):
+    """An npu stream (torch.cuda.Stream's API).
+
+    Args:
+        device: npu to create it on (default: current).
+        priority: recorded for API compatibility; the simulated device runs
+            deferred work in issue order regardless of priority.
+    """
+
+    def __new__(cls, device: Any = None, priority: int = 0, **kwargs):
+        if "stream_id" in kwargs:  # re-wrapping an existing stream
+            return super().__new__(cls, **kwargs)
+        init()
+        return super().__new__(cls, device=torch.device("npu", _index(device)), priority=priority)
+
+    def wait_event(self, event: "Event") -> None:
+        """Makes future work on this stream wait for ``event``."""
+        event.wait(self)
+
+    def wait_stream(self, stream: torch.Stream) -> None:
+        """Makes future work on this stream wait for everything ``stream`` was made to wait for so far."""
+        self.wait_event(stream.record_event())
+
+    def record_event(self, event: "Event | None" = None) -> "Event":
+        """Records ``event`` (a new one if None) on this stream and returns it."""
+        if event is None:
+            event = Event()
+        event.record(self)
+        return event
+
+    def __repr__(self):
+        return f"<npudist.device.Stream device={self.device} stream_id={self.stream_id}>"
+
+
+def _wrap(s: torch.Stream) -> Stream:
+    return Stream(stream_id=s.stream_id, device_index=s.device_index, device_type=s.device_type)
+
+
+class Event(torch.Event):
+    """An npu event (torch.cuda.Event's API): record, query, synchronize, wait, elapsed_time (ms).
+
+    Args:
+        enable_timing: required on both events for elapsed_time.
+    """
+
+    def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
+        if interprocess:
+            raise ValueError("interprocess npu events are not supported")
+        return super().__new__(cls, device="npu", enable_timing=enable_timing, blocking=blocking)
+
+    def record(self, stream: torch.Stream | None = None) -> None:
+        if stream is None:
+            stream = current_stream()
+        super().record(stream)
+
+    def wait(self, stream: torch.Stream | None = None) -> None:
+        if stream is None:
+            stream = current_stream()
+        super().wait(stream)
+
+
+def current_stream(device: Any = None) -> Stream:
+    """The calling thread's current stream on ``device`` (default: current npu)."""
+    init()
+    return _wrap(torch._C._accelerator_getStream(_index(device)))
+
+
+def default_stream(device: Any = None) -> Stream:
+    """The default stream of ``device`` (stream id 0)."""
+    init()
+    current = torch._C._accelerator_getStream(_index(device))
+    return Stream(stream_id=0, device_index=current.device_index, device_type=current.device_type)
+
+
+def set_stream(stream: torch.Stream) -> None:
+    """Makes ``stream`` current on its device for the calling thread."""
+    if stream is None:
+        return
+    init()
+    torch._C._accelerator_setStream(stream)
+
+
+class StreamContext:
+    """Context manager selecting ``stream`` (and its device) and restoring both on exit."""
+
+    def __init__(self, stream: torch.Stream | None):
+        self.stream = stream
+        self.prev_stream = None
+        self.prev_device = None
+
+    def __enter__(self):
+        if self.stream is None:
+            return self
+        from npudist.device._devices import current_device
+        from npudist import _C
+
+        self.prev_device = current_device()
+        if self.stream.device_index != self.prev_device:
+            _C._set_device(self.stream.device_index)
+        self.prev_stream = current_stream(self.stream.device_index)
+        set_stream(self.stream)
+        return self
+
+    def __exit__(self, *exc):
+        if self.stream is None:
+            return False
+        from npudist import _C
+
+        set_stream(self.prev_stream)
+        if self.prev_device != self.stream.device_index:
+            _C._set_device(self.prev_device)
+        return False
+
+
+def stream(stream: torch.Stream | None) -> StreamContext:
+    """Context manager: ``with torch.npu.stream(s): ...`` runs the block with ``s`` current."""
+    return StreamContext(stream)

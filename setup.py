@@ -1,0 +1,48 @@
+"""Builds npudist._C from csrc/ against the installed torch (see pyproject.toml).
+
+Also writes npudist/_build_info.py, which `import npudist` compares with the
+torch it runs on before loading the extension.
+"""
+import glob
+import os
+
+import torch
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CppExtension
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+def write_build_info():
+    path = os.path.join(ROOT, "npudist", "_build_info.py")
+    text = (
+        "# Written by setup.py at build time; compared with the running torch on import.\n"
+        f"TORCH_VERSION = {torch.__version__!r}\n"
+        f"CXX11_ABI = {torch.compiled_with_cxx11_abi()!r}\n"
+        f"SOURCE_DIR = {ROOT!r}\n"
+    )
+    old = open(path).read() if os.path.exists(path) else None
+    if old != text:
+        with open(path, "w") as f:
+            f.write(text)
+
+
+def sources():
+    found = []
+    for sub in ("driver", "core", "bindings"):
+        found += glob.glob(os.path.join("csrc", sub, "**", "*.cpp"), recursive=True)
+    return sorted(found)
+
+
+write_build_info()
+setup(
+    ext_modules=[
+        CppExtension(
+            name="npudist._C",
+            sources=sources(),
+            include_dirs=[os.path.join(ROOT, "csrc")],
+            extra_compile_args=["-O2", "-g0", "-Wall", "-Wno-unused-parameter", "-Wno-sign-compare"],
+        )
+    ],
+    cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
+)

@@ -25,4 +25,12 @@ def load():
     if message:
         warnings.warn(f"npu device not registered: {message}", RuntimeWarning, stacklevel=2)
         return
-    import npudist  # noqa: F401  (registers the npu device)
+    try:
+        import npudist  # noqa: F401  (registers the npu device)
+    except Exception as err:  # never break `import torch` itself
+        warnings.warn(
+            f"npu device not registered: importing npudist failed ({type(err).__name__}: {err}). "
+            "`import npudist` shows the full error; TORCH_DEVICE_BACKEND_AUTOLOAD=0 disables this autoload.",
+            RuntimeWarning,
+            stacklevel=2,
+        )

@@ -6,9 +6,13 @@ torch it runs on before loading the extension.
 import glob
 import os
 
-import torch
-from setuptools import setup
-from torch.utils.cpp_extension import BuildExtension, CppExtension
+# Building imports torch; with an older npudist installed, torch's backend
+# autoload would import that stale build while we rebuild it.
+os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
+
+import torch  # noqa: E402
+from setuptools import setup  # noqa: E402
+from torch.utils.cpp_extension import BuildExtension, CppExtension  # noqa: E402
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 

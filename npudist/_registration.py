@@ -22,6 +22,10 @@ def register():
             )
         torch.utils.rename_privateuse1_backend("npu")
     import npudist.device as device_module
+    from npudist import _C
+
+    # Ops with a dedicated CPU kernel run it on npu too (see cpu_kernel_routing.h).
+    _C._route_cpu_kernel_ops()
 
     if getattr(torch, "npu", None) is not device_module:
         torch._register_device_module("npu", device_module)

@@ -10,6 +10,7 @@
 #include <c10/core/CachingDeviceAllocator.h>
 
 #include "core/allocator/simple_allocator.h"
+#include "core/aten/cpu_kernel_routing.h"
 #include "core/device.h"
 #include "core/npu_check.h"
 #include "core/stream.h"
@@ -66,6 +67,7 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "npudist native core: the simulated npu driver and its PyTorch glue";
   m.attr("_torch_version_built") = TORCH_VERSION_MAJOR * 10000 + TORCH_VERSION_MINOR * 100 + TORCH_VERSION_PATCH;
 
+  m.def("_route_cpu_kernel_ops", translated([] { return core::routeCpuKernelOpsToFallback(); }));
   m.def("_device_count", translated([] { return int(core::deviceCount()); }));
   m.def("_device_count_no_throw", [] { return int(core::deviceCountNoThrow()); });
   m.def("_config_error", [] { return driver::clusterConfig().error; });

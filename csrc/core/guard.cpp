@@ -12,6 +12,8 @@ driver::Driver& drv() { return driver::getDriver(); }
 void checkNpu(const c10::Device& d) {
   TORCH_CHECK(d.type() == c10::DeviceType::PrivateUse1, "expected an npu device, got ", d);
 }
+
+c10::DeviceIndex indexOf(const c10::Device& d) { return d.has_index() ? d.index() : currentDevice(); }
 }  // namespace
 
 c10::Device NpuGuardImpl::exchangeDevice(c10::Device d) const {
@@ -32,10 +34,11 @@ void NpuGuardImpl::uncheckedSetDevice(c10::Device d) const noexcept {
   (void)drv().setDevice(d.index());
 }
 
-c10::Stream NpuGuardImpl::getStream(c10::Device d) const { return currentStream(d.index()); }
-c10::Stream NpuGuardImpl::getDefaultStream(c10::Device d) const { return defaultStream(d.index()); }
-c10::Stream NpuGuardImpl::getStreamFromGlobalPool(c10::Device d, bool) const { return streamFromPool(d.index()); }
-c10::Stream NpuGuardImpl::getNewStream(c10::Device d, int priority) const { return newStream(d.index(), priority); }
+// A device without an index means the current npu, as for CUDA.
+c10::Stream NpuGuardImpl::getStream(c10::Device d) const { return currentStream(indexOf(d)); }
+c10::Stream NpuGuardImpl::getDefaultStream(c10::Device d) const { return defaultStream(indexOf(d)); }
+c10::Stream NpuGuardImpl::getStreamFromGlobalPool(c10::Device d, bool) const { return streamFromPool(indexOf(d)); }
+c10::Stream NpuGuardImpl::getNewStream(c10::Device d, int priority) const { return newStream(indexOf(d), priority); }
 c10::Stream NpuGuardImpl::exchangeStream(c10::Stream s) const { return core::exchangeStream(s); }
 c10::DeviceIndex NpuGuardImpl::deviceCount() const noexcept { return deviceCountNoThrow(); }
 

@@ -8,6 +8,7 @@
 
 #include "core/allocator/cpu_redirect.h"
 #include "core/allocator/simple_allocator.h"
+#include "core/aten/convolution.h"
 #include "core/aten/fallback.h"
 #include "core/aten/native_ops.h"
 #include "core/guard.h"
@@ -43,6 +44,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from", &copy_from);
   m.impl("_copy_from_and_resize", &copy_from_and_resize);
   m.impl("_local_scalar_dense", &local_scalar_dense);
+  m.impl("_efficientzerotensor", &efficient_zero_tensor);
+  m.impl("convolution_overrideable", &convolution_overrideable);
+  m.impl("convolution_backward_overrideable", &convolution_backward_overrideable);
   m.impl("resize_", &resize_);
   m.impl("set_", &set_empty_);
   m.impl("set_.source_Storage", &set_storage_);
@@ -55,6 +59,19 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("unfold", &at::native::unfold);
   m.impl("view_as_real", &at::native::view_as_real);
   m.impl("view_as_complex", &at::native::view_as_complex);
+}
+
+// _copy_from resolves conjugate/negative bits itself (copying between CPU
+// views that carry them). Left to the Conjugate/Negative fallbacks, it would
+// materialise its input with clone, which copies through _copy_from again:
+// an endless recursion for every conj() npu tensor moved to cpu.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {

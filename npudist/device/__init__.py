@@ -31,6 +31,7 @@ from npudist.device.memory import (
     memory_stats_as_nested_dict,
     reset_peak_memory_stats,
 )
+from npudist.device.random import _is_in_bad_fork, manual_seed, manual_seed_all
 from npudist.device.streams import (
     Event,
     Stream,
@@ -57,6 +58,8 @@ __all__ = [
     "init",
     "is_available",
     "is_initialized",
+    "manual_seed",
+    "manual_seed_all",
     "max_memory_allocated",
     "max_memory_reserved",
     "mem_get_info",

@@ -36,7 +36,7 @@ class Stream(torch.Stream):
         """Makes future work on this stream wait for everything ``stream`` was made to wait for so far."""
         self.wait_event(stream.record_event())
 
-    def record_event(self, event: "Event | None" = None) -> "Event":
+    def record_event(self, event: "torch.Event | None" = None) -> "torch.Event":
         """Records ``event`` (a new one if None) on this stream and returns it."""
         if event is None:
             event = Event()
@@ -51,27 +51,30 @@ def _wrap(s: torch.Stream) -> Stream:
     return Stream(stream_id=s.stream_id, device_index=s.device_index, device_type=s.device_type)
 
 
-class Event(torch.Event):
+class _NpuEventMeta(type(torch.Event)):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, torch.Event) and obj.device is not None and obj.device.type == "npu"
+
+
+class Event(torch.Event, metaclass=_NpuEventMeta):
     """An npu event (torch.cuda.Event's API): record, query, synchronize, wait, elapsed_time (ms).
+
+    Instances are plain ``torch.Event`` objects on npu (PyTorch's C methods,
+    e.g. elapsed_time, accept only exact torch.Event instances);
+    ``isinstance(e, torch.npu.Event)`` holds for any npu torch.Event.
+    ``record``/``wait`` default to the current npu stream.
 
     Args:
         enable_timing: required on both events for elapsed_time.
+        blocking: accepted for API compatibility (waits always block the caller).
+        interprocess: not supported (ValueError).
     """
 
     def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
         if interprocess:
             raise ValueError("interprocess npu events are not supported")
-        return super().__new__(cls, device="npu", enable_timing=enable_timing, blocking=blocking)
-
-    def record(self, stream: torch.Stream | None = None) -> None:
-        if stream is None:
-            stream = current_stream()
-        super().record(stream)
-
-    def wait(self, stream: torch.Stream | None = None) -> None:
-        if stream is None:
-            stream = current_stream()
-        super().wait(stream)
+        init()
+        return torch.Event(device="npu", enable_timing=enable_timing, blocking=blocking)
 
 
 def current_stream(device: Any = None) -> Stream:

@@ -8,6 +8,10 @@
 #include "core/allocator/simple_allocator.h"
 #include "core/device.h"
 
+#include <ATen/ops/_efficientzerotensor.h>
+
+#include <cstring>
+
 namespace npudist::core {
 namespace {
 
@@ -21,17 +25,43 @@ void copyMetadata(c10::TensorImpl* dst, const at::Tensor& like) {
 
 }  // namespace
 
-at::Tensor aliasAsCpu(const at::Tensor& t) {
-  c10::StorageImpl* orig = t.storage().unsafeGetStorageImpl();
+c10::Storage aliasStorageAsCpu(const c10::Storage& s) {
+  c10::StorageImpl* orig = s.unsafeGetStorageImpl();
   c10::raw::intrusive_ptr::incref(orig);
   void* data = const_cast<void*>(orig->data());
   c10::DataPtr dp(data, orig, &releaseStorage, c10::Device(c10::DeviceType::CPU));
-  auto storage = c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t(), orig->nbytes(),
-                                                       std::move(dp), cpuRedirectAllocator(), /*resizable=*/true);
-  auto impl = c10::make_intrusive<c10::TensorImpl>(c10::Storage(std::move(storage)),
-                                                   c10::DispatchKeySet(c10::DispatchKey::CPU), t.dtype());
+  return c10::Storage(c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t(), orig->nbytes(),
+                                                            std::move(dp), cpuRedirectAllocator(),
+                                                            /*resizable=*/true));
+}
+
+at::Tensor cpuTensorOver(c10::Storage storage, const at::Tensor& t) {
+  auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(storage), c10::DispatchKeySet(c10::DispatchKey::CPU),
+                                                   t.dtype());
   copyMetadata(impl.get(), t);
   return at::Tensor(std::move(impl));
+}
+
+at::Tensor aliasAsCpu(const at::Tensor& t) { return cpuTensorOver(aliasStorageAsCpu(t.storage()), t); }
+
+c10::Storage adoptStorage(c10::Storage storage, c10::DeviceIndex device) {
+  if (isNpuMemory(storage) || storage.nbytes() == 0) {
+    retagAsNpu(storage, device);
+    return storage;
+  }
+  // A CPU input returned as is, or memory allocated on another thread.
+  size_t nbytes = storage.nbytes();
+  c10::Storage copy(c10::Storage::use_byte_size_t(), nbytes, npuAllocator().allocateOn(device, nbytes),
+                    &npuAllocator(), true);
+  if (nbytes && storage.data()) std::memcpy(copy.mutable_data(), storage.data(), nbytes);
+  return copy;
+}
+
+at::Tensor adoptCpuResult(const at::Tensor& t, c10::DeviceIndex device) {
+  if (t._is_zerotensor()) {
+    return at::_efficientzerotensor(t.sizes(), t.options().device(npuDevice(device)));
+  }
+  return npuTensorOver(adoptStorage(t.storage(), device), t);
 }
 
 bool isNpuMemory(const c10::Storage& storage) {
@@ -51,34 +81,24 @@ at::Tensor npuTensorOver(c10::Storage storage, const at::Tensor& like) {
   return at::Tensor(std::move(impl));
 }
 
-void syncBack(const at::Tensor& npu, const at::Tensor& alias, c10::StorageImpl* alias_storage) {
+void syncStorageBack(c10::StorageImpl* npu, const c10::Storage& alias) {
+  c10::StorageImpl* cpu = alias.unsafeGetStorageImpl();
+  if (cpu->data() == npu->data() && cpu->nbytes() == npu->nbytes()) return;
+  // The kernel resized the alias storage: its new memory came from the npu
+  // allocator (redirect active). Move it into the npu storage so every view
+  // of it sees the resize.
+  TORCH_INTERNAL_ASSERT(isNpuMemory(alias) || cpu->nbytes() == 0);
+  c10::DataPtr moved = std::move(cpu->mutable_data_ptr());
+  moved.unsafe_set_device(npu->device());
+  npu->set_nbytes(cpu->nbytes());
+  npu->set_data_ptr_noswap(std::move(moved));
+}
+
+void syncTensorBack(const at::Tensor& npu, const at::Tensor& alias, c10::StorageImpl* alias_storage) {
   c10::TensorImpl* impl = npu.unsafeGetTensorImpl();
-  c10::StorageImpl* now = alias.storage().unsafeGetStorageImpl();
-  c10::DeviceIndex device = npu.device().index();
-  if (now == alias_storage) {
-    if (now->data() != npu.storage().data()) {
-      // The kernel resized the alias's storage: the new memory came from the
-      // npu allocator (redirect active); move it into the npu storage so
-      // every view of it sees the resize.
-      TORCH_INTERNAL_ASSERT(isNpuMemory(alias.storage()) || now->nbytes() == 0);
-      c10::StorageImpl* target = npu.storage().unsafeGetStorageImpl();
-      c10::DataPtr moved = std::move(now->mutable_data_ptr());
-      moved.unsafe_set_device(npuDevice(device));
-      target->set_nbytes(now->nbytes());
-      target->set_data_ptr_noswap(std::move(moved));
-    }
-  } else {
+  if (alias.storage().unsafeGetStorageImpl() != alias_storage) {
     // The kernel pointed the alias at another storage (set_ / out= reuse).
-    c10::Storage adopted = alias.storage();
-    if (isNpuMemory(adopted) || adopted.nbytes() == 0) {
-      retagAsNpu(adopted, device);
-    } else {
-      c10::Storage copy(c10::Storage::use_byte_size_t(), adopted.nbytes(),
-                        npuAllocator().allocateOn(device, adopted.nbytes()), &npuAllocator(), true);
-      std::memcpy(copy.mutable_data(), adopted.data(), adopted.nbytes());
-      adopted = std::move(copy);
-    }
-    impl->set_storage_keep_dtype(std::move(adopted));
+    impl->set_storage_keep_dtype(adoptStorage(alias.storage(), npu.device().index()));
   }
   if (npu.sizes() != alias.sizes() || npu.strides() != alias.strides() ||
       npu.storage_offset() != alias.storage_offset()) {

@@ -6,15 +6,34 @@
 
 namespace npudist::core {
 
-// A CPU tensor viewing exactly the memory, sizes, strides, offset and
-// conj/neg bits of npu tensor `t`. It keeps t's storage alive. Its storage is
+// A CPU storage over the memory of npu storage `s`, keeping `s` alive. It is
 // resizable through the CPU (redirecting) allocator, so a kernel that resizes
-// it while RedirectToNpu is active lands in npu memory (see syncBack).
+// it while RedirectToNpu is active lands in npu memory (see syncStorageBack).
+c10::Storage aliasStorageAsCpu(const c10::Storage& s);
+
+// A CPU tensor over `storage` (from aliasStorageAsCpu) with t's sizes,
+// strides, offset and conj/neg bits.
+at::Tensor cpuTensorOver(c10::Storage storage, const at::Tensor& t);
+
+// Both at once, for a single tensor.
 at::Tensor aliasAsCpu(const at::Tensor& t);
 
-// After a CPU kernel wrote through `alias` (from aliasAsCpu(npu)): if the kernel
-// resized or re-pointed the alias, make `npu` follow (same memory, new shape).
-void syncBack(const at::Tensor& npu, const at::Tensor& alias, c10::StorageImpl* alias_storage);
+// Makes a CPU result of a kernel run under RedirectToNpu an npu tensor
+// without copying (its memory is npu memory); copies only memory the
+// redirect did not see. Zero tensors (no memory) are rebuilt on npu.
+at::Tensor adoptCpuResult(const at::Tensor& t, c10::DeviceIndex device);
+
+// After a CPU kernel ran on aliases: if it resized the alias of npu storage
+// `npu`, move the new memory into `npu` (every view of it sees the resize).
+void syncStorageBack(c10::StorageImpl* npu, const c10::Storage& alias);
+
+// Then, for an npu tensor written through `alias`: if the kernel re-pointed
+// or reshaped the alias, make `npu` follow.
+void syncTensorBack(const at::Tensor& npu, const at::Tensor& alias, c10::StorageImpl* alias_storage);
+
+// `storage` as an npu storage: retagged in place when its memory is npu
+// memory, else copied into npu memory.
+c10::Storage adoptStorage(c10::Storage storage, c10::DeviceIndex device);
 
 // True if the storage's memory came from the npu allocator.
 bool isNpuMemory(const c10::Storage& storage);

@@ -3,10 +3,7 @@
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/SmallVector.h>
 
-#include <cstring>
-
 #include "core/allocator/cpu_redirect.h"
-#include "core/allocator/simple_allocator.h"
 #include "core/aten/cpu_alias.h"
 #include "core/device.h"
 #include "core/stream.h"
@@ -14,10 +11,17 @@
 namespace npudist::core {
 namespace {
 
-struct Aliased {
+// One CPU storage per npu storage: kernels that compare storages (memory
+// overlap checks, is_set_to) see the same relations as on the npu side.
+struct AliasedStorage {
+  c10::StorageImpl* npu;
+  c10::Storage cpu;
+};
+
+struct AliasedTensor {
   at::Tensor npu;
   at::Tensor cpu;
-  c10::StorageImpl* cpu_storage;
+  size_t storage;  // index into storages_
   bool written;
 };
 
@@ -49,8 +53,9 @@ class FallbackCall {
       RedirectToNpu redirect(device);
       op_.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack_);
     }
-    for (const Aliased& a : aliased_) {
-      if (a.written) syncBack(a.npu, a.cpu, a.cpu_storage);
+    for (const AliasedStorage& s : storages_) syncStorageBack(s.npu, s.cpu);
+    for (const AliasedTensor& a : tensors_) {
+      if (a.written) syncTensorBack(a.npu, a.cpu, storages_[a.storage].cpu.unsafeGetStorageImpl());
     }
     size_t num_returns = schema.returns().size();
     for (size_t i = stack_->size() - num_returns; i < stack_->size(); ++i) wrapOutput((*stack_)[i], device);
@@ -67,6 +72,15 @@ class FallbackCall {
     }
   }
 
+  size_t storageIndex(const at::Tensor& t) {
+    c10::StorageImpl* s = t.storage().unsafeGetStorageImpl();
+    for (size_t i = 0; i < storages_.size(); ++i) {
+      if (storages_[i].npu == s) return i;
+    }
+    storages_.push_back({s, aliasStorageAsCpu(t.storage())});
+    return storages_.size() - 1;
+  }
+
   at::Tensor aliasTensor(const at::Tensor& t, bool written) {
     if (!t.defined()) return t;
     if (!t.is_privateuseone()) {
@@ -74,15 +88,15 @@ class FallbackCall {
       return t;
     }
     noteDevice(t);
-    // The same npu tensor passed twice shares one alias (aliasing is visible).
-    for (Aliased& a : aliased_) {
+    for (AliasedTensor& a : tensors_) {  // the same tensor twice: one alias
       if (a.npu.unsafeGetTensorImpl() == t.unsafeGetTensorImpl()) {
         a.written = a.written || written;
         return a.cpu;
       }
     }
-    at::Tensor cpu = aliasAsCpu(t);
-    aliased_.push_back({t, cpu, cpu.storage().unsafeGetStorageImpl(), written});
+    size_t s = storageIndex(t);
+    at::Tensor cpu = cpuTensorOver(storages_[s].cpu, t);
+    tensors_.push_back({t, cpu, s, written});
     return cpu;
   }
 
@@ -127,24 +141,17 @@ class FallbackCall {
 
   at::Tensor wrapTensor(const at::Tensor& t, c10::DeviceIndex device) {
     if (!t.defined() || !t.is_cpu()) return t;
-    c10::StorageImpl* storage = t.storage().unsafeGetStorageImpl();
-    for (const Aliased& a : aliased_) {
+    TORCH_CHECK_NOT_IMPLEMENTED(t.layout() == c10::Layout::Strided, op_.schema().name(), " produced a ", t.layout(),
+                                " tensor: npu supports only strided (dense) tensors; keep sparse work on cpu");
+    for (const AliasedTensor& a : tensors_) {
       if (a.cpu.unsafeGetTensorImpl() == t.unsafeGetTensorImpl()) return a.npu;  // in-place / out=
     }
-    for (const Aliased& a : aliased_) {
-      if (a.cpu_storage == storage) return npuTensorOver(a.npu.storage(), t);  // a view of an input
+    c10::StorageImpl* storage = t.storage().unsafeGetStorageImpl();
+    for (const AliasedStorage& s : storages_) {
+      if (s.cpu.unsafeGetStorageImpl() == storage)  // a view of an input
+        return npuTensorOver(c10::Storage(c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(s.npu)), t);
     }
-    if (isNpuMemory(t.storage()) || t.storage().nbytes() == 0) {
-      retagAsNpu(t.storage(), device);
-      return npuTensorOver(t.storage(), t);
-    }
-    // Memory the redirect did not see (a CPU input returned as is, or an
-    // allocation on another thread): copy it into npu memory.
-    size_t nbytes = t.storage().nbytes();
-    c10::Storage copy(c10::Storage::use_byte_size_t(), nbytes, npuAllocator().allocateOn(device, nbytes),
-                      &npuAllocator(), true);
-    if (nbytes) std::memcpy(copy.mutable_data(), t.storage().data(), nbytes);
-    return npuTensorOver(std::move(copy), t);
+    return adoptCpuResult(t, device);
   }
 
   void wrapOutput(c10::IValue& v, c10::DeviceIndex device) {
@@ -163,7 +170,8 @@ class FallbackCall {
   torch::jit::Stack* stack_;
   c10::DeviceIndex device_ = -1;
   std::optional<c10::Device> cpu_seen_;
-  c10::SmallVector<Aliased, 4> aliased_;
+  c10::SmallVector<AliasedStorage, 4> storages_;
+  c10::SmallVector<AliasedTensor, 4> tensors_;
 };
 
 }  // namespace

@@ -54,6 +54,27 @@ at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride, std::opti
   return at::detail::empty_strided_generic(size, stride, &npuAllocator(), kNpuKeys, c10::dtype_or_default(dtype));
 }
 
+namespace {
+// Hands out no memory: zero tensors are never read through their pointer.
+struct NoMemoryAllocator final : public c10::Allocator {
+  c10::DataPtr allocate(size_t) override { return c10::DataPtr(nullptr, npuDevice(currentDevice())); }
+  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
+  void copy_data(void*, const void*, std::size_t) const override {}
+};
+}  // namespace
+
+at::Tensor efficient_zero_tensor(at::IntArrayRef size, std::optional<at::ScalarType> dtype,
+                                 std::optional<at::Layout> layout, std::optional<at::Device> device,
+                                 std::optional<bool> pin_memory) {
+  checkFactoryArgs(layout, pin_memory);
+  c10::DeviceIndex index = targetDevice(device);
+  c10::DeviceGuard guard(npuDevice(index));
+  static NoMemoryAllocator no_memory;
+  constexpr c10::DispatchKeySet keys =
+      c10::DispatchKeySet(c10::DispatchKey::PrivateUse1) | c10::DispatchKeySet(c10::DispatchKey::ZeroTensor);
+  return at::detail::empty_generic(size, &no_memory, keys, c10::dtype_or_default(dtype), std::nullopt);
+}
+
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_blocking*/) {
   // Copies are memcpy on host memory; non_blocking may complete at once.
   if (self.is_privateuseone()) waitCurrentStream(self.device().index());

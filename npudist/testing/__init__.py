@@ -1,0 +1,1 @@
+"""Test helpers shipped with npudist (used by tests/ and coverage scripts)."""

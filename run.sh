@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# npudist's developer entry point; the README's two commands call it.
+#
+#   ./run.sh setup          create .venv, install pinned deps, build the extension
+#   ./run.sh demo           setup, then run the flagship example
+#   ./run.sh test [ARGS]    setup, then run the test suite (pytest ARGS; --full adds slow tiers)
+#   ./run.sh bench NAME     setup, then run benchmarks/NAME.py
+#
+# Running it again does not reinstall or rebuild when nothing changed: the
+# dependency list and the build inputs (csrc/, setup.py, pyproject.toml, the
+# torch version) are hashed into stamps under .venv/.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+VENV=${NPUDIST_VENV:-.venv}
+PY="$VENV/bin/python"
+TORCH_PIN="torch==2.13.0"
+DEPS="$TORCH_PIN ninja setuptools>=64 wheel pytest>=8 pytest-timeout expecttest hypothesis numpy psutil"
+
+log() { echo "[run.sh] $*" >&2; }
+
+setup() {
+  if [ ! -x "$PY" ]; then
+    log "creating $VENV"
+    python3 -m venv "$VENV"
+  fi
+  local deps_hash
+  deps_hash=$(echo "$DEPS" | sha256sum | cut -c1-16)
+  if [ "$(cat "$VENV/.deps-stamp" 2>/dev/null)" != "$deps_hash" ]; then
+    log "installing dependencies ($TORCH_PIN, CPU wheel)"
+    # shellcheck disable=SC2086
+    "$PY" -m pip install -q --disable-pip-version-check $DEPS
+    echo "$deps_hash" >"$VENV/.deps-stamp"
+  fi
+  local meta_hash build_hash torch_version
+  torch_version=$("$PY" -c "import importlib.metadata as m; print(m.version('torch'))")
+  meta_hash=$(cat pyproject.toml setup.py | sha256sum | cut -c1-16)
+  build_hash=$( (find csrc -type f | sort | xargs cat; cat setup.py pyproject.toml; echo "$torch_version") | sha256sum | cut -c1-16)
+  if [ "$(cat "$VENV/.meta-stamp" 2>/dev/null)" != "$meta_hash" ]; then
+    log "installing npudist (editable, no build isolation: keeps the pinned torch)"
+    MAX_JOBS=${MAX_JOBS:-2} "$PY" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e .
+    echo "$meta_hash" >"$VENV/.meta-stamp"
+    echo "$build_hash" >"$VENV/.build-stamp"
+  fi
+  if [ "$(cat "$VENV/.build-stamp" 2>/dev/null)" != "$build_hash" ] || ! ls npudist/_C*.so >/dev/null 2>&1; then
+    log "building the C++ extension (incremental, ninja)"
+    TORCH_DEVICE_BACKEND_AUTOLOAD=0 MAX_JOBS=${MAX_JOBS:-2} "$PY" setup.py -q build_ext --inplace >/dev/null
+    echo "$build_hash" >"$VENV/.build-stamp"
+  fi
+}
+
+cmd=${1:-help}
+shift || true
+case "$cmd" in
+  setup) setup ;;
+  demo)
+    setup
+    exec "$PY" examples/quickstart.py "$@"
+    ;;
+  test)
+    setup
+    exec "$PY" -m pytest "$@"
+    ;;
+  bench)
+    setup
+    name=${1:?usage: ./run.sh bench NAME [ARGS]}
+    shift
+    exec "$PY" "benchmarks/$name.py" "$@"
+    ;;
+  *)
+    sed -n '2,12p' "$0"
+    exit 2
+    ;;
+esac

@@ -1,0 +1,37 @@
+"""Shared test setup: the --full flag, and a helper to run code in a fresh interpreter."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def pytest_addoption(parser):
+    parser.addoption("--full", action="store_true", help="also run slow tiers: soaks, fault matrices, full sweeps")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--full"):
+        return
+    skip = pytest.mark.skip(reason="slow tier: run with --full")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+def run_python(code, env=None, timeout=120, cwd=None):
+    """Runs ``code`` in a fresh interpreter; returns the CompletedProcess (text mode)."""
+    full_env = dict(os.environ)
+    for key in ("NPUDIST_DEVICE_COUNT", "NPUDIST_DEVICE_MEMORY", "ASCEND_RT_VISIBLE_DEVICES"):
+        full_env.pop(key, None)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full_env, capture_output=True,
+                          text=True, timeout=timeout, cwd=cwd or REPO)
+
+
+@pytest.fixture
+def python():
+    return run_python

@@ -1,0 +1,91 @@
+"""Device count and selection, torch.accelerator, visible-device renumbering and bad input."""
+import pytest
+import torch
+
+
+def test_defaults_and_accelerator():
+    assert torch.npu.is_available()
+    assert torch.npu.device_count() == 8
+    assert torch.accelerator.current_accelerator() == torch.device("npu")
+    assert torch.accelerator.is_available()
+    assert torch.accelerator.device_count() == 8
+    assert torch.accelerator.current_device_index() == 0
+    with torch.accelerator.device_index(3):
+        assert torch.npu.current_device() == 3
+        assert torch.empty(1, device="npu").device == torch.device("npu:3")
+    assert torch.npu.current_device() == 0
+    with torch.npu.device(2):
+        assert torch.accelerator.current_device_index() == 2
+    torch.accelerator.set_device_index(1)
+    assert torch.npu.current_device() == 1
+    torch.npu.set_device("npu:0")
+    assert torch.npu.current_device() == 0
+    props = torch.npu.get_device_properties(0)
+    assert props.total_memory > 0 and props.multi_processor_count >= 1
+    assert torch.npu.is_initialized()
+    assert torch.tensor([1.0]).npu().is_npu
+
+
+def test_bad_device_indices_are_clear_errors():
+    with pytest.raises(ValueError, match="npu device index 8 is out of range.*0..7"):
+        torch.npu.set_device(8)
+    with pytest.raises(ValueError, match="out of range"):
+        torch.zeros(1, device="npu:9")
+    with pytest.raises(ValueError, match="out of range"):
+        torch.ones(2).to("npu:20")
+
+
+def test_tensors_on_different_devices_in_one_op():
+    a, b = torch.ones(3, device="npu:0"), torch.ones(3, device="npu:1")
+    with pytest.raises(RuntimeError, match="same device.*npu:0.*npu:1"):
+        a + b
+    with pytest.raises(RuntimeError, match="same device"):
+        torch.cat([a, b])
+    with pytest.raises(RuntimeError, match="same device.*cpu"):
+        torch.maximum(a, torch.ones(3))
+    assert (a + torch.tensor(2.0)).cpu().tolist() == [3.0] * 3  # 0-dim cpu scalars are allowed, as on CUDA
+
+
+def test_visible_devices_narrow_and_renumber(python):
+    r = python("""
+        import torch
+        print(torch.npu.device_count(), torch.npu.get_device_properties(0).physical_id,
+              torch.npu.get_device_properties(1).physical_id)
+        torch.zeros(1, device="npu:1")
+        try:
+            torch.zeros(1, device="npu:2")
+        except ValueError as e:
+            print("ERR", e)
+    """, env={"ASCEND_RT_VISIBLE_DEVICES": "5,2", "NPUDIST_DEVICE_COUNT": "6"})
+    assert r.returncode == 0, r.stderr
+    first, err = r.stdout.splitlines()
+    assert first == "2 5 2"
+    assert "out of range" in err and "ASCEND_RT_VISIBLE_DEVICES" in err
+
+
+@pytest.mark.parametrize("env,expected", [
+    ({"NPUDIST_DEVICE_COUNT": "zero"}, "NPUDIST_DEVICE_COUNT='zero' is not a device count"),
+    ({"NPUDIST_DEVICE_COUNT": "0"}, "NPUDIST_DEVICE_COUNT='0'"),
+    ({"NPUDIST_DEVICE_MEMORY": "12 parsecs"}, "NPUDIST_DEVICE_MEMORY='12 parsecs' is not a memory size"),
+    ({"ASCEND_RT_VISIBLE_DEVICES": "0,9"}, "entry '9' is not a device of this host"),
+    ({"ASCEND_RT_VISIBLE_DEVICES": "1,1"}, "entry '1' is listed twice"),
+    ({"ASCEND_RT_VISIBLE_DEVICES": "a"}, "entry 'a' is not a device id"),
+])
+def test_invalid_environment_is_a_clear_error(python, env, expected):
+    r = python("""
+        import torch, warnings
+        warnings.simplefilter("ignore")
+        print("available", torch.npu.is_available())
+        try:
+            torch.zeros(1, device="npu")
+        except ValueError as e:
+            print("ValueError", e)
+        try:
+            torch.npu.device_count()
+        except ValueError as e:
+            print("ValueError", e)
+    """, env=env)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "available False"
+    assert len(lines) == 3 and all(expected in line for line in lines[1:]), r.stdout

@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/Exceptions.h>
+#include <torch/csrc/Generator.h>
 #include <torch/headeronly/version.h>
 
 #include <c10/core/CachingDeviceAllocator.h>
@@ -12,6 +13,7 @@
 #include "core/allocator/simple_allocator.h"
 #include "core/aten/cpu_kernel_routing.h"
 #include "core/device.h"
+#include "core/generator.h"
 #include "core/npu_check.h"
 #include "core/stream.h"
 #include "driver/config.h"
@@ -69,6 +71,11 @@ PYBIND11_MODULE(_C, m) {
 
   m.def("_route_cpu_kernel_ops", translated([] { return core::routeCpuKernelOpsToFallback(); }));
   m.def("_device_count", translated([] { return int(core::deviceCount()); }));
+  m.def("_is_in_bad_fork", [] { return core::isInBadFork(); });
+  m.def("_mark_initialized", translated([] {
+          core::checkNotInBadFork();
+          core::markInitialized();
+        }));
   m.def("_device_count_no_throw", [] { return int(core::deviceCountNoThrow()); });
   m.def("_config_error", [] { return driver::clusterConfig().error; });
   m.def("_current_device", translated([] { return int(core::currentDevice()); }));
@@ -121,6 +128,11 @@ PYBIND11_MODULE(_C, m) {
         }));
   m.def("_reset_peak_memory_stats", translated([](int device) { core::npuAllocator().resetPeakStats(c10::DeviceIndex(device)); }));
   m.def("_empty_cache", translated([] { core::npuAllocator().emptyCache(); }));
+
+  m.def("_default_generator", translated([](int device) {
+          const at::Generator& gen = core::defaultNpuGenerator(c10::DeviceIndex(device));
+          return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(gen));
+        }));
 
   // Deferred work on a stream, as aclrtLaunchCallback / cudaLaunchHostFunc:
   // the hook by which collectives (and tests) queue work behind a stream.

@@ -2,7 +2,31 @@
 
 #include "core/npu_check.h"
 
+#include <pthread.h>
+
+#include <atomic>
+
 namespace npudist::core {
+
+namespace {
+std::atomic<bool> g_initialized{false};
+std::atomic<bool> g_bad_fork{false};
+
+void onForkChild() {
+  if (g_initialized.load(std::memory_order_relaxed)) g_bad_fork.store(true, std::memory_order_relaxed);
+}
+
+[[maybe_unused]] const int g_atfork_registered = pthread_atfork(nullptr, nullptr, &onForkChild);
+}  // namespace
+
+void markInitialized() { g_initialized.store(true, std::memory_order_relaxed); }
+bool isInBadFork() { return g_bad_fork.load(std::memory_order_relaxed); }
+
+void checkNotInBadFork() {
+  TORCH_CHECK(!g_bad_fork.load(std::memory_order_relaxed),
+              "Cannot re-initialize npu in forked subprocess. To use npu with multiprocessing, you must use the "
+              "'spawn' or 'forkserver' start method (npu device memory would be shared with the parent)");
+}
 
 void throwDriverError(driver::Error e, const char* call) {
   const std::string& detail = driver::lastErrorMessage();
@@ -39,6 +63,8 @@ c10::DeviceIndex currentDevice() {
 void setDevice(c10::DeviceIndex index) { NPU_CHECK(driver::getDriver().setDevice(index)); }
 
 void checkDeviceIndex(c10::DeviceIndex index) {
+  checkNotInBadFork();
+  markInitialized();
   c10::DeviceIndex n = deviceCount();
   TORCH_CHECK_VALUE(index >= 0 && index < n, "npu device index ", int(index), " is out of range: ", int(n),
                     " npu device(s) are visible, valid indices are 0..", int(n) - 1,

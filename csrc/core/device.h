@@ -18,4 +18,12 @@ void setDevice(c10::DeviceIndex index);
 void checkDeviceIndex(c10::DeviceIndex index);
 c10::Device npuDevice(c10::DeviceIndex index);
 
+// Fork safety, as CUDA's: npu device memory is shared with a forked child
+// (memfd MAP_SHARED), so a child forked after npu was initialised must not
+// use npu. markInitialized() is called by the first real use.
+void markInitialized();
+bool isInBadFork();
+// Throws "Cannot re-initialize npu in forked subprocess ..." in a bad fork.
+void checkNotInBadFork();
+
 }  // namespace npudist::core

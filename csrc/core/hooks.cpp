@@ -1,7 +1,9 @@
 #include "core/hooks.h"
 
+#include "core/allocator/pinned_allocator.h"
 #include "core/aten/native_ops.h"
 #include "core/device.h"
+#include "core/generator.h"
 #include "driver/driver.h"
 
 namespace npudist::core {
@@ -34,18 +36,15 @@ at::Device NpuHooks::getDeviceFromPtr(void* data) const {
   return npuDevice(static_cast<c10::DeviceIndex>(d));
 }
 
-at::Allocator* NpuHooks::getPinnedMemoryAllocator() const {
-  TORCH_CHECK_NOT_IMPLEMENTED(false,
-                              "pinned host memory for npu is not available yet (it arrives with the device API: "
-                              "pin_memory, is_pinned); use ordinary CPU tensors, copies to npu are memcpy");
+at::Allocator* NpuHooks::getPinnedMemoryAllocator() const { return pinnedHostAllocator(); }
+
+bool NpuHooks::isPinnedPtr(const void* data) const { return isPinnedHostPtr(data); }
+
+const at::Generator& NpuHooks::getDefaultGenerator(c10::DeviceIndex device_index) const {
+  return defaultNpuGenerator(device_index);
 }
 
-const at::Generator& NpuHooks::getDefaultGenerator(c10::DeviceIndex) const {
-  TORCH_CHECK_NOT_IMPLEMENTED(false,
-                              "npu random generators are not available yet (they arrive with the device API: "
-                              "torch.npu.manual_seed, get/set_rng_state). Random ops on npu currently draw from "
-                              "the CPU generator; seed it with torch.manual_seed");
-}
+at::Generator NpuHooks::getNewGenerator(c10::DeviceIndex device_index) const { return newNpuGenerator(device_index); }
 
 void NpuHooks::resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const {
   resizeStorageBytes(storage, newsize);

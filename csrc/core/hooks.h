@@ -18,9 +18,10 @@ struct NpuHooks final : public at::PrivateUse1HooksInterface {
   c10::DeviceIndex exchangeDevice(c10::DeviceIndex device) const override;
   c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex device) const override;
   at::Device getDeviceFromPtr(void* data) const override;
-  bool isPinnedPtr(const void* data) const override { return false; }
+  bool isPinnedPtr(const void* data) const override;
   at::Allocator* getPinnedMemoryAllocator() const override;
   const at::Generator& getDefaultGenerator(c10::DeviceIndex device_index) const override;
+  at::Generator getNewGenerator(c10::DeviceIndex device_index = -1) const override;
   void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override;
 };
 

@@ -11,6 +11,7 @@
 #include "core/aten/convolution.h"
 #include "core/aten/fallback.h"
 #include "core/aten/native_ops.h"
+#include "core/aten/random_ops.h"
 #include "core/guard.h"
 #include "core/hooks.h"
 
@@ -25,6 +26,7 @@ namespace npudist::core {
 namespace {
 
 C10_REGISTER_GUARD_IMPL(PrivateUse1, NpuGuardImpl);
+
 
 struct Registrar {
   Registrar() {
@@ -47,6 +49,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_efficientzerotensor", &efficient_zero_tensor);
   m.impl("convolution_overrideable", &convolution_overrideable);
   m.impl("convolution_backward_overrideable", &convolution_backward_overrideable);
+  m.impl("native_dropout", &native_dropout);
   m.impl("resize_", &resize_);
   m.impl("set_", &set_empty_);
   m.impl("set_.source_Storage", &set_storage_);

@@ -96,6 +96,7 @@ c10::Stream newStream(c10::DeviceIndex device, int priority) {
 
 void waitCurrentStream(c10::DeviceIndex device) {
   if (device < 0 || device >= kMaxDevices || t_deferred_depth) return;
+  if (C10_UNLIKELY(isInBadFork())) checkNotInBadFork();
   driver::Stream s = devices()[size_t(device)].table[size_t(t_current[size_t(device)])].load(std::memory_order_acquire);
   if (s && C10_UNLIKELY(s->has_pending.load(std::memory_order_acquire)))
     NPU_CHECK(driver::getDriver().synchronizeStream(s));

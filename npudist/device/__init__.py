@@ -4,15 +4,16 @@ Devices, streams and events follow the execution model in DESIGN.md: compute
 is synchronous; streams order deferred work (collectives); ``Event.record``
 marks the point after everything the stream was made to wait for.
 
-Partial in this release: RNG (random ops on npu draw from the CPU generator,
-seeded by ``torch.manual_seed``), AMP, pinned memory and the full memory API
-arrive with their own issues.
+The full memory API (memory_stats, snapshots) arrives with the caching
+allocator issue.
 """
 from npudist.device._devices import (
     current_device,
     device,
     device_count,
     device_of,
+    get_amp_supported_dtype,
+    get_device_capability,
     get_device_name,
     get_device_properties,
     init,
@@ -31,7 +32,19 @@ from npudist.device.memory import (
     memory_stats_as_nested_dict,
     reset_peak_memory_stats,
 )
-from npudist.device.random import _is_in_bad_fork, manual_seed, manual_seed_all
+from npudist.device.random import (
+    _is_in_bad_fork,
+    default_generator,
+    get_rng_state,
+    get_rng_state_all,
+    initial_seed,
+    manual_seed,
+    manual_seed_all,
+    seed,
+    seed_all,
+    set_rng_state,
+    set_rng_state_all,
+)
 from npudist.device.streams import (
     Event,
     Stream,
@@ -47,12 +60,22 @@ __all__ = [
     "Stream",
     "StreamContext",
     "current_device",
+    "default_generator",
+    "get_rng_state",
+    "get_rng_state_all",
+    "initial_seed",
+    "seed",
+    "seed_all",
+    "set_rng_state",
+    "set_rng_state_all",
     "current_stream",
     "default_stream",
     "device",
     "device_count",
     "device_of",
     "empty_cache",
+    "get_amp_supported_dtype",
+    "get_device_capability",
     "get_device_name",
     "get_device_properties",
     "init",

@@ -44,7 +44,8 @@ def init() -> None:
     """
     global _initialized
     with _init_lock:
-        if not _initialized:
+        if not _initialized or _C._is_in_bad_fork():
+            _C._mark_initialized()  # raises in a child forked after npu was initialised
             _C._device_count()
             _initialized = True
 
@@ -132,12 +133,31 @@ class _NpuDeviceProperties(NamedTuple):
     major: int
     minor: int
     physical_id: int
+    is_integrated: bool = False
+    is_multi_gpu_board: bool = False
 
 
 def get_device_properties(device: Any = None) -> _NpuDeviceProperties:
-    """Properties of an npu: name, total_memory (bytes), multi_processor_count, major, minor, physical_id."""
+    """Properties of an npu, with torch.cuda's field names where they make sense.
+
+    Fields: name; total_memory (bytes of capacity); multi_processor_count
+    (compute units: host cores on the simulated device; torch.compile reads
+    it); major, minor (capability); physical_id (index before
+    ASCEND_RT_VISIBLE_DEVICES renumbering); is_integrated, is_multi_gpu_board.
+    """
     init()
     return _NpuDeviceProperties(**_C._device_properties(_index(device)))
+
+
+def get_device_capability(device: Any = None) -> tuple[int, int]:
+    """(major, minor) capability of an npu, as torch.cuda.get_device_capability."""
+    props = get_device_properties(device)
+    return props.major, props.minor
+
+
+def get_amp_supported_dtype() -> list[torch.dtype]:
+    """Lower-precision dtypes torch.autocast("npu") accepts: float16 and bfloat16."""
+    return [torch.float16, torch.bfloat16]
 
 
 def get_device_name(device: Any = None) -> str:

@@ -1,40 +1,86 @@
-"""Seeding hooks torch.manual_seed calls on the device module.
+"""npu random number generation, with torch.cuda's API.
 
-Partial: npu random ops (uniform_, normal_, ...) currently run through the
-fallback on PyTorch's CPU generator, which torch.manual_seed seeds already,
-so seeding here has nothing else to reach. The npu Philox generator (per
-device state, get/set_rng_state) replaces this with the device-API issue.
+Each npu has a default ``torch.Generator`` whose state is Philox-shaped, as
+CUDA's: 16 bytes, a uint64 seed then an int64 offset (DTensor's RNG tracker
+reads and writes it). Random ops on npu (uniform_, normal_, bernoulli_,
+random_, exponential_, randperm, multinomial, dropout, ...) draw from the
+generator of their device; see csrc/core/generator.h for how numbers are made.
 """
 from __future__ import annotations
 
-import os
+from typing import Any, Iterable
 
+import torch
+
+from npudist import _C
 from npudist.device import _devices
 
-_forked_after_init = False
-
-
-def _mark_child() -> None:
-    global _forked_after_init
-    if _devices.is_initialized():
-        _forked_after_init = True
-
-
-os.register_at_fork(after_in_child=_mark_child)
+_default_generators: dict[int, torch.Generator] = {}
 
 
 def _is_in_bad_fork() -> bool:
     """True in a child process forked after npu was initialised in its parent (as torch.cuda's)."""
-    return _forked_after_init
+    return _C._is_in_bad_fork()
+
+
+def default_generator(device: Any = None) -> torch.Generator:
+    """The default ``torch.Generator`` of an npu (default: current)."""
+    _devices.init()
+    idx = _devices._index(device)
+    gen = _default_generators.get(idx)
+    if gen is None:
+        gen = _default_generators[idx] = _C._default_generator(idx)
+    return gen
+
+
+def get_rng_state(device: Any = "npu") -> torch.Tensor:
+    """The generator state of an npu as a torch.uint8 cpu tensor of 16 bytes (seed, offset)."""
+    return default_generator(device).get_state()
+
+
+def get_rng_state_all() -> list[torch.Tensor]:
+    """get_rng_state of every visible npu."""
+    return [get_rng_state(i) for i in range(_devices.device_count())]
+
+
+def set_rng_state(new_state: torch.Tensor, device: Any = "npu") -> None:
+    """Restores an npu's generator state from get_rng_state.
+
+    Raises:
+        RuntimeError: the state is not a 16-byte torch.uint8 cpu tensor.
+    """
+    default_generator(device).set_state(new_state.detach().to("cpu", torch.uint8).contiguous())
+
+
+def set_rng_state_all(new_states: Iterable[torch.Tensor]) -> None:
+    """set_rng_state for npu 0, 1, ... from a sequence of states."""
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
 
 
 def manual_seed(seed: int) -> None:
-    """Seeds npu random ops. Partial: they draw from the CPU generator, so this seeds it (torch.manual_seed)."""
-    import torch
-
-    torch.random.default_generator.manual_seed(int(seed))
+    """Seeds the current npu's generator (offset reset to 0)."""
+    default_generator().manual_seed(int(seed))
 
 
 def manual_seed_all(seed: int) -> None:
-    """Seeds npu random ops on every device; see manual_seed (one CPU generator serves them all for now)."""
-    manual_seed(seed)
+    """Seeds every visible npu's generator (torch.manual_seed calls this)."""
+    for i in range(_devices.device_count()):
+        default_generator(i).manual_seed(int(seed))
+
+
+def seed() -> None:
+    """Seeds the current npu's generator with a non-deterministic random number."""
+    default_generator().seed()
+
+
+def seed_all() -> None:
+    """Seeds every npu's generator with one non-deterministic random number."""
+    s = default_generator(0).seed()
+    for i in range(1, _devices.device_count()):
+        default_generator(i).manual_seed(s)
+
+
+def initial_seed() -> int:
+    """The current npu generator's seed."""
+    return default_generator().initial_seed()

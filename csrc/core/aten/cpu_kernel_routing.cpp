@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/aten/fallback.h"
+#include "core/aten/random_ops.h"
 
 namespace npudist::core {
 namespace {
@@ -24,7 +25,7 @@ bool returnsView(const c10::FunctionSchema& schema) {
 const std::set<std::string>& excluded() {
   static const std::set<std::string> names = {
       "aten::_efficientzerotensor",  // native: a zero tensor has no memory
-      "aten::_pin_memory", "aten::is_pinned", "aten::record_stream",
+      "aten::record_stream",
       "aten::from_file",             // creates CPU storage from a file
   };
   return names;
@@ -51,7 +52,10 @@ int routeCpuKernelOpsToFallback() {
         continue;
       std::string qualified = name.name.substr(6);
       if (!name.overload_name.empty()) qualified += "." + name.overload_name;
-      lib->impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&npuFallback>());
+      if (takesGenerator(op->schema()))
+        lib->impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&npuRandomFallback>());
+      else
+        lib->impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&npuFallback>());
       ++routed;
     }
   });

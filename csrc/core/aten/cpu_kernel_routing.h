@@ -10,6 +10,7 @@ namespace npudist::core {
 // Registers the fallback as the npu kernel of every aten op that has a CPU
 // kernel, no npu kernel, no CompositeImplicitAutograd kernel (its autograd
 // comes from the decomposition) and does not return a view. Idempotent.
+// Ops with a Generator argument go to npuRandomFallback (random_ops.h).
 // Returns the number of ops routed.
 int routeCpuKernelOpsToFallback();
 

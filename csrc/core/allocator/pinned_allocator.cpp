@@ -1,0 +1,63 @@
+#include "core/allocator/pinned_allocator.h"
+
+#include <c10/core/alignment.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+namespace npudist::core {
+namespace {
+
+std::mutex g_mutex;
+std::map<uintptr_t, size_t>& live() {
+  static auto* m = new std::map<uintptr_t, size_t>();  // start -> size
+  return *m;
+}
+
+void freePinned(void* ptr) {
+  if (!ptr) return;
+  {
+    std::lock_guard<std::mutex> g(g_mutex);
+    live().erase(reinterpret_cast<uintptr_t>(ptr));
+  }
+  std::free(ptr);
+}
+
+class PinnedHostAllocator final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(size_t n) override {
+    if (n == 0) return c10::DataPtr(nullptr, c10::Device(c10::DeviceType::CPU));
+    void* p = nullptr;
+    TORCH_CHECK_WITH(OutOfMemoryError, posix_memalign(&p, c10::gAlignment, n) == 0,
+                     "cannot allocate ", n, " bytes of pinned host memory");
+    {
+      std::lock_guard<std::mutex> g(g_mutex);
+      live()[reinterpret_cast<uintptr_t>(p)] = n;
+    }
+    return c10::DataPtr(p, p, &freePinned, c10::Device(c10::DeviceType::CPU));
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &freePinned; }
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    if (count) std::memcpy(dest, src, count);
+  }
+};
+
+}  // namespace
+
+c10::Allocator* pinnedHostAllocator() {
+  static PinnedHostAllocator a;
+  return &a;
+}
+
+bool isPinnedHostPtr(const void* ptr) {
+  auto p = reinterpret_cast<uintptr_t>(ptr);
+  std::lock_guard<std::mutex> g(g_mutex);
+  auto it = live().upper_bound(p);
+  if (it == live().begin()) return false;
+  --it;
+  return p >= it->first && p < it->first + it->second;
+}
+
+}  // namespace npudist::core

@@ -104,6 +104,9 @@ def compare_op(op, dtype, max_samples=8, backward=True) -> OpResult:
         npu_kwargs = _to(sample.kwargs, "npu")
         if "device" in npu_kwargs:  # factory functions: create on npu instead
             npu_kwargs["device"] = "npu"
+        # A device named in the arguments (x.to(torch.device("cpu"))) means "this device" here.
+        npu_args = tuple("npu" if (isinstance(a, torch.device) and a.type == "cpu") or (isinstance(a, str) and a == "cpu") else a
+                         for a in npu_args)
         try:
             torch.manual_seed(0)
             npu_out = op(*npu_args, **npu_kwargs)

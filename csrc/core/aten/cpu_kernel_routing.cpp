@@ -46,9 +46,7 @@ int routeCpuKernelOpsToFallback() {
       std::optional<c10::OperatorHandle> op = dispatcher.findSchema(name);
       if (!op) continue;
       if (!op->hasKernelForDispatchKey(c10::DispatchKey::CPU) ||
-          op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1) ||
-          op->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd) ||
-          returnsView(op->schema()))
+          op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1) || returnsView(op->schema()))
         continue;
       std::string qualified = name.name.substr(6);
       if (!name.overload_name.empty()) qualified += "." + name.overload_name;

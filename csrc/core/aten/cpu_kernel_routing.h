@@ -8,8 +8,10 @@
 namespace npudist::core {
 
 // Registers the fallback as the npu kernel of every aten op that has a CPU
-// kernel, no npu kernel, no CompositeImplicitAutograd kernel (its autograd
-// comes from the decomposition) and does not return a view. Idempotent.
+// kernel, no npu kernel, and does not return a view (views must stay
+// metadata-only). Ops with a CompositeImplicitAutograd kernel as well
+// (silu_backward, mish_backward, native_channel_shuffle) then behave exactly
+// as on cpu, which also has a direct kernel for them. Idempotent.
 // Ops with a Generator argument go to npuRandomFallback (random_ops.h).
 // Returns the number of ops routed.
 int routeCpuKernelOpsToFallback();

@@ -14,12 +14,13 @@ def pytest_addoption(parser):
 
 
 def pytest_collection_modifyitems(config, items):
+    """Without --full, slow-tier tests are deselected (reported as "deselected")."""
     if config.getoption("--full"):
         return
-    skip = pytest.mark.skip(reason="slow tier: run with --full")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+    slow = [item for item in items if "slow" in item.keywords]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if "slow" not in item.keywords]
 
 
 def run_python(code, env=None, timeout=120, cwd=None):

@@ -66,6 +66,7 @@ void checkDeviceIndex(c10::DeviceIndex index) {
   checkNotInBadFork();
   markInitialized();
   c10::DeviceIndex n = deviceCount();
+  TORCH_CHECK_VALUE(n > 0, "no npu device is visible (ASCEND_RT_VISIBLE_DEVICES is set but empty)");
   TORCH_CHECK_VALUE(index >= 0 && index < n, "npu device index ", int(index), " is out of range: ", int(n),
                     " npu device(s) are visible, valid indices are 0..", int(n) - 1,
                     " (ASCEND_RT_VISIBLE_DEVICES and NPUDIST_DEVICE_COUNT decide which)");

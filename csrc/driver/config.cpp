@@ -15,6 +15,8 @@ constexpr size_t kGiB = size_t(1) << 30;
 constexpr int kDefaultDeviceCount = 8;
 constexpr int kMaxDeviceCount = 64;
 constexpr size_t kMaxDefaultMemory = 64 * kGiB;
+constexpr size_t kMinMemory = size_t(2) << 20;   // the driver's granularity
+constexpr size_t kMaxMemory = 4096 * kGiB;       // 4 TiB: keeps every device's window in the address space
 
 std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t\n");
@@ -61,7 +63,7 @@ ClusterConfig load() {
   }
 
   size_t share = size_t(double(hostMemoryBytes()) * 0.8) / size_t(cfg.physical_device_count);
-  cfg.device_memory = std::min(share, kMaxDefaultMemory);
+  cfg.device_memory = std::max(kMinMemory, std::min(share, kMaxDefaultMemory) / kMinMemory * kMinMemory);
   if (const char* v = std::getenv("NPUDIST_DEVICE_MEMORY")) {
     std::string why;
     size_t bytes = 0;
@@ -77,13 +79,16 @@ ClusterConfig load() {
   if (const char* v = std::getenv("ASCEND_RT_VISIBLE_DEVICES")) {
     std::string text = trim(v);
     std::set<int> seen;
-    std::stringstream ss(text);
-    std::string item;
-    while (!text.empty() && std::getline(ss, item, ',')) {
+    size_t start = 0;
+    while (!text.empty() && start <= text.size()) {
+      size_t comma = text.find(',', start);
+      std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      start = comma == std::string::npos ? text.size() + 1 : comma + 1;
       long id = 0;
-      if (!parseInt(item, &id) || id < 0 || id >= cfg.physical_device_count || seen.count(int(id))) {
+      bool is_int = parseInt(item, &id);
+      if (!is_int || id < 0 || id >= cfg.physical_device_count || seen.count(int(id))) {
         err << "ASCEND_RT_VISIBLE_DEVICES='" << v << "' is invalid: entry '" << trim(item) << "' ";
-        if (!parseInt(item, &id)) err << "is not a device id";
+        if (!is_int) err << "is not a device id";
         else if (seen.count(int(id))) err << "is listed twice";
         else err << "is not a device of this host (ids 0.." << cfg.physical_device_count - 1 << ")";
         err << "; give distinct comma-separated ids such as 0,1,2,3";
@@ -103,6 +108,10 @@ ClusterConfig load() {
 
 bool parseMemorySize(const std::string& text, size_t* bytes, std::string* error) {
   std::string t = trim(text);
+  if (!t.empty() && t[0] == '-') {
+    *error = "negative";
+    return false;
+  }
   size_t i = 0;
   while (i < t.size() && (std::isdigit(static_cast<unsigned char>(t[i])) || t[i] == '.')) ++i;
   if (i == 0) {
@@ -123,15 +132,16 @@ bool parseMemorySize(const std::string& text, size_t* bytes, std::string* error)
     return false;
   }
   double total = value * mult;
-  if (total < 1 << 20) {
-    *error = "less than 1 MiB";
+  if (total < double(kMinMemory)) {
+    *error = "less than 2 MiB, the allocation granularity";
     return false;
   }
-  if (total > double(kGiB) * 1024 * 16) {
-    *error = "more than 16 TiB";
+  if (total > double(kMaxMemory)) {
+    *error = "more than 4 TiB";
     return false;
   }
-  *bytes = size_t(total);
+  // Capacity is whole 2 MiB granules: physical memory is handed out in them.
+  *bytes = size_t(total) / kMinMemory * kMinMemory;
   return true;
 }
 

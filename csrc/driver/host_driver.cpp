@@ -377,9 +377,12 @@ class HostDriver final : public Driver {
     std::lock_guard<std::mutex> g(m.mutex);
     if (m.base) return Error::kSuccess;
     size_t capacity = roundUp(cfg_.device_memory, kGranularity);
-    // Address space and file offsets are sparse and cheap: oversize both so
-    // that fragmentation of either never fails an allocation the capacity allows.
-    size_t window = roundUp(std::max(capacity * 4, size_t(1) << 30), kGranularity);
+    // Address space and file offsets are sparse and cheap: give both slack
+    // (capacity plus up to 64 GiB, at least 1 GiB) so fragmentation of either
+    // rarely fails an allocation the capacity allows, while 8 devices of the
+    // largest capacity (4 TiB) still fit in the 128 TiB user address space.
+    size_t slack = std::min(capacity, size_t(64) << 30);
+    size_t window = roundUp(std::max(capacity + slack, size_t(1) << 30), kGranularity);
     std::string name = "npudist-npu" + std::to_string(cfg_.visible[size_t(device)]);
     int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
     if (fd < 0) return failErrno("memfd_create for npu " + std::to_string(device));
@@ -391,7 +394,9 @@ class HostDriver final : public Driver {
     void* raw = mmap(nullptr, window + kGranularity, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (raw == MAP_FAILED) {
       close(fd);
-      return failErrno("reserving the npu address window");
+      return failErrno("reserving the " + std::to_string(window >> 20) + " MiB address window of npu " +
+                       std::to_string(device) + " (NPUDIST_DEVICE_MEMORY x devices in use exceeds this process's "
+                       "address space; lower NPUDIST_DEVICE_MEMORY)");
     }
     char* base = reinterpret_cast<char*>(roundUp(reinterpret_cast<uintptr_t>(raw), kGranularity));
     m.fd = fd;

@@ -102,6 +102,8 @@ class StreamContext:
     """Context manager selecting ``stream`` (and its device) and restoring both on exit."""
 
     def __init__(self, stream: torch.Stream | None):
+        if stream is not None and not isinstance(stream, torch.Stream):
+            raise TypeError(f"torch.npu.stream() expects a torch.npu.Stream or None, got {type(stream).__name__}")
         self.stream = stream
         self.prev_stream = None
         self.prev_device = None

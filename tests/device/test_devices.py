@@ -46,6 +46,19 @@ def test_tensors_on_different_devices_in_one_op():
     assert (a + torch.tensor(2.0)).cpu().tolist() == [3.0] * 3  # 0-dim cpu scalars are allowed, as on CUDA
 
 
+def test_no_visible_device(python):
+    r = python("""
+        import torch
+        print(torch.npu.device_count(), torch.npu.is_available())
+        try:
+            torch.ones(1, device="npu")
+        except ValueError as e:
+            print(e)
+    """, env={"ASCEND_RT_VISIBLE_DEVICES": ""})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["0 False", "no npu device is visible (ASCEND_RT_VISIBLE_DEVICES is set but empty)"]
+
+
 def test_visible_devices_narrow_and_renumber(python):
     r = python("""
         import torch
@@ -70,6 +83,10 @@ def test_visible_devices_narrow_and_renumber(python):
     ({"ASCEND_RT_VISIBLE_DEVICES": "0,9"}, "entry '9' is not a device of this host"),
     ({"ASCEND_RT_VISIBLE_DEVICES": "1,1"}, "entry '1' is listed twice"),
     ({"ASCEND_RT_VISIBLE_DEVICES": "a"}, "entry 'a' is not a device id"),
+    ({"ASCEND_RT_VISIBLE_DEVICES": "1,"}, "entry '' is not a device id"),
+    ({"NPUDIST_DEVICE_MEMORY": "-1"}, "is not a memory size (negative)"),
+    ({"NPUDIST_DEVICE_MEMORY": "1MiB"}, "less than 2 MiB"),
+    ({"NPUDIST_DEVICE_MEMORY": "9TiB"}, "more than 4 TiB"),
 ])
 def test_invalid_environment_is_a_clear_error(python, env, expected):
     r = python("""

@@ -48,10 +48,11 @@ def test_fork_after_init_raises_clear_error(python):
     r = python("""
         import os, torch
         torch.npu.get_device_name()   # a harmless query initialises npu
+        inherited = torch.ones(4, device="npu")
         pid = os.fork()
         if pid == 0:
             for fn in (lambda: torch.zeros(1, device="npu"), torch.npu.get_device_name,
-                       lambda: torch.npu.synchronize()):
+                       lambda: torch.npu.synchronize(), lambda: inherited.fill_(-1)):
                 try:
                     fn(); print("child: no error")
                 except RuntimeError as e:
@@ -59,11 +60,12 @@ def test_fork_after_init_raises_clear_error(python):
             print("bad fork", torch.npu._is_in_bad_fork())
             os._exit(0)
         os.waitpid(pid, 0)
+        assert inherited.sum().item() == 4  # the child could not write into the parent's memory
         print("parent ok", torch.ones(2, device="npu").sum().item())
     """)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[:3] == ["child: Cannot re-initialize npu in forked subprocess"] * 3, r.stdout
+    assert lines[:4] == ["child: Cannot re-initialize npu in forked subprocess"] * 4, r.stdout
     assert "bad fork True" in lines and "parent ok 2.0" in lines
 
 

@@ -203,8 +203,8 @@ c10::DataPtr SimpleNpuAllocator::allocateOn(c10::DeviceIndex device, size_t nbyt
                      " (npu ", int(device), "; ", formatBytes(total), " total capacity; ",
                      formatBytes(size_t(heap.stats.allocated_bytes[agg].current)), " already allocated; ",
                      formatBytes(free_b), " free; ", formatBytes(size_t(heap.stats.reserved_bytes[agg].current)),
-                     " reserved in total by PyTorch). Free tensors, use smaller batches, or raise the "
-                     "simulated capacity with NPUDIST_DEVICE_MEMORY.");
+                     " reserved in total by PyTorch; memory is mapped in 2 MiB segments). Free tensors, use "
+                     "smaller batches, or raise the simulated capacity with NPUDIST_DEVICE_MEMORY.");
   }
   b->requested = nbytes;
   b->segment->live++;

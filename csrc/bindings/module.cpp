@@ -6,11 +6,13 @@
 #include <pybind11/stl.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/Generator.h>
+#include <torch/csrc/profiler/combined_traceback.h>
 #include <torch/headeronly/version.h>
 
 #include <c10/core/CachingDeviceAllocator.h>
 
-#include "core/allocator/simple_allocator.h"
+#include "core/allocator/alloc_config.h"
+#include "core/allocator/caching_allocator.h"
 #include "core/aten/cpu_kernel_routing.h"
 #include "core/device.h"
 #include "core/generator.h"
@@ -116,19 +118,116 @@ PYBIND11_MODULE(_C, m) {
           d["allocation"] = statArray(st.allocation);
           d["segment"] = statArray(st.segment);
           d["active"] = statArray(st.active);
+          d["inactive_split"] = statArray(st.inactive_split);
           d["allocated_bytes"] = statArray(st.allocated_bytes);
           d["reserved_bytes"] = statArray(st.reserved_bytes);
           d["active_bytes"] = statArray(st.active_bytes);
+          d["inactive_split_bytes"] = statArray(st.inactive_split_bytes);
           d["requested_bytes"] = statArray(st.requested_bytes);
           d["num_alloc_retries"] = st.num_alloc_retries;
           d["num_ooms"] = st.num_ooms;
+          d["num_sync_all_streams"] = st.num_sync_all_streams;
           d["num_device_alloc"] = st.num_device_alloc;
           d["num_device_free"] = st.num_device_free;
+          d["max_split_size"] = st.max_split_size;
+          py::dict oversize_a, oversize_s;
+          oversize_a["current"] = st.oversize_allocations.current;
+          oversize_a["peak"] = st.oversize_allocations.peak;
+          oversize_a["allocated"] = st.oversize_allocations.allocated;
+          oversize_a["freed"] = st.oversize_allocations.freed;
+          oversize_s["current"] = st.oversize_segments.current;
+          oversize_s["peak"] = st.oversize_segments.peak;
+          oversize_s["allocated"] = st.oversize_segments.allocated;
+          oversize_s["freed"] = st.oversize_segments.freed;
+          d["oversize_allocations"] = oversize_a;
+          d["oversize_segments"] = oversize_s;
           return d;
         }));
   m.def("_reset_peak_memory_stats", translated([](int device) { core::npuAllocator().resetPeakStats(c10::DeviceIndex(device)); }));
+  m.def("_reset_accumulated_memory_stats", translated([](int device) {
+          core::npuAllocator().resetAccumulatedStats(c10::DeviceIndex(device));
+        }));
   m.def("_empty_cache", translated([] { core::npuAllocator().emptyCache(); }));
-
+  m.def("_set_memory_fraction", translated([](double fraction, int device) {
+          core::npuAllocator().setMemoryFraction(fraction, c10::DeviceIndex(device));
+        }));
+  m.def("_parse_alloc_config", translated([](const std::string& text) {
+          core::AllocConfig c = core::parseAllocConfig(text);
+          py::dict d;
+          d["expandable_segments"] = c.expandable_segments;
+          d["max_split_size"] = c.max_split_size == SIZE_MAX ? -1 : int64_t(c.max_split_size);
+          d["garbage_collection_threshold"] = c.garbage_collection_threshold;
+          d["roundup_power2_divisions"] = c.roundup_power2_divisions;
+          d["per_process_memory_fraction"] = c.per_process_memory_fraction;
+          return d;
+        }));
+  m.def("_alloc_config", translated([] {
+          const core::AllocConfig& c = core::allocConfig();
+          return py::make_tuple(c.expandable_segments, c.max_split_size == SIZE_MAX ? -1 : int64_t(c.max_split_size));
+        }));
+  m.def("_record_memory_history", translated([](bool enabled, bool trace, size_t max_entries, bool python_frames) {
+          core::npuAllocator().recordHistory(enabled, trace, max_entries, python_frames);
+        }));
+  m.def("_set_oom_observer", translated([](std::function<void(int64_t, int64_t)> fn) {
+          core::npuAllocator().setOomObserver(std::move(fn));
+        }));
+  // Snapshot as PyTorch's memory snapshot dicts; contexts as CapturedTraceback
+  // objects (symbolized in Python with torch._C._profiler.symbolize_tracebacks).
+  m.def("_snapshot", translated([] {
+          core::Snapshot snap = core::npuAllocator().snapshot();
+          auto ctx = [](const std::shared_ptr<c10::GatheredContext>& c) -> py::object {
+            if (!c) return py::none();
+            auto tb = std::dynamic_pointer_cast<torch::CapturedTraceback>(c);
+            if (!tb) return py::none();
+            return py::cast(tb);
+          };
+          py::list segments;
+          for (const auto& s : snap.segments) {
+            py::dict seg;
+            seg["device"] = s.device;
+            seg["address"] = s.address;
+            seg["total_size"] = s.total_size;
+            seg["allocated_size"] = s.allocated_size;
+            seg["active_size"] = s.active_size;
+            seg["requested_size"] = s.requested_size;
+            seg["stream"] = s.stream;
+            seg["segment_type"] = s.small ? "small" : "large";
+            seg["segment_pool_id"] = py::make_tuple(0, 0);
+            seg["is_expandable"] = s.expandable;
+            seg["frames"] = py::list();
+            py::list blocks;
+            for (const auto& b : s.blocks) {
+              py::dict blk;
+              blk["address"] = b.address;
+              blk["size"] = b.size;
+              blk["requested_size"] = b.requested_size;
+              blk["state"] = b.state;
+              blk["_context"] = ctx(b.context);
+              blocks.append(blk);
+            }
+            seg["blocks"] = blocks;
+            segments.append(seg);
+          }
+          py::list traces;
+          for (const auto& dev : snap.device_traces) {
+            py::list entries;
+            for (const auto& t : dev) {
+              py::dict e;
+              e["action"] = t.action;
+              e["addr"] = t.address;
+              e["size"] = t.size;
+              e["stream"] = t.stream;
+              e["time_us"] = t.time_us;
+              e["_context"] = ctx(t.context);
+              entries.append(e);
+            }
+            traces.append(entries);
+          }
+          py::dict out;
+          out["segments"] = segments;
+          out["device_traces"] = traces;
+          return out;
+        }));
   m.def("_default_generator", translated([](int device) {
           const at::Generator& gen = core::defaultNpuGenerator(c10::DeviceIndex(device));
           return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(gen));

@@ -1,5 +1,6 @@
 #include "core/guard.h"
 
+#include "core/allocator/caching_allocator.h"
 #include "core/device.h"
 #include "core/npu_check.h"
 #include "core/stream.h"
@@ -103,10 +104,8 @@ void NpuGuardImpl::synchronizeDevice(const c10::DeviceIndex device_index) const 
   NPU_CHECK(drv().synchronizeDevice(d));
 }
 
-void NpuGuardImpl::recordDataPtrOnStream(const c10::DataPtr&, const c10::Stream&) const {
-  // The simple allocator frees synchronously: every block it hands out again
-  // is only written by compute, which waits for the current stream first.
-  // Cross-stream reuse tracking (record_stream) arrives with the caching allocator.
+void NpuGuardImpl::recordDataPtrOnStream(const c10::DataPtr& data_ptr, const c10::Stream& stream) const {
+  npuAllocator().recordStream(data_ptr, stream);
 }
 
 }  // namespace npudist::core

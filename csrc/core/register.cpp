@@ -7,7 +7,7 @@
 #include <torch/library.h>
 
 #include "core/allocator/cpu_redirect.h"
-#include "core/allocator/simple_allocator.h"
+#include "core/allocator/caching_allocator.h"
 #include "core/aten/convolution.h"
 #include "core/aten/fallback.h"
 #include "core/aten/native_ops.h"
@@ -50,6 +50,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution_overrideable", &convolution_overrideable);
   m.impl("convolution_backward_overrideable", &convolution_backward_overrideable);
   m.impl("native_dropout", &native_dropout);
+  m.impl("record_stream", &record_stream);
   m.impl("resize_", &resize_);
   m.impl("set_", &set_empty_);
   m.impl("set_.source_Storage", &set_storage_);

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "core/allocator/simple_allocator.h"
+#include "core/allocator/caching_allocator.h"
 #include "driver/driver.h"
 
 namespace npudist::core {
@@ -16,7 +16,7 @@ c10::Allocator* g_base = nullptr;
 c10::DeleterFnPtr g_base_raw_deleter = nullptr;
 
 void rawDelete(void* ptr) {
-  if (ptr && driver::getDriver().deviceFromPtr(ptr) >= 0) SimpleNpuAllocator::free(ptr);
+  if (ptr && driver::getDriver().deviceFromPtr(ptr) >= 0) NpuCachingAllocator::free(ptr);
   else g_base_raw_deleter(ptr);
 }
 

@@ -5,7 +5,7 @@
 #include <c10/util/intrusive_ptr.h>
 
 #include "core/allocator/cpu_redirect.h"
-#include "core/allocator/simple_allocator.h"
+#include "core/allocator/caching_allocator.h"
 #include "core/device.h"
 
 #include <ATen/ops/_efficientzerotensor.h>

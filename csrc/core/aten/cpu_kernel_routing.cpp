@@ -25,7 +25,6 @@ bool returnsView(const c10::FunctionSchema& schema) {
 const std::set<std::string>& excluded() {
   static const std::set<std::string> names = {
       "aten::_efficientzerotensor",  // native: a zero tensor has no memory
-      "aten::record_stream",
       "aten::from_file",             // creates CPU storage from a file
   };
   return names;

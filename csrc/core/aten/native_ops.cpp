@@ -9,7 +9,7 @@
 
 #include <cstring>
 
-#include "core/allocator/simple_allocator.h"
+#include "core/allocator/caching_allocator.h"
 #include "core/aten/cpu_alias.h"
 #include "core/device.h"
 #include "core/stream.h"
@@ -132,6 +132,14 @@ at::Tensor& set_storage_offset_(at::Tensor& self, at::Storage source, int64_t st
 
 at::Tensor& set_tensor_(at::Tensor& self, const at::Tensor& source) {
   return at::native::set_tensor_(self, source);
+}
+
+void record_stream(at::Tensor& self, c10::Stream stream) {
+  TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1, "record_stream: expected an npu stream, got ",
+              stream.device());
+  TORCH_CHECK(stream.device_index() == self.device().index(), "record_stream: the stream is on ", stream.device(),
+              " but the tensor on ", self.device());
+  npuAllocator().recordStream(self.storage().data_ptr(), stream);
 }
 
 void resizeStorageBytes(const c10::Storage& storage, size_t nbytes) {

@@ -32,6 +32,10 @@ at::Tensor& set_storage_offset_(at::Tensor& self, at::Storage source, int64_t st
                                 at::IntArrayRef size, at::IntArrayRef stride);
 at::Tensor& set_tensor_(at::Tensor& self, const at::Tensor& source);
 
+// Tensor.record_stream: the block is not reused until `stream`'s pending
+// work at the time of the free has completed (caching allocator).
+void record_stream(at::Tensor& self, c10::Stream stream);
+
 // Resizes an npu storage to `nbytes`, keeping its contents up to the smaller
 // size (torch.UntypedStorage.resize_, which FSDP2 uses to free and refill).
 void resizeStorageBytes(const c10::Storage& storage, size_t nbytes);

@@ -1,0 +1,719 @@
+#include "core/allocator/caching_allocator.h"
+
+#include <torch/csrc/profiler/combined_traceback.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "core/allocator/alloc_config.h"
+#include "core/device.h"
+#include "core/npu_check.h"
+#include "core/stream.h"
+
+namespace npudist::core {
+namespace {
+
+using c10::CachingAllocator::Stat;
+using c10::CachingAllocator::StatArray;
+using c10::CachingDeviceAllocator::DeviceStats;
+using c10::CachingDeviceAllocator::StatType;
+
+constexpr size_t kMinBlock = 512;              // every request rounds up to this
+constexpr size_t kSmallSize = size_t(1) << 20;  // <= 1 MiB: small pool
+constexpr size_t kSmallBuffer = size_t(2) << 20;  // small-pool segments
+constexpr size_t kLargeBuffer = size_t(20) << 20;  // segments for 1-10 MiB requests
+constexpr size_t kMinLargeAlloc = size_t(10) << 20;
+constexpr size_t kGranule = size_t(2) << 20;   // driver granularity
+
+size_t roundUp(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+int64_t nowUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string formatBytes(size_t n) {
+  char buf[64];
+  if (n >= (size_t(1) << 30)) snprintf(buf, sizeof buf, "%.2f GiB", double(n) / double(size_t(1) << 30));
+  else if (n >= (size_t(1) << 20)) snprintf(buf, sizeof buf, "%.2f MiB", double(n) / double(size_t(1) << 20));
+  else snprintf(buf, sizeof buf, "%zu bytes", n);
+  return buf;
+}
+
+struct Segment;
+
+struct Block {
+  char* ptr;
+  size_t size;
+  c10::StreamId stream;
+  bool small;
+  Segment* segment;
+  size_t requested = 0;
+  bool allocated = false;
+  bool cached = false;       // in its pool's free set
+  int pending_events = 0;    // record_stream events still outstanding
+  Block* prev = nullptr;     // neighbours inside the segment
+  Block* next = nullptr;
+  std::vector<c10::Stream> uses;  // streams recorded with record_stream
+  std::shared_ptr<c10::GatheredContext> context;
+};
+
+struct Segment {
+  char* base;
+  size_t size;      // mapped bytes
+  size_t reserved;  // address-space bytes
+  c10::StreamId stream;
+  bool small;
+  bool expandable;
+  std::vector<driver::PhysicalHandle> chunks;  // fixed: one; expandable: one per mapped granule
+  Block* last = nullptr;                       // expandable: the block at the end
+};
+
+struct BlockOrder {
+  bool operator()(const Block* a, const Block* b) const {
+    if (a->stream != b->stream) return a->stream < b->stream;
+    if (a->size != b->size) return a->size < b->size;
+    return a->ptr < b->ptr;
+  }
+};
+using Pool = std::set<Block*, BlockOrder>;
+
+struct PendingFree {
+  driver::Event event;
+  Block* block;
+};
+
+std::function<void(int64_t, int64_t)>& oomObserver() {
+  static auto* f = new std::function<void(int64_t, int64_t)>();
+  return *f;
+}
+
+struct HistoryConfig {
+  std::atomic<bool> enabled{false};
+  bool trace = false;
+  size_t max_entries = 0;
+  bool python = false;
+};
+HistoryConfig& history() {
+  static auto* h = new HistoryConfig();
+  return *h;
+}
+
+std::shared_ptr<c10::GatheredContext> gatherContext() {
+  if (!history().enabled.load(std::memory_order_relaxed) || !history().python) return nullptr;
+  return torch::CapturedTraceback::gather(/*python=*/true, /*script=*/false, /*cpp=*/false);
+}
+
+class DeviceCache {
+ public:
+  explicit DeviceCache(c10::DeviceIndex device) : device_(device) {}
+
+  std::mutex mutex;
+
+  Block* malloc(size_t nbytes, c10::StreamId stream, std::shared_ptr<c10::GatheredContext> ctx) {
+    const AllocConfig& cfg = allocConfig();
+    processPendingFrees();
+    size_t size = roundSize(nbytes, cfg);
+    bool small = size <= kSmallSize;
+    Pool& pool = small ? small_ : large_;
+    Block* b = findFree(pool, stream, size, cfg);
+    driver::Error err = driver::Error::kSuccess;
+    if (!b && cfg.garbage_collection_threshold > 0 &&
+        double(reserved()) > cfg.garbage_collection_threshold * double(limit()))
+      releaseCached();
+    if (!b) b = grow(stream, size, small, cfg, &err);
+    if (!b && isOom(err)) {
+      stats_.num_alloc_retries++;
+      releaseCached();
+      b = grow(stream, size, small, cfg, &err);
+    }
+    if (!b) {
+      if (!isOom(err)) throwDriverError(err, "allocating npu memory");
+      return nullptr;
+    }
+    b = split(b, size, cfg);
+    b->allocated = true;
+    b->requested = nbytes;
+    b->context = std::move(ctx);
+    live_.emplace(b->ptr, b);
+    update(&DeviceStats::allocation, b->small, 1, true);
+    update(&DeviceStats::active, b->small, 1, true);
+    update(&DeviceStats::allocated_bytes, b->small, b->size, true);
+    update(&DeviceStats::active_bytes, b->small, b->size, true);
+    update(&DeviceStats::requested_bytes, b->small, nbytes, true);
+    if (!b->small && b->size >= allocConfig().max_split_size) stats_.oversize_allocations.increase(1);
+    trace("alloc", b->ptr, b->size, b->stream, b->context);
+    return b;
+  }
+
+  // Message for an OutOfMemoryError; counts the OOM.
+  std::string oomMessage(size_t nbytes) {
+    stats_.num_ooms++;
+    trace("oom", nullptr, nbytes, 0, nullptr);
+    size_t free_b = 0, total = 0;
+    NPU_CHECK(driver::getDriver().getMemInfo(device_, &free_b, &total));
+    size_t allocated = size_t(stats_.allocated_bytes[0].current);
+    size_t reserved_b = reserved();
+    std::string msg = "NPU out of memory. Tried to allocate " + formatBytes(nbytes) + " (npu " +
+                      std::to_string(device_) + "; " + formatBytes(total) + " total capacity; " +
+                      formatBytes(allocated) + " already allocated; " + formatBytes(free_b) + " free; " +
+                      formatBytes(reserved_b) + " reserved in total by PyTorch";
+    if (limit() < total) msg += "; the process may reserve at most " + formatBytes(limit()) +
+                                " (per_process_memory_fraction)";
+    msg += "). ";
+    if (reserved_b > allocated && reserved_b - allocated > allocated / 2 && reserved_b - allocated > (size_t(20) << 20))
+      msg += "Reserved but unallocated memory is large (" + formatBytes(reserved_b - allocated) +
+             "): if it is fragmentation, set PYTORCH_NPU_ALLOC_CONF=expandable_segments:True. ";
+    msg += "Free tensors, use smaller batches, or raise the simulated capacity with NPUDIST_DEVICE_MEMORY.";
+    return msg;
+  }
+
+  void free(Block* b) {
+    update(&DeviceStats::allocation, b->small, 1, false);
+    update(&DeviceStats::allocated_bytes, b->small, b->size, false);
+    update(&DeviceStats::requested_bytes, b->small, b->requested, false);
+    if (!b->small && b->size >= allocConfig().max_split_size) stats_.oversize_allocations.decrease(1);
+    b->allocated = false;
+    trace("free_requested", b->ptr, b->size, b->stream, b->context);
+    if (!b->uses.empty()) {
+      // Reuse only after the work the recorded streams were made to wait for
+      // so far has completed.
+      for (const c10::Stream& s : b->uses) {
+        driver::Event e;
+        NPU_CHECK(driver::getDriver().createEvent(driver::kEventDefault, &e));
+        NPU_CHECK(driver::getDriver().recordEvent(e, driverStream(s)));
+        pending_.push_back({e, b});
+        b->pending_events++;
+      }
+      b->uses.clear();
+      return;
+    }
+    release(b);
+  }
+
+  void recordStream(Block* b, const c10::Stream& s) {
+    if (s.id() == b->stream) return;
+    for (const c10::Stream& u : b->uses)
+      if (u == s) return;
+    b->uses.push_back(s);
+  }
+
+  Block* find(void* ptr) {
+    auto it = live_.find(ptr);
+    return it == live_.end() ? nullptr : it->second;
+  }
+  void forget(void* ptr) { live_.erase(ptr); }
+
+  void releaseCached() {
+    processPendingFrees();
+    for (Pool* pool : {&small_, &large_}) {
+      for (auto it = pool->begin(); it != pool->end();) {
+        Block* b = *it;
+        Segment* seg = b->segment;
+        if (!seg->expandable && !b->prev && !b->next) {
+          it = pool->erase(it);
+          unmapSegment(seg);
+          delete b;
+        } else {
+          ++it;
+        }
+      }
+    }
+    for (auto it = expandable_.begin(); it != expandable_.end();) {
+      trimExpandable(it->second);
+      if (it->second->size == 0) {
+        update(&DeviceStats::segment, false, 1, false);
+        NPU_CHECK(driver::getDriver().releaseMemAddress(it->second->base));
+        segments_.erase(it->second);
+        delete it->second;
+        it = expandable_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  DeviceStats stats() {
+    DeviceStats s = stats_;
+    // Inactive split blocks: cached blocks that share a segment with others.
+    for (Pool* pool : {&small_, &large_}) {
+      for (Block* b : *pool) {
+        if (b->prev || b->next) {
+          size_t k = b->small ? size_t(StatType::SMALL_POOL) : size_t(StatType::LARGE_POOL);
+          for (size_t i : {size_t(0), k}) {
+            s.inactive_split[i].current++;
+            s.inactive_split_bytes[i].current += int64_t(b->size);
+          }
+        }
+      }
+    }
+    s.max_split_size = allocConfig().max_split_size == SIZE_MAX ? -1 : int64_t(allocConfig().max_split_size);
+    return s;
+  }
+  void resetPeaks() {
+    for (StatArray* a : arrays()) for (Stat& st : *a) st.reset_peak();
+    stats_.oversize_allocations.reset_peak();
+    stats_.oversize_segments.reset_peak();
+  }
+  void resetAccumulated() {
+    for (StatArray* a : arrays()) for (Stat& st : *a) st.reset_accumulated();
+    stats_.num_alloc_retries = stats_.num_ooms = stats_.num_device_alloc = stats_.num_device_free = 0;
+  }
+
+  void setFraction(double f) { fraction_ = f; }
+
+  void snapshot(Snapshot& out) {
+    for (Segment* seg : segments_) {
+      if (seg->size == 0) continue;
+      SnapshotSegment s{int(device_), reinterpret_cast<uintptr_t>(seg->base), seg->size, 0, 0, 0, seg->stream,
+                        seg->small, seg->expandable, {}};
+      for (Block* b : blocksOf(seg)) {
+        std::string state = b->allocated ? "active_allocated" : b->pending_events ? "active_pending_free" : "inactive";
+        s.blocks.push_back({reinterpret_cast<uintptr_t>(b->ptr), b->size, b->allocated ? b->requested : 0, state,
+                            b->context});
+        if (b->allocated) {
+          s.allocated_size += b->size;
+          s.requested_size += b->requested;
+        }
+        if (b->allocated || b->pending_events) s.active_size += b->size;
+      }
+      out.segments.push_back(std::move(s));
+    }
+    out.device_traces[size_t(device_)].assign(trace_.begin(), trace_.end());
+  }
+
+  void clearTrace() { trace_.clear(); }
+
+ private:
+  static bool isOom(driver::Error e) {
+    return e == driver::Error::kOutOfMemory || e == driver::Error::kOutOfAddressSpace;
+  }
+
+  std::vector<StatArray*> arrays() {
+    return {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split, &stats_.allocated_bytes,
+            &stats_.reserved_bytes, &stats_.active_bytes, &stats_.inactive_split_bytes, &stats_.requested_bytes};
+  }
+
+  void update(StatArray DeviceStats::*array, bool small, size_t amount, bool up) {
+    size_t k = small ? size_t(StatType::SMALL_POOL) : size_t(StatType::LARGE_POOL);
+    for (size_t i : {size_t(StatType::AGGREGATE), k}) {
+      if (up) (stats_.*array)[i].increase(amount);
+      else (stats_.*array)[i].decrease(amount);
+    }
+  }
+
+  size_t reserved() const { return size_t(stats_.reserved_bytes[0].current); }
+
+  size_t limit() {
+    size_t free_b = 0, total = 0;
+    NPU_CHECK(driver::getDriver().getMemInfo(device_, &free_b, &total));
+    double f = fraction_ > 0 ? fraction_ : allocConfig().per_process_memory_fraction;
+    return size_t(double(total) * f);
+  }
+
+  static size_t roundSize(size_t n, const AllocConfig& cfg) {
+    if (n < kMinBlock) return kMinBlock;
+    size_t d = cfg.roundup_power2_divisions;
+    if (d > 1 && n > kSmallSize) {
+      // Round up to the next of d equal steps between powers of two.
+      size_t pow2 = size_t(1) << (63 - __builtin_clzll(uint64_t(n)));
+      if (pow2 == n) return n;
+      size_t step = std::max(pow2 / d, kMinBlock);
+      return roundUp(n, step);
+    }
+    return roundUp(n, kMinBlock);
+  }
+
+  Block* findFree(Pool& pool, c10::StreamId stream, size_t size, const AllocConfig& cfg) {
+    Block key{nullptr, size, stream, false, nullptr};
+    auto it = pool.lower_bound(&key);
+    if (it == pool.end() || (*it)->stream != stream) return nullptr;
+    Block* b = *it;
+    // Oversize blocks (> max_split_size) serve only requests that are nearly as large.
+    if (size < cfg.max_split_size && b->size >= cfg.max_split_size) return nullptr;
+    if (size >= cfg.max_split_size && b->size >= size + kLargeBuffer) return nullptr;
+    pool.erase(it);
+    b->cached = false;
+    return b;
+  }
+
+  Block* split(Block* b, size_t size, const AllocConfig& cfg) {
+    size_t rest = b->size - size;
+    bool do_split = b->small ? rest >= kMinBlock : (size < cfg.max_split_size && rest > kSmallSize);
+    if (b->segment->expandable) do_split = rest >= kMinBlock;
+    if (!do_split) return b;
+    auto* r = new Block{b->ptr + size, rest, b->stream, b->small, b->segment};
+    r->prev = b;
+    r->next = b->next;
+    if (b->next) b->next->prev = r;
+    b->next = r;
+    b->size = size;
+    if (b->segment->expandable && b->segment->last == b) b->segment->last = r;
+    cache(r);
+    return b;
+  }
+
+  void cache(Block* b) {
+    b->cached = true;
+    (b->small ? small_ : large_).insert(b);
+  }
+
+  // Returns a block of at least `size` bytes from new memory, or nullptr.
+  Block* grow(c10::StreamId stream, size_t size, bool small, const AllocConfig& cfg, driver::Error* err) {
+    if (!small && cfg.expandable_segments) {
+      if (Block* b = growExpandable(stream, size, err)) return b;
+      if (isOom(*err)) return nullptr;
+    }
+    size_t seg_size = small ? kSmallBuffer : (size < kMinLargeAlloc ? kLargeBuffer : roundUp(size, kGranule));
+    if (reserved() + seg_size > limit()) {
+      *err = driver::Error::kOutOfMemory;
+      return nullptr;
+    }
+    driver::Driver& drv = driver::getDriver();
+    driver::PhysicalHandle chunk;
+    if ((*err = drv.mallocPhysical(device_, seg_size, &chunk)) != driver::Error::kSuccess) return nullptr;
+    void* ptr;
+    if ((*err = drv.reserveMemAddress(device_, seg_size, &ptr)) != driver::Error::kSuccess) {
+      (void)drv.freePhysical(chunk);
+      return nullptr;
+    }
+    if ((*err = drv.mapMem(ptr, seg_size, 0, chunk)) != driver::Error::kSuccess) {
+      (void)drv.releaseMemAddress(ptr);
+      (void)drv.freePhysical(chunk);
+      return nullptr;
+    }
+    auto* seg = new Segment{static_cast<char*>(ptr), seg_size, seg_size, stream, small, false, {chunk}};
+    segments_.insert(seg);
+    update(&DeviceStats::segment, small, 1, true);
+    update(&DeviceStats::reserved_bytes, small, seg_size, true);
+    if (!small && seg_size >= cfg.max_split_size) stats_.oversize_segments.increase(1);
+    stats_.num_device_alloc++;
+    trace("segment_alloc", seg->base, seg_size, stream, nullptr);
+    return new Block{seg->base, seg_size, stream, small, seg};
+  }
+
+  Block* growExpandable(c10::StreamId stream, size_t size, driver::Error* err) {
+    driver::Driver& drv = driver::getDriver();
+    Segment*& seg = expandable_[stream];
+    if (!seg) {
+      size_t free_b = 0, total = 0;
+      NPU_CHECK(drv.getMemInfo(device_, &free_b, &total));
+      size_t span = roundUp(total, kGranule);
+      void* ptr;
+      if (drv.reserveMemAddress(device_, span, &ptr) != driver::Error::kSuccess) {
+        expandable_.erase(stream);
+        return nullptr;  // no room for another range: use ordinary segments
+      }
+      seg = new Segment{static_cast<char*>(ptr), 0, span, stream, false, true, {}};
+      segments_.insert(seg);
+      update(&DeviceStats::segment, false, 1, true);
+    }
+    Block* tail = seg->last;
+    bool extend = tail && tail->cached;
+    size_t have = extend ? tail->size : 0;
+    size_t need = roundUp(size - have, kGranule);
+    if (seg->size + need > seg->reserved) return nullptr;
+    if (reserved() + need > limit()) {
+      *err = driver::Error::kOutOfMemory;
+      return nullptr;
+    }
+    size_t mapped = 0;
+    for (; mapped < need; mapped += kGranule) {
+      driver::PhysicalHandle chunk;
+      if ((*err = drv.mallocPhysical(device_, kGranule, &chunk)) != driver::Error::kSuccess) break;
+      if ((*err = drv.mapMem(seg->base + seg->size + mapped, kGranule, 0, chunk)) != driver::Error::kSuccess) {
+        (void)drv.freePhysical(chunk);
+        break;
+      }
+      seg->chunks.push_back(chunk);
+    }
+    if (mapped < need) {  // undo this call's mappings
+      for (; mapped > 0; mapped -= kGranule) {
+        (void)drv.unmapMem(seg->base + seg->size + mapped - kGranule);
+        (void)drv.freePhysical(seg->chunks.back());
+        seg->chunks.pop_back();
+      }
+      return nullptr;
+    }
+    char* at = seg->base + seg->size;
+    seg->size += need;
+    update(&DeviceStats::reserved_bytes, false, need, true);
+    stats_.num_device_alloc++;
+    trace("segment_map", at, need, stream, nullptr);
+    if (extend) {
+      large_.erase(tail);
+      tail->cached = false;
+      tail->size += need;
+      return tail;
+    }
+    auto* b = new Block{at, need, stream, false, seg};
+    b->prev = tail;
+    if (tail) tail->next = b;
+    seg->last = b;
+    return b;
+  }
+
+  // Unmaps the whole granules of a free block at the end of an expandable segment.
+  void trimExpandable(Segment* seg) {
+    Block* tail = seg->last;
+    if (!tail || !tail->cached) return;
+    size_t keep = roundUp(size_t(tail->ptr - seg->base), kGranule);
+    if (keep >= seg->size) return;
+    driver::Driver& drv = driver::getDriver();
+    size_t drop = seg->size - keep;
+    for (size_t off = seg->size; off > keep; off -= kGranule) {
+      NPU_CHECK(drv.unmapMem(seg->base + off - kGranule));
+      NPU_CHECK(drv.freePhysical(seg->chunks.back()));
+      seg->chunks.pop_back();
+    }
+    seg->size = keep;
+    update(&DeviceStats::reserved_bytes, false, drop, false);
+    stats_.num_device_free++;
+    trace("segment_unmap", seg->base + keep, drop, seg->stream, nullptr);
+    large_.erase(tail);
+    tail->size -= drop;
+    if (tail->size == 0) {
+      seg->last = tail->prev;
+      if (tail->prev) tail->prev->next = nullptr;
+      delete tail;
+    } else {
+      large_.insert(tail);
+    }
+  }
+
+  void unmapSegment(Segment* seg) {
+    driver::Driver& drv = driver::getDriver();
+    NPU_CHECK(drv.unmapMem(seg->base));
+    NPU_CHECK(drv.releaseMemAddress(seg->base));
+    NPU_CHECK(drv.freePhysical(seg->chunks[0]));
+    update(&DeviceStats::segment, seg->small, 1, false);
+    update(&DeviceStats::reserved_bytes, seg->small, seg->size, false);
+    if (!seg->small && seg->size >= allocConfig().max_split_size) stats_.oversize_segments.decrease(1);
+    stats_.num_device_free++;
+    trace("segment_free", seg->base, seg->size, seg->stream, nullptr);
+    segments_.erase(seg);
+    delete seg;
+  }
+
+  // A block no longer in use: coalesce with free neighbours and cache it.
+  void release(Block* b) {
+    update(&DeviceStats::active, b->small, 1, false);
+    update(&DeviceStats::active_bytes, b->small, b->size, false);
+    trace("free_completed", b->ptr, b->size, b->stream, b->context);
+    b->context.reset();
+    Pool& pool = b->small ? small_ : large_;
+    if (Block* p = b->prev; p && p->cached) {
+      pool.erase(p);
+      p->size += b->size;
+      p->next = b->next;
+      if (b->next) b->next->prev = p;
+      if (b->segment->last == b) b->segment->last = p;
+      delete b;
+      b = p;
+      b->cached = false;
+    }
+    if (Block* n = b->next; n && n->cached) {
+      pool.erase(n);
+      b->size += n->size;
+      b->next = n->next;
+      if (n->next) n->next->prev = b;
+      if (b->segment->last == n) b->segment->last = b;
+      delete n;
+    }
+    cache(b);
+  }
+
+  void processPendingFrees() {
+    if (pending_.empty()) return;
+    driver::Driver& drv = driver::getDriver();
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (drv.queryEvent(it->event) != driver::Error::kSuccess) {
+        ++it;
+        continue;
+      }
+      (void)drv.destroyEvent(it->event);
+      Block* b = it->block;
+      it = pending_.erase(it);
+      if (--b->pending_events == 0) release(b);
+    }
+  }
+
+  void trace(const char* action, char* ptr, size_t size, c10::StreamId stream,
+             const std::shared_ptr<c10::GatheredContext>& ctx) {
+    HistoryConfig& h = history();
+    if (!h.enabled.load(std::memory_order_relaxed) || !h.trace) return;
+    if (trace_.size() >= h.max_entries && !trace_.empty()) trace_.pop_front();
+    trace_.push_back({action, reinterpret_cast<uintptr_t>(ptr), size, stream, nowUs(), ctx});
+  }
+
+  c10::DeviceIndex device_;
+  double fraction_ = 0;  // 0: from PYTORCH_NPU_ALLOC_CONF
+  Pool small_, large_;
+  std::unordered_map<void*, Block*> live_;
+  std::set<Segment*> segments_;
+  std::unordered_map<c10::StreamId, Segment*> expandable_;
+  std::vector<PendingFree> pending_;
+  std::deque<SnapshotTrace> trace_;
+  DeviceStats stats_;
+
+ public:
+  // Blocks of a fixed segment, in address order (found through the live map and pools).
+  std::vector<Block*> blocksOf(Segment* seg) {
+    std::vector<Block*> found;
+    for (auto& kv : live_) if (kv.second->segment == seg) found.push_back(kv.second);
+    for (Pool* pool : {&small_, &large_}) for (Block* b : *pool) if (b->segment == seg) found.push_back(b);
+    for (const PendingFree& p : pending_) if (p.block->segment == seg) found.push_back(p.block);
+    std::sort(found.begin(), found.end(), [](Block* a, Block* b) { return a->ptr < b->ptr; });
+    found.erase(std::unique(found.begin(), found.end()), found.end());
+    return found;
+  }
+  const std::set<Segment*>& segments() const { return segments_; }
+};
+
+std::array<std::unique_ptr<DeviceCache>, kMaxDevices>& caches() {
+  static auto* c = new std::array<std::unique_ptr<DeviceCache>, kMaxDevices>();
+  return *c;
+}
+std::mutex g_caches_mutex;
+
+DeviceCache& cacheOf(c10::DeviceIndex device) {
+  checkDeviceIndex(device);
+  std::lock_guard<std::mutex> g(g_caches_mutex);
+  auto& c = caches()[size_t(device)];
+  if (!c) c = std::make_unique<DeviceCache>(device);
+  return *c;
+}
+
+void rawFree(void* ptr) { NpuCachingAllocator::free(ptr); }
+
+}  // namespace
+
+c10::DataPtr NpuCachingAllocator::allocate(size_t nbytes) { return allocateOn(currentDevice(), nbytes); }
+
+c10::DataPtr NpuCachingAllocator::allocateOn(c10::DeviceIndex device, size_t nbytes) {
+  DeviceCache& cache = cacheOf(device);
+  c10::Device dev = npuDevice(device);
+  if (nbytes == 0) return c10::DataPtr(nullptr, dev);
+  c10::StreamId stream = currentStream(device).id();
+  auto ctx = gatherContext();  // before the lock: it may take the GIL
+  std::string oom;
+  {
+    std::lock_guard<std::mutex> g(cache.mutex);
+    if (Block* b = cache.malloc(nbytes, stream, std::move(ctx))) return c10::DataPtr(b->ptr, b->ptr, &rawFree, dev);
+    oom = cache.oomMessage(nbytes);
+  }
+  if (oomObserver()) oomObserver()(device, int64_t(nbytes));
+  TORCH_CHECK_WITH(OutOfMemoryError, false, oom);
+}
+
+void NpuCachingAllocator::free(void* ptr) {
+  int device = driver::getDriver().deviceFromPtr(ptr);
+  TORCH_INTERNAL_ASSERT(device >= 0, "freeing a pointer that is not npu memory");
+  DeviceCache& cache = *caches()[size_t(device)];
+  std::lock_guard<std::mutex> g(cache.mutex);
+  Block* b = cache.find(ptr);
+  TORCH_INTERNAL_ASSERT(b, "freeing an npu pointer that is not live");
+  cache.forget(ptr);
+  cache.free(b);
+}
+
+c10::DeleterFnPtr NpuCachingAllocator::raw_deleter() const { return &rawFree; }
+
+void NpuCachingAllocator::copy_data(void* dest, const void* src, std::size_t count) const {
+  if (count) std::memcpy(dest, src, count);
+}
+
+void NpuCachingAllocator::emptyCache(c10::MempoolId_t) {
+  for (auto& c : caches()) {
+    if (!c) continue;
+    std::lock_guard<std::mutex> g(c->mutex);
+    c->releaseCached();
+  }
+}
+
+void NpuCachingAllocator::recordStream(const c10::DataPtr& ptr, c10::Stream stream) {
+  if (!ptr.get()) return;
+  TORCH_CHECK(ptr.get_deleter() == &rawFree, "record_stream: the tensor's memory does not come from the npu allocator");
+  int device = driver::getDriver().deviceFromPtr(ptr.get());
+  DeviceCache& cache = *caches()[size_t(device)];
+  std::lock_guard<std::mutex> g(cache.mutex);
+  Block* b = cache.find(ptr.get());
+  TORCH_CHECK(b, "record_stream: the tensor's memory was already freed");
+  cache.recordStream(b, stream);
+}
+
+c10::CachingDeviceAllocator::DeviceStats NpuCachingAllocator::getDeviceStats(c10::DeviceIndex device) {
+  DeviceCache& cache = cacheOf(device);
+  std::lock_guard<std::mutex> g(cache.mutex);
+  return cache.stats();
+}
+
+void NpuCachingAllocator::resetAccumulatedStats(c10::DeviceIndex device) {
+  DeviceCache& cache = cacheOf(device);
+  std::lock_guard<std::mutex> g(cache.mutex);
+  cache.resetAccumulated();
+}
+
+void NpuCachingAllocator::resetPeakStats(c10::DeviceIndex device) {
+  DeviceCache& cache = cacheOf(device);
+  std::lock_guard<std::mutex> g(cache.mutex);
+  cache.resetPeaks();
+}
+
+std::pair<size_t, size_t> NpuCachingAllocator::getMemoryInfo(c10::DeviceIndex device) {
+  checkDeviceIndex(device);
+  size_t free_b = 0, total = 0;
+  NPU_CHECK(driver::getDriver().getMemInfo(device, &free_b, &total));
+  return {free_b, total};
+}
+
+void NpuCachingAllocator::setMemoryFraction(double fraction, c10::DeviceIndex device) {
+  TORCH_CHECK_VALUE(fraction > 0 && fraction <= 1, "set_per_process_memory_fraction: fraction must be in (0, 1], got ",
+                    fraction);
+  DeviceCache& cache = cacheOf(device);
+  std::lock_guard<std::mutex> g(cache.mutex);
+  cache.setFraction(fraction);
+}
+
+void NpuCachingAllocator::recordHistory(bool enabled, bool trace, size_t max_entries, bool python_frames) {
+  HistoryConfig& h = history();
+  for (auto& c : caches()) {
+    if (!c) continue;
+    std::lock_guard<std::mutex> g(c->mutex);
+    if (!enabled) c->clearTrace();
+  }
+  h.trace = trace;
+  h.max_entries = max_entries;
+  h.python = python_frames;
+  h.enabled.store(enabled);
+}
+
+Snapshot NpuCachingAllocator::snapshot() {
+  Snapshot out;
+  out.device_traces.resize(size_t(deviceCountNoThrow()));
+  for (auto& c : caches()) {
+    if (!c) continue;
+    std::lock_guard<std::mutex> g(c->mutex);
+    c->snapshot(out);
+  }
+  return out;
+}
+
+void NpuCachingAllocator::setOomObserver(std::function<void(int64_t, int64_t)> observer) {
+  oomObserver() = std::move(observer);
+}
+
+NpuCachingAllocator& npuAllocator() {
+  static auto* a = new NpuCachingAllocator();
+  return *a;
+}
+
+}  // namespace npudist::core

@@ -171,15 +171,33 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_oom_observer", translated([](std::function<void(int64_t, int64_t)> fn) {
           core::npuAllocator().setOomObserver(std::move(fn));
         }));
-  // Snapshot as PyTorch's memory snapshot dicts; contexts as CapturedTraceback
-  // objects (symbolized in Python with torch._C._profiler.symbolize_tracebacks).
+  // Snapshot as PyTorch's memory snapshot dicts, Python frames symbolized here
+  // (torch::symbolize needs the GIL, which this binding holds).
   m.def("_snapshot", translated([] {
           core::Snapshot snap = core::npuAllocator().snapshot();
-          auto ctx = [](const std::shared_ptr<c10::GatheredContext>& c) -> py::object {
-            if (!c) return py::none();
-            auto tb = std::dynamic_pointer_cast<torch::CapturedTraceback>(c);
-            if (!tb) return py::none();
-            return py::cast(tb);
+          std::vector<torch::CapturedTraceback*> tracebacks;
+          auto collect = [&](const std::shared_ptr<c10::GatheredContext>& c) {
+            if (auto* tb = dynamic_cast<torch::CapturedTraceback*>(c.get())) tracebacks.push_back(tb);
+          };
+          for (const auto& s : snap.segments)
+            for (const auto& b : s.blocks) collect(b.context);
+          for (const auto& dev : snap.device_traces)
+            for (const auto& t : dev) collect(t.context);
+          torch::SymbolizedTracebacks symbolized = torch::symbolize(tracebacks);
+          std::vector<py::object> frame_objects;
+          for (const auto& f : symbolized.all_frames) {
+            py::dict d;
+            d["filename"] = f.filename;
+            d["name"] = f.funcname;
+            d["line"] = f.lineno;
+            frame_objects.push_back(d);
+          }
+          size_t next = 0;
+          auto ctx = [&](const std::shared_ptr<c10::GatheredContext>& c) -> py::list {
+            py::list frames;
+            if (!dynamic_cast<torch::CapturedTraceback*>(c.get())) return frames;
+            for (uint64_t i : symbolized.tracebacks[next++]) frames.append(frame_objects[i]);
+            return frames;
           };
           py::list segments;
           for (const auto& s : snap.segments) {
@@ -202,7 +220,7 @@ PYBIND11_MODULE(_C, m) {
               blk["size"] = b.size;
               blk["requested_size"] = b.requested_size;
               blk["state"] = b.state;
-              blk["_context"] = ctx(b.context);
+              blk["frames"] = ctx(b.context);
               blocks.append(blk);
             }
             seg["blocks"] = blocks;
@@ -218,7 +236,7 @@ PYBIND11_MODULE(_C, m) {
               e["size"] = t.size;
               e["stream"] = t.stream;
               e["time_us"] = t.time_us;
-              e["_context"] = ctx(t.context);
+              e["frames"] = ctx(t.context);
               entries.append(e);
             }
             traces.append(entries);

@@ -4,8 +4,8 @@ Devices, streams and events follow the execution model in DESIGN.md: compute
 is synchronous; streams order deferred work (collectives); ``Event.record``
 marks the point after everything the stream was made to wait for.
 
-The full memory API (memory_stats, snapshots) arrives with the caching
-allocator issue.
+Memory: the caching allocator's statistics, summary, limits and snapshots
+(``torch.npu.memory``), see docs/memory.md.
 """
 from npudist.device._devices import (
     current_device,
@@ -22,6 +22,7 @@ from npudist.device._devices import (
     set_device,
     synchronize,
 )
+from npudist.device import memory
 from npudist.device.memory import (
     empty_cache,
     max_memory_allocated,
@@ -29,8 +30,13 @@ from npudist.device.memory import (
     mem_get_info,
     memory_allocated,
     memory_reserved,
+    memory_snapshot,
+    memory_stats,
     memory_stats_as_nested_dict,
+    memory_summary,
+    reset_accumulated_memory_stats,
     reset_peak_memory_stats,
+    set_per_process_memory_fraction,
 )
 from npudist.device.random import (
     _is_in_bad_fork,
@@ -87,7 +93,13 @@ __all__ = [
     "max_memory_reserved",
     "mem_get_info",
     "memory_allocated",
+    "memory",
     "memory_reserved",
+    "memory_snapshot",
+    "memory_stats",
+    "memory_summary",
+    "reset_accumulated_memory_stats",
+    "set_per_process_memory_fraction",
     "memory_stats_as_nested_dict",
     "reset_peak_memory_stats",
     "set_device",

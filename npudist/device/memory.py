@@ -1,14 +1,35 @@
-"""npu memory queries, with torch.cuda's names and units (bytes).
+"""npu memory API, with torch.cuda.memory's names, keys and units (bytes).
 
-This is the device core's memory API over the simple allocator; the caching
-allocator issue adds memory_stats, memory_summary and snapshots.
+Statistics come from the npu caching allocator (csrc/core/allocator): the keys
+of ``memory_stats`` are those of ``torch.cuda.memory_stats``
+("allocated_bytes.all.current", "num_ooms", ...). Snapshots
+(``_snapshot`` / ``_dump_snapshot``) have PyTorch's snapshot layout, so
+``torch.cuda._memory_viz`` (and https://pytorch.org/memory_viz) read them.
+
+Environment:
+    PYTORCH_NPU_ALLOC_CONF  allocator settings (docs/memory.md)
+    OOM_SNAPSHOT_ENABLE     1: write a snapshot pickle when an allocation fails
+    OOM_SNAPSHOT_PATH       directory for those pickles (default: current directory)
 """
 from __future__ import annotations
 
+import collections
+import os
+import pickle
+import sys
+import time
 from typing import Any
+
+import torch
 
 from npudist import _C
 from npudist.device._devices import _index, init
+
+__all__ = [
+    "empty_cache", "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",
+    "memory_reserved", "memory_snapshot", "memory_stats", "memory_stats_as_nested_dict", "memory_summary",
+    "reset_accumulated_memory_stats", "reset_peak_memory_stats", "set_per_process_memory_fraction",
+]
 
 
 def mem_get_info(device: Any = None) -> tuple[int, int]:
@@ -18,9 +39,33 @@ def mem_get_info(device: Any = None) -> tuple[int, int]:
 
 
 def memory_stats_as_nested_dict(device: Any = None) -> dict:
-    """Allocator statistics of the npu, with the stat names and pools of torch.cuda.memory_stats."""
+    """Allocator statistics of the npu as nested dicts (torch.cuda.memory_stats_as_nested_dict)."""
     init()
     return _C._memory_stats(_index(device))
+
+
+def memory_stats(device: Any = None) -> dict[str, Any]:
+    """Allocator statistics of the npu, flat and sorted, with torch.cuda.memory_stats' keys.
+
+    Keys: "<stat>.<pool>.<metric>" for stat in allocation, segment, active,
+    inactive_split, allocated_bytes, reserved_bytes, active_bytes,
+    inactive_split_bytes, requested_bytes; pool in all, small_pool,
+    large_pool; metric in current, peak, allocated, freed. Plus num_ooms,
+    num_alloc_retries, num_sync_all_streams, num_device_alloc,
+    num_device_free, max_split_size (-1: unlimited), and
+    oversize_allocations/oversize_segments.<metric>.
+    """
+    flat = []
+
+    def walk(prefix, obj):
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                walk(f"{prefix}.{k}" if prefix else k, v)
+        else:
+            flat.append((prefix, obj))
+
+    walk("", memory_stats_as_nested_dict(device))
+    return collections.OrderedDict(sorted(flat))
 
 
 def memory_allocated(device: Any = None) -> int:
@@ -44,12 +89,137 @@ def max_memory_reserved(device: Any = None) -> int:
 
 
 def reset_peak_memory_stats(device: Any = None) -> None:
-    """Resets the peaks tracked by max_memory_allocated / max_memory_reserved."""
+    """Resets the "peak" of every statistic to its current value."""
     init()
     _C._reset_peak_memory_stats(_index(device))
 
 
+def reset_accumulated_memory_stats(device: Any = None) -> None:
+    """Resets the "allocated"/"freed" totals and the counters (num_ooms, ...)."""
+    init()
+    _C._reset_accumulated_memory_stats(_index(device))
+
+
 def empty_cache() -> None:
-    """Returns every cached, unused segment of every npu to the driver."""
+    """Returns every cached, unused segment of every npu to the driver (committed memory drops).
+
+    With expandable segments, the free tail of each segment is unmapped.
+    """
     init()
     _C._empty_cache()
+
+
+def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None:
+    """Limits this process to ``fraction`` x capacity of the npu; beyond it allocations raise OutOfMemoryError.
+
+    Raises:
+        ValueError: fraction outside (0, 1].
+    """
+    init()
+    _C._set_memory_fraction(float(fraction), _index(device))
+
+
+def _fmt(n: float) -> str:
+    for unit in ("B  ", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:6.0f} {unit}" if unit == "B  " else f"{n:6.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
+    """A human-readable table of memory_stats for the npu, as torch.cuda.memory_summary."""
+    idx = _index(device)
+    s = memory_stats(idx)
+    rows = [
+        ("Allocated memory", "allocated_bytes", True),
+        ("Active memory", "active_bytes", True),
+        ("Requested memory", "requested_bytes", True),
+        ("NPU reserved memory", "reserved_bytes", True),
+        ("Non-releasable memory", "inactive_split_bytes", True),
+        ("Allocations", "allocation", False),
+        ("Active allocs", "active", False),
+        ("NPU reserved segments", "segment", False),
+        ("Non-releasable allocs", "inactive_split", False),
+    ]
+    pools = ["all"] if abbreviated else ["all", "large_pool", "small_pool"]
+    width = 79
+    lines = ["=" * width, f" PyTorch-style npu memory summary, device ID {idx:<2d}".ljust(width - 1) + "|",
+             "-" * width,
+             f" num_alloc_retries: {s['num_alloc_retries']:<6d} | num_ooms: {s['num_ooms']:<6d}".ljust(width - 1) + "|",
+             "=" * width,
+             f"{' Metric':<27}| {'Cur Usage':>11} | {'Peak Usage':>11} | {'Tot Alloc':>11} | {'Tot Freed':>11}",
+             "-" * width]
+    for title, key, is_bytes in rows:
+        for pool in pools:
+            label = f" {title}" if pool == "all" else f"       from {pool.replace('_pool', '')} pool"
+            vals = [s[f"{key}.{pool}.{m}"] for m in ("current", "peak", "allocated", "freed")]
+            cells = [(_fmt(v) if is_bytes else f"{v:>10d}") for v in vals]
+            lines.append(f"{label:<27}| " + " | ".join(f"{c:>11}" for c in cells))
+        lines.append("-" * width)
+    for title, key in (("Oversize allocations", "oversize_allocations"), ("Oversize NPU segments", "oversize_segments")):
+        vals = [s[f"{key}.{m}"] for m in ("current", "peak", "allocated", "freed")]
+        lines.append(f" {title:<26}| " + " | ".join(f"{v:>11d}" for v in vals))
+    lines.append("=" * width)
+    return "\n".join(lines) + "\n"
+
+
+def _record_memory_history(enabled: str | None = "all", context: str | None = "all", stacks: str = "python",
+                           max_entries: int = sys.maxsize, device: Any = None) -> None:
+    """Starts (or with enabled=None stops) recording allocator history for snapshots.
+
+    Args:
+        enabled: "state" keeps the allocation context of live blocks; "all" also
+            records a trace of allocator events (alloc, free_requested,
+            free_completed, segment_alloc/free/map/unmap, oom); None stops.
+        context: None records no Python frames (cheapest); anything else
+            records the Python stack of each allocation.
+        stacks: "python" (C++ frames are not recorded).
+        max_entries: trace entries kept per device (oldest dropped first).
+    """
+    if enabled not in (None, "state", "all"):
+        raise ValueError(f"enabled must be None, 'state' or 'all', got {enabled!r}")
+    init()
+    _C._record_memory_history(enabled is not None, enabled == "all", int(max_entries), context is not None)
+
+
+def _snapshot(device: Any = None) -> dict:
+    """The allocator state of every npu in PyTorch's snapshot layout.
+
+    Returns a dict with "segments" (device, address, total_size,
+    allocated_size, active_size, requested_size, stream, segment_type,
+    is_expandable, blocks: [address, size, requested_size, state, frames])
+    and "device_traces" (per device: action, addr, size, stream, time_us,
+    frames), as torch.cuda.memory._snapshot.
+    """
+    init()
+    return _C._snapshot()
+
+
+def memory_snapshot() -> list:
+    """The segments of every npu (torch.cuda.memory_snapshot)."""
+    return _snapshot()["segments"]
+
+
+def _dump_snapshot(filename: str = "dump_snapshot.pickle") -> None:
+    """Writes _snapshot() as a pickle that PyTorch's memory_viz reads."""
+    with open(filename, "wb") as f:
+        pickle.dump(_snapshot(), f)
+
+
+def _on_out_of_memory(device: int, requested: int) -> None:
+    """OOM observer: with OOM_SNAPSHOT_ENABLE set, dumps a snapshot next to OOM_SNAPSHOT_PATH."""
+    if os.environ.get("OOM_SNAPSHOT_ENABLE", "0") in ("0", "", "false", "False"):
+        return
+    directory = os.environ.get("OOM_SNAPSHOT_PATH") or os.getcwd()
+    try:
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, f"oom_snapshot_{os.getpid()}_npu{device}_{time.strftime('%Y%m%d_%H%M%S')}.pickle")
+        _dump_snapshot(path)
+        print(f"npudist: out of memory on npu:{device} ({requested} bytes requested); snapshot written to {path}",
+              file=sys.stderr)
+    except Exception as err:  # never mask the OutOfMemoryError itself
+        print(f"npudist: could not write the OOM snapshot: {err}", file=sys.stderr)
+
+
+_C._set_oom_observer(_on_out_of_memory)

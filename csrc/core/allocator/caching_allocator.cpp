@@ -68,13 +68,16 @@ struct Block {
 
 struct Segment {
   char* base;
-  size_t size;      // mapped bytes
+  size_t size;      // bytes covered by blocks (expandable: the used prefix of the range)
   size_t reserved;  // address-space bytes
   c10::StreamId stream;
   bool small;
   bool expandable;
-  std::vector<driver::PhysicalHandle> chunks;  // fixed: one; expandable: one per mapped granule
-  Block* last = nullptr;                       // expandable: the block at the end
+  // fixed: the one physical chunk; expandable: one entry per granule of the
+  // range, nullptr where unmapped.
+  std::vector<driver::PhysicalHandle> chunks;
+  Block* last = nullptr;  // expandable: the block at the end
+  size_t mapped = 0;      // expandable: mapped bytes
 };
 
 struct BlockOrder {
@@ -140,6 +143,22 @@ class DeviceCache {
       return nullptr;
     }
     b = split(b, size, cfg);
+    if (b->segment->expandable && !mapRange(b->segment, b->ptr, b->size, &err)) {
+      // A cached block over unmapped granules, and no physical memory left.
+      release(b, /*was_active=*/false);
+      stats_.num_alloc_retries++;
+      releaseCached();
+      b = grow(stream, size, small, cfg, &err);
+      if (!b) {
+        if (!isOom(err)) throwDriverError(err, "allocating npu memory");
+        return nullptr;
+      }
+      b = split(b, size, cfg);
+      if (b->segment->expandable && !mapRange(b->segment, b->ptr, b->size, &err)) {
+        release(b, false);
+        return nullptr;
+      }
+    }
     b->allocated = true;
     b->requested = nbytes;
     b->context = std::move(ctx);
@@ -227,18 +246,7 @@ class DeviceCache {
         }
       }
     }
-    for (auto it = expandable_.begin(); it != expandable_.end();) {
-      trimExpandable(it->second);
-      if (it->second->size == 0) {
-        update(&DeviceStats::segment, false, 1, false);
-        NPU_CHECK(driver::getDriver().releaseMemAddress(it->second->base));
-        segments_.erase(it->second);
-        delete it->second;
-        it = expandable_.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    for (auto& kv : expandable_) unmapFreeGranules(kv.second);
   }
 
   DeviceStats stats() {
@@ -413,46 +421,25 @@ class DeviceCache {
         return nullptr;  // no room for another range: use ordinary segments
       }
       seg = new Segment{static_cast<char*>(ptr), 0, span, stream, false, true, {}};
+      seg->chunks.assign(span / kGranule, nullptr);
       segments_.insert(seg);
       update(&DeviceStats::segment, false, 1, true);
     }
+    // Before taking new physical memory, give back the free granules inside
+    // the range: what stays mapped is then close to what is allocated.
+    unmapFreeGranules(seg);
     Block* tail = seg->last;
     bool extend = tail && tail->cached;
     size_t have = extend ? tail->size : 0;
-    size_t need = roundUp(size - have, kGranule);
+    size_t need = roundUp(size - have, kMinBlock);
     if (seg->size + need > seg->reserved) return nullptr;
-    if (reserved() + need > limit()) {
-      *err = driver::Error::kOutOfMemory;
-      return nullptr;
-    }
-    size_t mapped = 0;
-    for (; mapped < need; mapped += kGranule) {
-      driver::PhysicalHandle chunk;
-      if ((*err = drv.mallocPhysical(device_, kGranule, &chunk)) != driver::Error::kSuccess) break;
-      if ((*err = drv.mapMem(seg->base + seg->size + mapped, kGranule, 0, chunk)) != driver::Error::kSuccess) {
-        (void)drv.freePhysical(chunk);
-        break;
-      }
-      seg->chunks.push_back(chunk);
-    }
-    if (mapped < need) {  // undo this call's mappings
-      for (; mapped > 0; mapped -= kGranule) {
-        (void)drv.unmapMem(seg->base + seg->size + mapped - kGranule);
-        (void)drv.freePhysical(seg->chunks.back());
-        seg->chunks.pop_back();
-      }
-      return nullptr;
-    }
     char* at = seg->base + seg->size;
     seg->size += need;
-    update(&DeviceStats::reserved_bytes, false, need, true);
-    stats_.num_device_alloc++;
-    trace("segment_map", at, need, stream, nullptr);
     if (extend) {
       large_.erase(tail);
       tail->cached = false;
       tail->size += need;
-      return tail;
+      return tail;  // malloc maps what it keeps
     }
     auto* b = new Block{at, need, stream, false, seg};
     b->prev = tail;
@@ -461,31 +448,65 @@ class DeviceCache {
     return b;
   }
 
-  // Unmaps the whole granules of a free block at the end of an expandable segment.
-  void trimExpandable(Segment* seg) {
-    Block* tail = seg->last;
-    if (!tail || !tail->cached) return;
-    size_t keep = roundUp(size_t(tail->ptr - seg->base), kGranule);
-    if (keep >= seg->size) return;
+  // Maps every unmapped granule under [ptr, ptr+size). On failure, maps nothing new.
+  bool mapRange(Segment* seg, char* ptr, size_t size, driver::Error* err) {
     driver::Driver& drv = driver::getDriver();
-    size_t drop = seg->size - keep;
-    for (size_t off = seg->size; off > keep; off -= kGranule) {
-      NPU_CHECK(drv.unmapMem(seg->base + off - kGranule));
-      NPU_CHECK(drv.freePhysical(seg->chunks.back()));
-      seg->chunks.pop_back();
+    size_t first = size_t(ptr - seg->base) / kGranule;
+    size_t last = (size_t(ptr - seg->base) + size + kGranule - 1) / kGranule;
+    size_t missing = 0;
+    for (size_t g = first; g < last; ++g) missing += seg->chunks[g] ? 0 : 1;
+    if (missing == 0) return true;
+    if (reserved() + missing * kGranule > limit()) {
+      *err = driver::Error::kOutOfMemory;
+      return false;
     }
-    seg->size = keep;
-    update(&DeviceStats::reserved_bytes, false, drop, false);
-    stats_.num_device_free++;
-    trace("segment_unmap", seg->base + keep, drop, seg->stream, nullptr);
-    large_.erase(tail);
-    tail->size -= drop;
-    if (tail->size == 0) {
-      seg->last = tail->prev;
-      if (tail->prev) tail->prev->next = nullptr;
-      delete tail;
-    } else {
-      large_.insert(tail);
+    std::vector<size_t> done;
+    for (size_t g = first; g < last; ++g) {
+      if (seg->chunks[g]) continue;
+      driver::PhysicalHandle chunk;
+      if ((*err = drv.mallocPhysical(device_, kGranule, &chunk)) == driver::Error::kSuccess &&
+          (*err = drv.mapMem(seg->base + g * kGranule, kGranule, 0, chunk)) != driver::Error::kSuccess) {
+        (void)drv.freePhysical(chunk);
+      }
+      if (*err != driver::Error::kSuccess) {
+        for (size_t u : done) unmapGranule(seg, u);
+        return false;
+      }
+      seg->chunks[g] = chunk;
+      seg->mapped += kGranule;
+      update(&DeviceStats::reserved_bytes, false, kGranule, true);
+      done.push_back(g);
+    }
+    stats_.num_device_alloc++;
+    trace("segment_map", seg->base + first * kGranule, (last - first) * kGranule, seg->stream, nullptr);
+    return true;
+  }
+
+  void unmapGranule(Segment* seg, size_t g) {
+    driver::Driver& drv = driver::getDriver();
+    NPU_CHECK(drv.unmapMem(seg->base + g * kGranule));
+    NPU_CHECK(drv.freePhysical(seg->chunks[g]));
+    seg->chunks[g] = nullptr;
+    seg->mapped -= kGranule;
+    update(&DeviceStats::reserved_bytes, false, kGranule, false);
+  }
+
+  // Unmaps the granules that lie entirely inside cached (free) blocks.
+  void unmapFreeGranules(Segment* seg) {
+    size_t unmapped = 0;
+    for (Block* b = seg->last; b; b = b->prev) {
+      if (!b->cached) continue;
+      size_t lo = roundUp(size_t(b->ptr - seg->base), kGranule) / kGranule;
+      size_t hi = (size_t(b->ptr - seg->base) + b->size) / kGranule;
+      for (size_t g = lo; g < hi; ++g) {
+        if (!seg->chunks[g]) continue;
+        unmapGranule(seg, g);
+        ++unmapped;
+      }
+    }
+    if (unmapped) {
+      stats_.num_device_free++;
+      trace("segment_unmap", seg->base, unmapped * kGranule, seg->stream, nullptr);
     }
   }
 
@@ -504,10 +525,12 @@ class DeviceCache {
   }
 
   // A block no longer in use: coalesce with free neighbours and cache it.
-  void release(Block* b) {
-    update(&DeviceStats::active, b->small, 1, false);
-    update(&DeviceStats::active_bytes, b->small, b->size, false);
-    trace("free_completed", b->ptr, b->size, b->stream, b->context);
+  void release(Block* b, bool was_active = true) {
+    if (was_active) {
+      update(&DeviceStats::active, b->small, 1, false);
+      update(&DeviceStats::active_bytes, b->small, b->size, false);
+      trace("free_completed", b->ptr, b->size, b->stream, b->context);
+    }
     b->context.reset();
     Pool& pool = b->small ? small_ : large_;
     if (Block* p = b->prev; p && p->cached) {

@@ -44,6 +44,8 @@ setup() {
   fi
   if [ "$(cat "$VENV/.build-stamp" 2>/dev/null)" != "$build_hash" ] || ! ls npudist/_C*.so >/dev/null 2>&1; then
     log "building the C++ extension (incremental, ninja)"
+    # Unlink, never overwrite in place: a running process may have the old one mapped.
+    rm -f npudist/_C*.so
     TORCH_DEVICE_BACKEND_AUTOLOAD=0 MAX_JOBS=${MAX_JOBS:-2} "$PY" setup.py -q build_ext --inplace >/dev/null
     echo "$build_hash" >"$VENV/.build-stamp"
   fi

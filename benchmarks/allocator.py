@@ -29,6 +29,7 @@ os.environ.setdefault("NPUDIST_DEVICE_MEMORY", "12GiB")
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+from _models import DecoderBlock  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -55,29 +56,12 @@ def bench_latency(reps, calls):
     return rows
 
 
-class Block(nn.Module):
-    def __init__(self, d, heads):
-        super().__init__()
-        self.heads = heads
-        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
-        self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
-
-    def forward(self, x):
-        b, t, d = x.shape
-        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
-        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
-        return x + self.out(F.gelu(self.fc(self.ln2(x))))
-
-
 def record_trace(steps, path):
     """Runs the training loop on npu with history on; writes [(action, id, size)] as JSON."""
     torch.manual_seed(0)
     d, layers, heads, batch, max_len = 512, 6, 8, 8, 1024
     emb, pos = nn.Embedding(256, d).to("npu"), nn.Embedding(max_len, d).to("npu")
-    blocks = nn.ModuleList(Block(d, heads) for _ in range(layers)).to("npu")
+    blocks = nn.ModuleList(DecoderBlock(d, heads) for _ in range(layers)).to("npu")
     head = nn.Linear(d, 256).to("npu")
     params = [*emb.parameters(), *pos.parameters(), *blocks.parameters(), *head.parameters()]
     opt = torch.optim.AdamW(params, lr=1e-4)

@@ -53,17 +53,19 @@ c10::Stream streamOf(int64_t stream_id, int64_t device) {
   return c10::Stream(c10::Stream::UNSAFE, core::npuDevice(c10::DeviceIndex(device)), stream_id);
 }
 
+py::dict stat(const c10::CachingAllocator::Stat& s) {
+  py::dict d;
+  d["current"] = s.current;
+  d["peak"] = s.peak;
+  d["allocated"] = s.allocated;
+  d["freed"] = s.freed;
+  return d;
+}
+
 py::dict statArray(const c10::CachingAllocator::StatArray& a) {
   const char* pools[] = {"all", "small_pool", "large_pool"};
   py::dict out;
-  for (size_t i = 0; i < a.size(); ++i) {
-    py::dict s;
-    s["current"] = a[i].current;
-    s["peak"] = a[i].peak;
-    s["allocated"] = a[i].allocated;
-    s["freed"] = a[i].freed;
-    out[pools[i]] = s;
-  }
+  for (size_t i = 0; i < a.size(); ++i) out[pools[i]] = stat(a[i]);
   return out;
 }
 
@@ -132,17 +134,8 @@ PYBIND11_MODULE(_C, m) {
           d["num_device_alloc"] = st.num_device_alloc;
           d["num_device_free"] = st.num_device_free;
           d["max_split_size"] = st.max_split_size;
-          py::dict oversize_a, oversize_s;
-          oversize_a["current"] = st.oversize_allocations.current;
-          oversize_a["peak"] = st.oversize_allocations.peak;
-          oversize_a["allocated"] = st.oversize_allocations.allocated;
-          oversize_a["freed"] = st.oversize_allocations.freed;
-          oversize_s["current"] = st.oversize_segments.current;
-          oversize_s["peak"] = st.oversize_segments.peak;
-          oversize_s["allocated"] = st.oversize_segments.allocated;
-          oversize_s["freed"] = st.oversize_segments.freed;
-          d["oversize_allocations"] = oversize_a;
-          d["oversize_segments"] = oversize_s;
+          d["oversize_allocations"] = stat(st.oversize_allocations);
+          d["oversize_segments"] = stat(st.oversize_segments);
           return d;
         }));
   m.def("_reset_peak_memory_stats", translated([](int device) { core::npuAllocator().resetPeakStats(c10::DeviceIndex(device)); }));

@@ -127,37 +127,20 @@ class DeviceCache {
     size_t size = roundSize(nbytes, cfg);
     bool small = size <= kSmallSize;
     Pool& pool = small ? small_ : large_;
-    Block* b = findFree(pool, stream, size, cfg);
     driver::Error err = driver::Error::kSuccess;
+    Block* b = finish(findFree(pool, stream, size, cfg), size, cfg, &err);
     if (!b && cfg.garbage_collection_threshold > 0 &&
         double(reserved()) > cfg.garbage_collection_threshold * double(limit()))
       releaseCached();
-    if (!b) b = grow(stream, size, small, cfg, &err);
+    if (!b) b = finish(grow(stream, size, small, cfg, &err), size, cfg, &err);
     if (!b && isOom(err)) {
       stats_.num_alloc_retries++;
       releaseCached();
-      b = grow(stream, size, small, cfg, &err);
+      b = finish(grow(stream, size, small, cfg, &err), size, cfg, &err);
     }
     if (!b) {
       if (!isOom(err)) throwDriverError(err, "allocating npu memory");
       return nullptr;
-    }
-    b = split(b, size, cfg);
-    if (b->segment->expandable && !mapRange(b->segment, b->ptr, b->size, &err)) {
-      // A cached block over unmapped granules, and no physical memory left.
-      release(b, /*was_active=*/false);
-      stats_.num_alloc_retries++;
-      releaseCached();
-      b = grow(stream, size, small, cfg, &err);
-      if (!b) {
-        if (!isOom(err)) throwDriverError(err, "allocating npu memory");
-        return nullptr;
-      }
-      b = split(b, size, cfg);
-      if (b->segment->expandable && !mapRange(b->segment, b->ptr, b->size, &err)) {
-        release(b, false);
-        return nullptr;
-      }
     }
     b->allocated = true;
     b->requested = nbytes;
@@ -350,6 +333,18 @@ class DeviceCache {
     if (size >= cfg.max_split_size && b->size >= size + kLargeBuffer) return nullptr;
     pool.erase(it);
     b->cached = false;
+    return b;
+  }
+
+  // Splits a found or new block to `size` and maps what it covers (expandable
+  // segments); nullptr (with *err set) when that needs memory there is not.
+  Block* finish(Block* b, size_t size, const AllocConfig& cfg, driver::Error* err) {
+    if (!b) return nullptr;
+    b = split(b, size, cfg);
+    if (b->segment->expandable && !mapRange(b->segment, b->ptr, b->size, err)) {
+      release(b, /*was_active=*/false);
+      return nullptr;
+    }
     return b;
   }
 

@@ -46,7 +46,7 @@ def test_pinned_memory_and_non_blocking_copies():
 
 def test_fork_after_init_raises_clear_error(python):
     r = python("""
-        import os, torch
+        import os, sys, torch
         torch.npu.get_device_name()   # a harmless query initialises npu
         inherited = torch.ones(4, device="npu")
         pid = os.fork()
@@ -57,16 +57,18 @@ def test_fork_after_init_raises_clear_error(python):
                     fn(); print("child: no error")
                 except RuntimeError as e:
                     print("child:", str(e).split(".")[0])
-            print("bad fork", torch.npu._is_in_bad_fork())
-            os._exit(0)
-        os.waitpid(pid, 0)
+            print("bad fork", torch.npu._is_in_bad_fork(), flush=True)
+            del inherited                 # freeing inherited npu memory in the child is harmless
+            sys.exit(0)                   # a normal exit: module teardown frees npu tensors
+        _, status = os.waitpid(pid, 0)
+        print("child exit", os.waitstatus_to_exitcode(status))
         assert inherited.sum().item() == 4  # the child could not write into the parent's memory
         print("parent ok", torch.ones(2, device="npu").sum().item())
     """)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[:4] == ["child: Cannot re-initialize npu in forked subprocess"] * 4, r.stdout
-    assert "bad fork True" in lines and "parent ok 2.0" in lines
+    assert "bad fork True" in lines and "parent ok 2.0" in lines and "child exit 0" in lines
 
 
 def test_fork_before_init_is_fine(python):

@@ -610,6 +610,15 @@ DeviceCache& cacheOf(c10::DeviceIndex device) {
   return *c;
 }
 
+// The caches created so far (a device's cache is created on its first allocation).
+std::vector<DeviceCache*> existingCaches() {
+  std::lock_guard<std::mutex> g(g_caches_mutex);
+  std::vector<DeviceCache*> out;
+  for (auto& c : caches())
+    if (c) out.push_back(c.get());
+  return out;
+}
+
 void rawFree(void* ptr) { NpuCachingAllocator::free(ptr); }
 
 }  // namespace
@@ -635,7 +644,15 @@ c10::DataPtr NpuCachingAllocator::allocateOn(c10::DeviceIndex device, size_t nby
 void NpuCachingAllocator::free(void* ptr) {
   int device = driver::getDriver().deviceFromPtr(ptr);
   TORCH_INTERNAL_ASSERT(device >= 0, "freeing a pointer that is not npu memory");
-  DeviceCache& cache = *caches()[size_t(device)];
+  // A deleter: no device checks that could throw (it also runs in a forked
+  // child at exit, where npu use is refused but freeing is harmless).
+  DeviceCache* c = nullptr;
+  {
+    std::lock_guard<std::mutex> g(g_caches_mutex);
+    c = caches()[size_t(device)].get();
+  }
+  TORCH_INTERNAL_ASSERT(c, "freeing npu memory of a device without an allocator");
+  DeviceCache& cache = *c;
   std::lock_guard<std::mutex> g(cache.mutex);
   Block* b = cache.find(ptr);
   TORCH_INTERNAL_ASSERT(b, "freeing an npu pointer that is not live");
@@ -650,8 +667,7 @@ void NpuCachingAllocator::copy_data(void* dest, const void* src, std::size_t cou
 }
 
 void NpuCachingAllocator::emptyCache(c10::MempoolId_t) {
-  for (auto& c : caches()) {
-    if (!c) continue;
+  for (DeviceCache* c : existingCaches()) {
     std::lock_guard<std::mutex> g(c->mutex);
     c->releaseCached();
   }
@@ -661,7 +677,7 @@ void NpuCachingAllocator::recordStream(const c10::DataPtr& ptr, c10::Stream stre
   if (!ptr.get()) return;
   TORCH_CHECK(ptr.get_deleter() == &rawFree, "record_stream: the tensor's memory does not come from the npu allocator");
   int device = driver::getDriver().deviceFromPtr(ptr.get());
-  DeviceCache& cache = *caches()[size_t(device)];
+  DeviceCache& cache = cacheOf(c10::DeviceIndex(device));
   std::lock_guard<std::mutex> g(cache.mutex);
   Block* b = cache.find(ptr.get());
   TORCH_CHECK(b, "record_stream: the tensor's memory was already freed");
@@ -703,8 +719,7 @@ void NpuCachingAllocator::setMemoryFraction(double fraction, c10::DeviceIndex de
 
 void NpuCachingAllocator::recordHistory(bool enabled, bool trace, size_t max_entries, bool python_frames) {
   HistoryConfig& h = history();
-  for (auto& c : caches()) {
-    if (!c) continue;
+  for (DeviceCache* c : existingCaches()) {
     std::lock_guard<std::mutex> g(c->mutex);
     if (!enabled) c->clearTrace();
   }
@@ -717,8 +732,7 @@ void NpuCachingAllocator::recordHistory(bool enabled, bool trace, size_t max_ent
 Snapshot NpuCachingAllocator::snapshot() {
   Snapshot out;
   out.device_traces.resize(size_t(deviceCountNoThrow()));
-  for (auto& c : caches()) {
-    if (!c) continue;
+  for (DeviceCache* c : existingCaches()) {
     std::lock_guard<std::mutex> g(c->mutex);
     c->snapshot(out);
   }

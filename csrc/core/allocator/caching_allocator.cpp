@@ -420,9 +420,6 @@ class DeviceCache {
       segments_.insert(seg);
       update(&DeviceStats::segment, false, 1, true);
     }
-    // Before taking new physical memory, give back the free granules inside
-    // the range: what stays mapped is then close to what is allocated.
-    unmapFreeGranules(seg);
     Block* tail = seg->last;
     bool extend = tail && tail->cached;
     size_t have = extend ? tail->size : 0;
@@ -451,6 +448,9 @@ class DeviceCache {
     size_t missing = 0;
     for (size_t g = first; g < last; ++g) missing += seg->chunks[g] ? 0 : 1;
     if (missing == 0) return true;
+    // New physical memory is needed: first give back the free granules, so
+    // what stays mapped tracks what is allocated.
+    unmapFreeGranules(seg);
     if (reserved() + missing * kGranule > limit()) {
       *err = driver::Error::kOutOfMemory;
       return false;

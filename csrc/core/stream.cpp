@@ -69,6 +69,8 @@ c10::Stream currentStream(c10::DeviceIndex device) {
   return makeStream(device, t_current[size_t(device)]);
 }
 
+c10::StreamId currentStreamId(c10::DeviceIndex device) { return t_current[size_t(device)]; }
+
 c10::Stream exchangeStream(const c10::Stream& stream) {
   driverStream(stream);  // validates
   c10::DeviceIndex d = stream.device_index();

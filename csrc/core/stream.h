@@ -16,6 +16,9 @@ constexpr int kStreamPoolSize = 8;
 driver::Stream driverStream(const c10::Stream& stream);
 c10::Stream defaultStream(c10::DeviceIndex device);
 c10::Stream currentStream(c10::DeviceIndex device);
+// The id of the calling thread's current stream on a device already checked
+// by the caller (hot path: no validation, no stream creation).
+c10::StreamId currentStreamId(c10::DeviceIndex device);
 // Makes `stream` current on its device; returns the previous current stream.
 c10::Stream exchangeStream(const c10::Stream& stream);
 c10::Stream streamFromPool(c10::DeviceIndex device);

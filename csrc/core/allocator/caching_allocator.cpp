@@ -596,26 +596,31 @@ class DeviceCache {
   const std::set<Segment*>& segments() const { return segments_; }
 };
 
-std::array<std::unique_ptr<DeviceCache>, kMaxDevices>& caches() {
-  static auto* c = new std::array<std::unique_ptr<DeviceCache>, kMaxDevices>();
+// One cache per device, created on first use and never destroyed (tensors may
+// be freed during interpreter exit). Lock-free to read.
+std::array<std::atomic<DeviceCache*>, kMaxDevices>& caches() {
+  static auto* c = new std::array<std::atomic<DeviceCache*>, kMaxDevices>();
   return *c;
 }
 std::mutex g_caches_mutex;
 
+// The cache of `device`, or nullptr if nothing was allocated there yet.
+DeviceCache* existingCache(int device) { return caches()[size_t(device)].load(std::memory_order_acquire); }
+
 DeviceCache& cacheOf(c10::DeviceIndex device) {
   checkDeviceIndex(device);
+  if (DeviceCache* c = existingCache(device)) return *c;
   std::lock_guard<std::mutex> g(g_caches_mutex);
-  auto& c = caches()[size_t(device)];
-  if (!c) c = std::make_unique<DeviceCache>(device);
+  if (DeviceCache* c = existingCache(device)) return *c;
+  auto* c = new DeviceCache(device);
+  caches()[size_t(device)].store(c, std::memory_order_release);
   return *c;
 }
 
-// The caches created so far (a device's cache is created on its first allocation).
 std::vector<DeviceCache*> existingCaches() {
-  std::lock_guard<std::mutex> g(g_caches_mutex);
   std::vector<DeviceCache*> out;
-  for (auto& c : caches())
-    if (c) out.push_back(c.get());
+  for (int d = 0; d < kMaxDevices; ++d)
+    if (DeviceCache* c = existingCache(d)) out.push_back(c);
   return out;
 }
 
@@ -629,7 +634,7 @@ c10::DataPtr NpuCachingAllocator::allocateOn(c10::DeviceIndex device, size_t nby
   DeviceCache& cache = cacheOf(device);
   c10::Device dev = npuDevice(device);
   if (nbytes == 0) return c10::DataPtr(nullptr, dev);
-  c10::StreamId stream = currentStream(device).id();
+  c10::StreamId stream = currentStreamId(device);
   auto ctx = gatherContext();  // before the lock: it may take the GIL
   std::string oom;
   {
@@ -646,11 +651,7 @@ void NpuCachingAllocator::free(void* ptr) {
   TORCH_INTERNAL_ASSERT(device >= 0, "freeing a pointer that is not npu memory");
   // A deleter: no device checks that could throw (it also runs in a forked
   // child at exit, where npu use is refused but freeing is harmless).
-  DeviceCache* c = nullptr;
-  {
-    std::lock_guard<std::mutex> g(g_caches_mutex);
-    c = caches()[size_t(device)].get();
-  }
+  DeviceCache* c = existingCache(device);
   TORCH_INTERNAL_ASSERT(c, "freeing npu memory of a device without an allocator");
   DeviceCache& cache = *c;
   std::lock_guard<std::mutex> g(cache.mutex);

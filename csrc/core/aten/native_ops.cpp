@@ -41,7 +41,8 @@ at::Tensor empty_memory_format(at::IntArrayRef size, std::optional<at::ScalarTyp
                                std::optional<bool> pin_memory, std::optional<at::MemoryFormat> memory_format) {
   checkFactoryArgs(layout, pin_memory);
   c10::DeviceIndex index = targetDevice(device);
-  c10::DeviceGuard guard(npuDevice(index));
+  c10::OptionalDeviceGuard guard;
+  if (index != currentDevice()) guard.reset_device(npuDevice(index));
   return at::detail::empty_generic(size, &npuAllocator(), kNpuKeys, c10::dtype_or_default(dtype), memory_format);
 }
 

@@ -78,6 +78,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_route_cpu_kernel_ops", translated([] { return core::routeCpuKernelOpsToFallback(); }));
   m.def("_device_count", translated([] { return int(core::deviceCount()); }));
   m.def("_is_in_bad_fork", [] { return core::isInBadFork(); });
+  m.def("_is_initialized", [] { return core::isInitialized(); });
   m.def("_mark_initialized", translated([] {
           core::checkNotInBadFork();
           core::markInitialized();

@@ -20,6 +20,7 @@ void onForkChild() {
 }  // namespace
 
 void markInitialized() { g_initialized.store(true, std::memory_order_relaxed); }
+bool isInitialized() { return g_initialized.load(std::memory_order_relaxed); }
 bool isInBadFork() { return g_bad_fork.load(std::memory_order_relaxed); }
 
 void checkNotInBadFork() {

@@ -22,6 +22,7 @@ c10::Device npuDevice(c10::DeviceIndex index);
 // (memfd MAP_SHARED), so a child forked after npu was initialised must not
 // use npu. markInitialized() is called by the first real use.
 void markInitialized();
+bool isInitialized();
 bool isInBadFork();
 // Throws "Cannot re-initialize npu in forked subprocess ..." in a bad fork.
 void checkNotInBadFork();

@@ -377,12 +377,13 @@ class HostDriver final : public Driver {
     std::lock_guard<std::mutex> g(m.mutex);
     if (m.base) return Error::kSuccess;
     size_t capacity = roundUp(cfg_.device_memory, kGranularity);
-    // Address space and file offsets are sparse and cheap: give both slack
-    // (capacity plus up to 64 GiB, at least 1 GiB) so fragmentation of either
-    // rarely fails an allocation the capacity allows, while 8 devices of the
-    // largest capacity (4 TiB) still fit in the 128 TiB user address space.
-    size_t slack = std::min(capacity, size_t(64) << 30);
-    size_t window = roundUp(std::max(capacity + slack, size_t(1) << 30), kGranularity);
+    // Address space and file offsets are sparse and cheap: 8x capacity (at
+    // least capacity + 512 GiB for small devices) leaves room for several
+    // device-sized expandable ranges (one per stream) beside ordinary
+    // segments, while 8 devices of the largest capacity (4 TiB) still fit in
+    // the 128 TiB user address space.
+    size_t window = roundUp(std::min(capacity * 8, capacity + (size_t(512) << 30)), kGranularity);
+    window = std::max(window, roundUp(capacity + (size_t(1) << 30), kGranularity));
     std::string name = "npudist-npu" + std::to_string(cfg_.visible[size_t(device)]);
     int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
     if (fd < 0) return failErrno("memfd_create for npu " + std::to_string(device));

@@ -35,12 +35,14 @@ from npudist.device.memory import (
     memory_stats_as_nested_dict,
     memory_summary,
     reset_accumulated_memory_stats,
+    reset_max_memory_allocated,
     reset_peak_memory_stats,
     set_per_process_memory_fraction,
 )
 from npudist.device.random import (
     _is_in_bad_fork,
     default_generator,
+    default_generators,
     get_rng_state,
     get_rng_state_all,
     initial_seed,
@@ -67,6 +69,7 @@ __all__ = [
     "StreamContext",
     "current_device",
     "default_generator",
+    "default_generators",
     "get_rng_state",
     "get_rng_state_all",
     "initial_seed",
@@ -99,6 +102,7 @@ __all__ = [
     "memory_stats",
     "memory_summary",
     "reset_accumulated_memory_stats",
+    "reset_max_memory_allocated",
     "set_per_process_memory_fraction",
     "memory_stats_as_nested_dict",
     "reset_peak_memory_stats",
@@ -107,3 +111,13 @@ __all__ = [
     "stream",
     "synchronize",
 ]
+
+
+def __getattr__(name):
+    # torch.utils.checkpoint reads `torch.<device>._initialized` to decide whether to
+    # save and restore the device RNG state around recomputation.
+    if name == "_initialized":
+        from npudist import _C
+
+        return _C._is_initialized()
+    raise AttributeError(f"module 'torch.npu' has no attribute '{name}'")

@@ -51,8 +51,9 @@ def init() -> None:
 
 
 def is_initialized() -> bool:
-    """True once the npu runtime was initialised in this process (like torch.cuda.is_initialized)."""
-    return _initialized
+    """True once npu was used in this process: a tensor, a stream, or any torch.npu call that
+    initialises (like torch.cuda.is_initialized). device_count/is_available do not initialise."""
+    return _C._is_initialized()
 
 
 def is_available() -> bool:

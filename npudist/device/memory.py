@@ -28,7 +28,8 @@ from npudist.device._devices import _index, init
 __all__ = [
     "empty_cache", "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",
     "memory_reserved", "memory_snapshot", "memory_stats", "memory_stats_as_nested_dict", "memory_summary",
-    "reset_accumulated_memory_stats", "reset_peak_memory_stats", "set_per_process_memory_fraction",
+    "reset_accumulated_memory_stats", "reset_max_memory_allocated", "reset_peak_memory_stats",
+    "set_per_process_memory_fraction",
 ]
 
 
@@ -94,6 +95,11 @@ def reset_peak_memory_stats(device: Any = None) -> None:
     _C._reset_peak_memory_stats(_index(device))
 
 
+def reset_max_memory_allocated(device: Any = None) -> None:
+    """Resets the peak of memory_allocated (torch.cuda.reset_max_memory_allocated; same as reset_peak_memory_stats)."""
+    reset_peak_memory_stats(device)
+
+
 def reset_accumulated_memory_stats(device: Any = None) -> None:
     """Resets the "allocated"/"freed" totals and the counters (num_ooms, ...)."""
     init()
@@ -113,8 +119,11 @@ def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None
     """Limits this process to ``fraction`` x capacity of the npu; beyond it allocations raise OutOfMemoryError.
 
     Raises:
+        TypeError: fraction is not a number.
         ValueError: fraction outside (0, 1].
     """
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)):
+        raise TypeError(f"fraction must be a float, got {type(fraction).__name__}")
     init()
     _C._set_memory_fraction(float(fraction), _index(device))
 
@@ -177,8 +186,18 @@ def _record_memory_history(enabled: str | None = "all", context: str | None = "a
         stacks: "python" (C++ frames are not recorded).
         max_entries: trace entries kept per device (oldest dropped first).
     """
+    if enabled is True:  # the legacy boolean form
+        enabled = "all"
+    if enabled is False:
+        enabled = None
     if enabled not in (None, "state", "all"):
         raise ValueError(f"enabled must be None, 'state' or 'all', got {enabled!r}")
+    if context not in (None, "state", "alloc", "all"):
+        raise ValueError(f"context must be None, 'state', 'alloc' or 'all', got {context!r}")
+    if stacks not in ("python", "all"):
+        raise ValueError(f"stacks must be 'python' or 'all', got {stacks!r}")
+    if not isinstance(max_entries, int) or max_entries <= 0:
+        raise ValueError(f"max_entries must be a positive int, got {max_entries!r}")
     init()
     _C._record_memory_history(enabled is not None, enabled == "all", int(max_entries), context is not None)
 

@@ -33,6 +33,24 @@ def default_generator(device: Any = None) -> torch.Generator:
     return gen
 
 
+class _DefaultGenerators:
+    """``torch.npu.default_generators[i]``: the default generator of npu i (as torch.cuda's tuple)."""
+
+    def __getitem__(self, i: int) -> torch.Generator:
+        if not isinstance(i, int) or not 0 <= i < len(self):
+            raise IndexError(f"npu index {i} out of range of the {len(self)} visible npus")
+        return default_generator(i)
+
+    def __len__(self) -> int:
+        return _devices.device_count()
+
+    def __iter__(self):
+        return (default_generator(i) for i in range(len(self)))
+
+
+default_generators = _DefaultGenerators()
+
+
 def get_rng_state(device: Any = "npu") -> torch.Tensor:
     """The generator state of an npu as a torch.uint8 cpu tensor of 16 bytes (seed, offset)."""
     return default_generator(device).get_state()
@@ -47,9 +65,15 @@ def set_rng_state(new_state: torch.Tensor, device: Any = "npu") -> None:
     """Restores an npu's generator state from get_rng_state.
 
     Raises:
-        RuntimeError: the state is not a 16-byte torch.uint8 cpu tensor.
+        TypeError: the state is not a torch.uint8 (ByteTensor) cpu tensor.
+        RuntimeError: it is not 16 bytes, or its offset is negative.
     """
-    default_generator(device).set_state(new_state.detach().to("cpu", torch.uint8).contiguous())
+    if not isinstance(new_state, torch.Tensor) or new_state.dtype != torch.uint8:
+        raise TypeError(f"RNG state must be a torch.ByteTensor (uint8) from torch.npu.get_rng_state, got "
+                        f"{getattr(new_state, 'dtype', type(new_state).__name__)}")
+    if new_state.device.type != "cpu":
+        raise TypeError(f"RNG state must be a cpu tensor, got one on {new_state.device}")
+    default_generator(device).set_state(new_state.detach().contiguous())
 
 
 def set_rng_state_all(new_states: Iterable[torch.Tensor]) -> None:

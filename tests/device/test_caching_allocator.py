@@ -229,3 +229,51 @@ def test_oom_message_advice_recovery_and_snapshot(python, tmp_path):
     assert len(dumps) == 1 and "snapshot written to" in r.stderr
     snap = pickle.loads(dumps[0].read_bytes())
     assert any(e["action"] == "oom" for e in snap["device_traces"][0]) or snap["segments"]
+
+
+def test_expandable_segments_with_several_streams(python):
+    r = python("""
+        import torch
+        MiB = 1 << 20
+        streams = [torch.npu.Stream() for _ in range(3)]
+        keep = [torch.empty(3 * MiB, dtype=torch.uint8, device="npu")]
+        for s in streams:                       # a device-sized range per stream
+            with torch.npu.stream(s):
+                keep.append(torch.empty(3 * MiB, dtype=torch.uint8, device="npu"))
+        small = torch.empty(100, dtype=torch.uint8, device="npu")   # the small pool still has room
+        print(len(keep), small.numel())
+        del keep, small
+        torch.npu.empty_cache()
+        print(torch.npu.memory_reserved(), len(torch.npu.memory_snapshot()))
+    """, env={"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["4", "100", "0", "0"]
+
+
+def test_inactive_split_stats_track_peaks():
+    torch.npu.empty_cache()
+    torch.npu.reset_peak_memory_stats()
+    a = empty(3 * MiB)
+    b = empty(3 * MiB)
+    del a  # a free block beside a live one: inactive split
+    s = torch.npu.memory_stats()
+    assert s["inactive_split.large_pool.current"] == 2  # a's hole and the segment's tail
+    assert s["inactive_split_bytes.large_pool.current"] == 17 * MiB
+    assert s["inactive_split_bytes.large_pool.peak"] >= 17 * MiB
+    del b
+    s = torch.npu.memory_stats()
+    assert s["inactive_split.all.current"] == 0 and s["inactive_split_bytes.all.peak"] >= 17 * MiB
+
+
+def test_memory_api_argument_checks():
+    with pytest.raises(TypeError):
+        torch.npu.set_per_process_memory_fraction("0.5")
+    with pytest.raises(ValueError, match="fraction must be in"):
+        torch.npu.set_per_process_memory_fraction(1.5)
+    with pytest.raises(ValueError, match="context must be"):
+        torch.npu.memory._record_memory_history(context="bogus")
+    with pytest.raises(ValueError, match="max_entries"):
+        torch.npu.memory._record_memory_history(max_entries=-1)
+    torch.npu.memory._record_memory_history(True)  # the legacy boolean form
+    torch.npu.memory._record_memory_history(None)
+    torch.npu.reset_max_memory_allocated()

@@ -86,3 +86,37 @@ def test_dropout_matches_cpu_semantics():
     torch.testing.assert_close(out.cpu(), (x.cpu() * mask.cpu()) / 0.7)
     out, mask = torch.ops.aten.native_dropout(x, 0.3, False)
     assert torch.equal(out.cpu(), x.cpu()) and mask.all()
+
+
+def test_generator_device_checks_and_state_types():
+    g = torch.Generator("npu")
+    with pytest.raises(RuntimeError, match="Expected a 'cpu' device type for generator but found 'npu'"):
+        torch.rand(3, generator=g)
+    with pytest.raises(RuntimeError, match="Expected a 'cpu' device type for generator"):
+        torch.multinomial(torch.ones(4), 2, generator=g)
+    with pytest.raises(TypeError, match="ByteTensor"):
+        torch.npu.set_rng_state(torch.full((16,), 3.0))
+    with pytest.raises(TypeError, match="cpu tensor"):
+        torch.npu.set_rng_state(torch.npu.get_rng_state().npu())
+    assert len(torch.npu.default_generators) == torch.npu.device_count()
+    assert torch.npu.default_generators[1].device == torch.device("npu:1")
+
+
+def test_checkpoint_recomputes_the_same_dropout_mask():
+    torch.ones(1, device="npu")
+    assert torch.npu.is_initialized() and torch.npu._initialized
+    lin = torch.nn.Linear(16, 16).to("npu")
+
+    def block(x):
+        return torch.nn.functional.dropout(lin(x), 0.5, training=True)
+
+    for reentrant in (False, True):
+        torch.manual_seed(0)
+        x = torch.randn(8, 16, device="npu", requires_grad=True)
+        torch.manual_seed(1)
+        block(x).sum().backward()
+        plain = x.grad.clone()
+        x.grad = None
+        torch.manual_seed(1)
+        torch.utils.checkpoint.checkpoint(block, x, use_reentrant=reentrant).sum().backward()
+        assert torch.equal(x.grad.cpu(), plain.cpu()), f"use_reentrant={reentrant}"

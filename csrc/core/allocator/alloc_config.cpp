@@ -57,6 +57,9 @@ AllocConfig parseAllocConfig(const std::string& text) {
                         value);
       cfg.garbage_collection_threshold = t;
     } else if (key == "roundup_power2_divisions") {
+      TORCH_CHECK_VALUE(value.empty() || value[0] != '[',
+                        "PYTORCH_NPU_ALLOC_CONF: roundup_power2_divisions takes one power of 2 here; the per-size "
+                        "list form [size:divisions,...] is not supported");
       double n = number(key, value);
       size_t d = size_t(n);
       TORCH_CHECK_VALUE(n >= 1 && double(d) == n && (d & (d - 1)) == 0,

@@ -164,7 +164,9 @@ class DeviceCache {
     NPU_CHECK(driver::getDriver().getMemInfo(device_, &free_b, &total));
     size_t allocated = size_t(stats_.allocated_bytes[0].current);
     size_t reserved_b = reserved();
-    std::string msg = "NPU out of memory. Tried to allocate " + formatBytes(nbytes) + " (npu " +
+    std::string asked = formatBytes(nbytes);
+    if (nbytes >= (size_t(1) << 20) && nbytes % 1024) asked += " (" + std::to_string(nbytes) + " bytes)";  // not exact in MiB
+    std::string msg = "NPU out of memory. Tried to allocate " + asked + " (npu " +
                       std::to_string(device_) + "; " + formatBytes(total) + " total capacity; " +
                       formatBytes(allocated) + " already allocated; " + formatBytes(free_b) + " free; " +
                       formatBytes(reserved_b) + " reserved in total by PyTorch";
@@ -229,23 +231,21 @@ class DeviceCache {
         }
       }
     }
-    for (auto& kv : expandable_) unmapFreeGranules(kv.second);
+    for (auto& kv : expandable_) {
+      Segment* seg = kv.second;
+      unmapFreeGranules(seg);
+      Block* only = seg->last;
+      if (only && only->cached && !only->prev && seg->mapped == 0) {  // nothing left: forget the range's use
+        uncache(only);
+        delete only;
+        seg->last = nullptr;
+        seg->size = 0;
+      }
+    }
   }
 
   DeviceStats stats() {
     DeviceStats s = stats_;
-    // Inactive split blocks: cached blocks that share a segment with others.
-    for (Pool* pool : {&small_, &large_}) {
-      for (Block* b : *pool) {
-        if (b->prev || b->next) {
-          size_t k = b->small ? size_t(StatType::SMALL_POOL) : size_t(StatType::LARGE_POOL);
-          for (size_t i : {size_t(0), k}) {
-            s.inactive_split[i].current++;
-            s.inactive_split_bytes[i].current += int64_t(b->size);
-          }
-        }
-      }
-    }
     s.max_split_size = allocConfig().max_split_size == SIZE_MAX ? -1 : int64_t(allocConfig().max_split_size);
     return s;
   }
@@ -331,8 +331,7 @@ class DeviceCache {
     // Oversize blocks (> max_split_size) serve only requests that are nearly as large.
     if (size < cfg.max_split_size && b->size >= cfg.max_split_size) return nullptr;
     if (size >= cfg.max_split_size && b->size >= size + kLargeBuffer) return nullptr;
-    pool.erase(it);
-    b->cached = false;
+    uncache(b);
     return b;
   }
 
@@ -364,9 +363,24 @@ class DeviceCache {
     return b;
   }
 
+  // Puts a free block in its pool. A cached block that shares its segment
+  // with others is an "inactive split" block (memory_stats' inactive_split*).
   void cache(Block* b) {
     b->cached = true;
     (b->small ? small_ : large_).insert(b);
+    if (b->prev || b->next) {
+      update(&DeviceStats::inactive_split, b->small, 1, true);
+      update(&DeviceStats::inactive_split_bytes, b->small, b->size, true);
+    }
+  }
+
+  void uncache(Block* b) {
+    (b->small ? small_ : large_).erase(b);
+    b->cached = false;
+    if (b->prev || b->next) {
+      update(&DeviceStats::inactive_split, b->small, 1, false);
+      update(&DeviceStats::inactive_split_bytes, b->small, b->size, false);
+    }
   }
 
   // Returns a block of at least `size` bytes from new memory, or nullptr.
@@ -428,8 +442,7 @@ class DeviceCache {
     char* at = seg->base + seg->size;
     seg->size += need;
     if (extend) {
-      large_.erase(tail);
-      tail->cached = false;
+      uncache(tail);
       tail->size += need;
       return tail;  // malloc maps what it keeps
     }
@@ -492,7 +505,9 @@ class DeviceCache {
     for (Block* b = seg->last; b; b = b->prev) {
       if (!b->cached) continue;
       size_t lo = roundUp(size_t(b->ptr - seg->base), kGranule) / kGranule;
-      size_t hi = (size_t(b->ptr - seg->base) + b->size) / kGranule;
+      size_t end = size_t(b->ptr - seg->base) + b->size;
+      // Nothing lies beyond the last block: it owns the rest of its granule.
+      size_t hi = b == seg->last ? roundUp(end, kGranule) / kGranule : end / kGranule;
       for (size_t g = lo; g < hi; ++g) {
         if (!seg->chunks[g]) continue;
         unmapGranule(seg, g);
@@ -527,19 +542,17 @@ class DeviceCache {
       trace("free_completed", b->ptr, b->size, b->stream, b->context);
     }
     b->context.reset();
-    Pool& pool = b->small ? small_ : large_;
     if (Block* p = b->prev; p && p->cached) {
-      pool.erase(p);
+      uncache(p);
       p->size += b->size;
       p->next = b->next;
       if (b->next) b->next->prev = p;
       if (b->segment->last == b) b->segment->last = p;
       delete b;
       b = p;
-      b->cached = false;
     }
     if (Block* n = b->next; n && n->cached) {
-      pool.erase(n);
+      uncache(n);
       b->size += n->size;
       b->next = n->next;
       if (n->next) n->next->prev = b;

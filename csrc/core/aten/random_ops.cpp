@@ -20,13 +20,16 @@ bool isGeneratorArg(const c10::Argument& arg) {
   return false;
 }
 
+// The npu device the call works on: of its first npu tensor, else its npu
+// Device argument (current device when unindexed); -1 if it names no npu.
 c10::DeviceIndex deviceOfCall(const torch::jit::Stack& stack, size_t first, size_t n) {
   for (size_t i = first; i < first + n; ++i) {
     const c10::IValue& v = stack[i];
     if (v.isTensor() && v.toTensor().is_privateuseone()) return v.toTensor().device().index();
-    if (v.isDevice() && v.toDevice().is_privateuseone() && v.toDevice().has_index()) return v.toDevice().index();
+    if (v.isDevice() && v.toDevice().is_privateuseone())
+      return v.toDevice().has_index() ? v.toDevice().index() : currentDevice();
   }
-  return currentDevice();
+  return -1;
 }
 
 uint64_t valuesProduced(const torch::jit::Stack& stack, size_t num_returns) {
@@ -55,13 +58,18 @@ void npuRandomFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) 
   TORCH_INTERNAL_ASSERT(gen_index < num_args);
 
   c10::IValue& gen_arg = (*stack)[first + gen_index];
+  c10::DeviceIndex device = deviceOfCall(*stack, first, num_args);
+  // Reached only because an npu generator was passed with cpu tensors (the
+  // generator's key picks the backend): refuse, as CUDA and CPU kernels do.
+  TORCH_CHECK(device >= 0, "Expected a 'cpu' device type for generator but found 'npu' (", schema.name(),
+              " on cpu tensors needs a cpu generator, or create the tensors on npu)");
   at::Generator gen;
   if (gen_arg.isGenerator()) {
     gen = gen_arg.toGenerator();
     TORCH_CHECK(gen.device().is_privateuseone(), "Expected a 'npu' device type for generator but found '",
                 gen.device().type(), "' (", schema.name(), " on npu tensors needs torch.Generator(device='npu'))");
   } else {
-    gen = defaultNpuGenerator(deviceOfCall(*stack, first, num_args));
+    gen = defaultNpuGenerator(device);
   }
   auto* impl = gen.get<NpuGeneratorImpl>();
   std::lock_guard<std::mutex> lock(gen.mutex());

@@ -44,8 +44,13 @@ void throwDriverError(driver::Error e, const char* call) {
 }
 
 c10::DeviceIndex deviceCount() {
-  int n = 0;
+  // The environment is read once per process, so the count never changes:
+  // cache it for the hot paths (every allocation checks its device index).
+  static std::atomic<int> cached{-1};
+  int n = cached.load(std::memory_order_relaxed);
+  if (C10_LIKELY(n >= 0)) return static_cast<c10::DeviceIndex>(n);
   NPU_CHECK(driver::getDriver().getDeviceCount(&n));
+  cached.store(n, std::memory_order_relaxed);
   return static_cast<c10::DeviceIndex>(n);
 }
 

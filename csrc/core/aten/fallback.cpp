@@ -33,6 +33,25 @@ bool acceptsCpuTensors(const c10::OperatorHandle& op) {
          name == "aten::_index_put_impl_";
 }
 
+// Replaces a Tensor or Tensor[] value with f applied to each tensor; false
+// for any other kind of value.
+template <typename F>
+bool mapTensors(c10::IValue& v, F f) {
+  if (v.isTensor()) {
+    v = f(v.toTensor());
+    return true;
+  }
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> list = v.toTensorList();
+    c10::List<at::Tensor> out;
+    out.reserve(list.size());
+    for (const at::Tensor& t : list) out.push_back(f(t));
+    v = std::move(out);
+    return true;
+  }
+  return false;
+}
+
 class FallbackCall {
  public:
   FallbackCall(const c10::OperatorHandle& op, torch::jit::Stack* stack) : op_(op), stack_(stack) {}
@@ -101,15 +120,8 @@ class FallbackCall {
   }
 
   void prepare(c10::IValue& v, bool written) {
-    if (v.isTensor()) {
-      v = aliasTensor(v.toTensor(), written);
-    } else if (v.isTensorList()) {
-      c10::List<at::Tensor> list = v.toTensorList();
-      c10::List<at::Tensor> out;
-      out.reserve(list.size());
-      for (const at::Tensor& t : list) out.push_back(aliasTensor(t, written));
-      v = std::move(out);
-    } else if (v.isList()) {
+    if (mapTensors(v, [&](const at::Tensor& t) { return aliasTensor(t, written); })) return;
+    if (v.isList()) {
       c10::List<c10::IValue> list = v.toList();
       bool has_tensor = false;
       for (const c10::IValue& e : list) has_tensor = has_tensor || e.isTensor();
@@ -155,15 +167,7 @@ class FallbackCall {
   }
 
   void wrapOutput(c10::IValue& v, c10::DeviceIndex device) {
-    if (v.isTensor()) {
-      v = wrapTensor(v.toTensor(), device);
-    } else if (v.isTensorList()) {
-      c10::List<at::Tensor> list = v.toTensorList();
-      c10::List<at::Tensor> out;
-      out.reserve(list.size());
-      for (const at::Tensor& t : list) out.push_back(wrapTensor(t, device));
-      v = std::move(out);
-    }
+    mapTensors(v, [&](const at::Tensor& t) { return wrapTensor(t, device); });
   }
 
   const c10::OperatorHandle& op_;

@@ -169,10 +169,6 @@ PYBIND11_MODULE(_C, m) {
           d["per_process_memory_fraction"] = c.per_process_memory_fraction;
           return d;
         }));
-  m.def("_alloc_config", translated([] {
-          const core::AllocConfig& c = core::allocConfig();
-          return py::make_tuple(c.expandable_segments, c.max_split_size == SIZE_MAX ? -1 : int64_t(c.max_split_size));
-        }));
   m.def("_record_memory_history", translated([](bool enabled, bool trace, size_t max_entries, bool python_frames) {
           core::npuAllocator().recordHistory(enabled, trace, max_entries, python_frames);
         }));
@@ -265,7 +261,5 @@ PYBIND11_MODULE(_C, m) {
           core::launchDeferred(streamOf(stream_id, device), [fn = std::move(fn)] { fn(); });
         }),
         py::arg("stream_id"), py::arg("device"), py::arg("fn"));
-  m.def("_stream_priority", translated([](int64_t stream_id, int64_t device) {
-          return core::driverStream(streamOf(stream_id, device))->priority;
-        }));
+
 }

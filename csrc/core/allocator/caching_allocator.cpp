@@ -76,8 +76,9 @@ struct Segment {
   // fixed: the one physical chunk; expandable: one entry per granule of the
   // range, nullptr where unmapped.
   std::vector<driver::PhysicalHandle> chunks;
-  Block* last = nullptr;  // expandable: the block at the end
-  size_t mapped = 0;      // expandable: mapped bytes
+  Block* first = nullptr;  // the block at `base` (the same object for the segment's life)
+  Block* last = nullptr;   // expandable: the block at the end
+  size_t mapped = 0;       // expandable: mapped bytes
 };
 
 struct BlockOrder {
@@ -238,7 +239,7 @@ class DeviceCache {
       if (only && only->cached && !only->prev && seg->mapped == 0) {  // nothing left: forget the range's use
         uncache(only);
         delete only;
-        seg->last = nullptr;
+        seg->first = seg->last = nullptr;
         seg->size = 0;
       }
     }
@@ -266,7 +267,7 @@ class DeviceCache {
       if (seg->size == 0) continue;
       SnapshotSegment s{int(device_), reinterpret_cast<uintptr_t>(seg->base), seg->size, 0, 0, 0, seg->stream,
                         seg->small, seg->expandable, {}};
-      for (Block* b : blocksOf(seg)) {
+      for (Block* b = seg->first; b; b = b->next) {
         std::string state = b->allocated ? "active_allocated" : b->pending_events ? "active_pending_free" : "inactive";
         s.blocks.push_back({reinterpret_cast<uintptr_t>(b->ptr), b->size, b->allocated ? b->requested : 0, state,
                             b->context});
@@ -414,7 +415,8 @@ class DeviceCache {
     if (!small && seg_size >= cfg.max_split_size) stats_.oversize_segments.increase(1);
     stats_.num_device_alloc++;
     trace("segment_alloc", seg->base, seg_size, stream, nullptr);
-    return new Block{seg->base, seg_size, stream, small, seg};
+    seg->first = new Block{seg->base, seg_size, stream, small, seg};
+    return seg->first;
   }
 
   Block* growExpandable(c10::StreamId stream, size_t size, driver::Error* err) {
@@ -449,6 +451,7 @@ class DeviceCache {
     auto* b = new Block{at, need, stream, false, seg};
     b->prev = tail;
     if (tail) tail->next = b;
+    else seg->first = b;
     seg->last = b;
     return b;
   }
@@ -595,18 +598,6 @@ class DeviceCache {
   std::deque<SnapshotTrace> trace_;
   DeviceStats stats_;
 
- public:
-  // Blocks of a fixed segment, in address order (found through the live map and pools).
-  std::vector<Block*> blocksOf(Segment* seg) {
-    std::vector<Block*> found;
-    for (auto& kv : live_) if (kv.second->segment == seg) found.push_back(kv.second);
-    for (Pool* pool : {&small_, &large_}) for (Block* b : *pool) if (b->segment == seg) found.push_back(b);
-    for (const PendingFree& p : pending_) if (p.block->segment == seg) found.push_back(p.block);
-    std::sort(found.begin(), found.end(), [](Block* a, Block* b) { return a->ptr < b->ptr; });
-    found.erase(std::unique(found.begin(), found.end()), found.end());
-    return found;
-  }
-  const std::set<Segment*>& segments() const { return segments_; }
 };
 
 // One cache per device, created on first use and never destroyed (tensors may

@@ -363,6 +363,9 @@ class HostDriver final : public Driver {
       std::lock_guard<std::mutex> g2(end->mutex);
       if (!end->recorded) return fail(Error::kInvalidValue, "elapsed_time: the end event was never recorded");
     }
+    if (start->device != end->device)
+      return fail(Error::kInvalidValue, "elapsed_time: the events were recorded on different npus (" +
+                                            std::to_string(start->device) + " and " + std::to_string(end->device) + ")");
     if (!start->complete() || !end->complete())
       return fail(Error::kNotReady, "elapsed_time: an event has not completed yet; synchronize it first");
     *ms = float(double(end->completionNs() - start->completionNs()) / 1e6);

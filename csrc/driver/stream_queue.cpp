@@ -161,6 +161,7 @@ void EventObject::record(StreamObject* stream) {
   std::lock_guard<std::mutex> g(mutex);
   tasks = std::move(now);
   recorded = true;
+  device = stream->device;
   record_ns = monotonicNs();
 }
 

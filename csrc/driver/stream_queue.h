@@ -84,6 +84,7 @@ struct npudist::driver::EventObject {
   unsigned flags = 0;
   std::mutex mutex;
   bool recorded = false;
+  int device = -1;  // of the stream it was last recorded on
   int64_t record_ns = 0;
   std::vector<TaskPtr> tasks;
 

@@ -89,6 +89,10 @@ def test_event_elapsed_time_and_timing_flag():
     untimed.record(s)
     with pytest.raises((RuntimeError, ValueError), match="enable_timing"):
         start.elapsed_time(untimed)
+    other = torch.npu.Event(enable_timing=True)
+    other.record(torch.npu.Stream(device=1))
+    with pytest.raises(ValueError, match="recorded on different npus"):
+        start.elapsed_time(other)
 
 
 def test_failed_deferred_work_surfaces_on_synchronize():

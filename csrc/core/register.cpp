@@ -16,6 +16,7 @@
 #include "core/hooks.h"
 
 #include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/set_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/unfold_native.h>
 #include <ATen/ops/view_as_complex_native.h>
@@ -55,7 +56,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_", &set_empty_);
   m.impl("set_.source_Storage", &set_storage_);
   m.impl("set_.source_Storage_storage_offset", &set_storage_offset_);
-  m.impl("set_.source_Tensor", &set_tensor_);
+  m.impl("set_.source_Tensor", &at::native::set_tensor_);  // re-dispatches to set_.source_Storage_storage_offset
   // Views: PyTorch's device-generic implementations, which only touch metadata.
   m.impl("as_strided", &at::native::as_strided_tensorimpl);
   m.impl("view", &at::native::view);

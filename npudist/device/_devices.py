@@ -1,17 +1,12 @@
 """Device count, selection and properties (torch.cuda's names and semantics)."""
 from __future__ import annotations
 
-import threading
 import warnings
 from typing import Any, NamedTuple
 
 import torch
 
 from npudist import _C
-
-_initialized = False
-_init_lock = threading.Lock()
-
 
 def _index(device: Any, optional: bool = True) -> int:
     """Resolves ``device`` (None, int, str, torch.device) to a visible npu index.
@@ -42,12 +37,8 @@ def init() -> None:
         ValueError: the environment describes no valid set of devices; the
             message names the variable and an accepted value.
     """
-    global _initialized
-    with _init_lock:
-        if not _initialized or _C._is_in_bad_fork():
-            _C._mark_initialized()  # raises in a child forked after npu was initialised
-            _C._device_count()
-            _initialized = True
+    _C._mark_initialized()  # raises in a child forked after npu was initialised
+    _C._device_count()  # raises on an invalid configuration (cached after the first call)
 
 
 def is_initialized() -> bool:

@@ -131,10 +131,6 @@ at::Tensor& set_storage_offset_(at::Tensor& self, at::Storage source, int64_t st
   return at::native::set_storage_cpu_(self, std::move(source), storage_offset, size, stride);
 }
 
-at::Tensor& set_tensor_(at::Tensor& self, const at::Tensor& source) {
-  return at::native::set_tensor_(self, source);
-}
-
 void record_stream(at::Tensor& self, c10::Stream stream) {
   TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1, "record_stream: expected an npu stream, got ",
               stream.device());

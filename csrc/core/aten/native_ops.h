@@ -30,7 +30,6 @@ at::Tensor& set_empty_(at::Tensor& self);
 at::Tensor& set_storage_(at::Tensor& self, at::Storage source);
 at::Tensor& set_storage_offset_(at::Tensor& self, at::Storage source, int64_t storage_offset,
                                 at::IntArrayRef size, at::IntArrayRef stride);
-at::Tensor& set_tensor_(at::Tensor& self, const at::Tensor& source);
 
 // Tensor.record_stream: the block is not reused until `stream`'s pending
 // work at the time of the free has completed (caching allocator).

@@ -1,6 +1,5 @@
-"""npurun: the npudist launcher, built on torch.distributed.run.
+"""npurun: the npudist launcher, built on torch.distributed.run's elastic agent.
 
-Packaged with npudist (pyproject.toml) so that `import npurun` resolves; the
-launcher itself (the `npurun` console script, rank output, signals, cleanup)
-is the launcher issue's work and is not implemented yet.
+``npurun --nproc 8 train.py [args]`` starts 8 ranks on the local npus; see docs/launcher.md.
+The console script is ``npurun.cli:console_main``.
 """

@@ -1,0 +1,188 @@
+"""npurun's command line: torchrun's parser plus npurun's own flags, and its validation.
+
+The parser is ``torch.distributed.run.get_args_parser()`` (so every torchrun flag, its
+``--a_b`` spelling and its ``PET_*`` environment defaults work unchanged) with
+``--nproc`` as a short form of ``--nproc-per-node``, ``--dry-run`` and
+``--rdzv-connect-timeout`` added. ``validate`` turns every bad value into one
+message that names the flag, the value and what to do, before anything starts.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+
+from torch.distributed.elastic.multiprocessing import Std
+from torch.distributed.elastic.rendezvous.utils import parse_rendezvous_endpoint
+from torch.distributed.run import get_args_parser
+
+DEFAULT_CONNECT_TIMEOUT = 60.0
+_TAG_RE = re.compile(r"^[A-Za-z0-9_.]{1,64}$")
+
+
+class UsageError(ValueError):
+    """A bad npurun argument or environment value; the message says what to change."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """torchrun's argument parser, renamed npurun, with npurun's extra flags."""
+    parser = get_args_parser()
+    parser.prog = "npurun"
+    parser.description = (
+        "Launch a distributed job on the local npus (torch.distributed.run's elastic agent "
+        "underneath). Accepts torchrun's flags; every output line is prefixed with its rank, "
+        "and a summary closes the run.")
+    parser.add_argument("--nproc", dest="nproc_per_node", default=argparse.SUPPRESS,
+                        help="Short form of --nproc-per-node: an integer, 'npu' or 'auto' (all visible npus).")
+    parser.add_argument("--dry-run", "--dry_run", dest="dry_run", action="store_true",
+                        help="Print the plan (ranks, devices, environment, rendezvous) and exit without starting anything.")
+    parser.add_argument("--rdzv-connect-timeout", "--rdzv_connect_timeout", dest="rdzv_connect_timeout", type=float,
+                        default=None,
+                        help="Seconds to wait for another node's rendezvous endpoint to accept a connection before "
+                             "failing (default: read_timeout from --rdzv-conf, else 60).")
+    return parser
+
+
+def parse_nnodes(value: str) -> tuple[int, int]:
+    """'N' or 'MIN:MAX' -> (min_nodes, max_nodes)."""
+    parts = value.split(":")
+    try:
+        if len(parts) == 1:
+            lo = hi = int(parts[0])
+        elif len(parts) == 2:
+            lo, hi = int(parts[0]), int(parts[1])
+        else:
+            raise ValueError
+    except ValueError:
+        raise UsageError(f"--nnodes={value!r} is not a node count: use N or MIN:MAX (e.g. --nnodes 2)") from None
+    if not 0 < lo <= hi:
+        raise UsageError(f"--nnodes={value!r}: need 0 < MIN <= MAX (e.g. --nnodes 2 or --nnodes 1:4)")
+    return lo, hi
+
+
+def resolve_nproc(value: str, visible_npus: int) -> int:
+    """The number of local ranks for --nproc-per-node ``value`` given the visible npu count.
+
+    Accepts an integer, 'npu' or 'auto' (both: every visible npu) and 'cpu' (one rank per
+    core, as torchrun). Raises UsageError for anything else, for 0, and for more ranks
+    than visible npus.
+    """
+    text = str(value).strip()
+    if text in ("npu", "auto"):
+        n = visible_npus
+        if n == 0:
+            raise UsageError(f"--nproc-per-node {text}: no npu is visible "
+                             f"(NPUDIST_DEVICE_COUNT={os.environ.get('NPUDIST_DEVICE_COUNT', '8')!s}, "
+                             f"ASCEND_RT_VISIBLE_DEVICES={os.environ.get('ASCEND_RT_VISIBLE_DEVICES', '<unset>')!s})")
+        return n
+    if text == "cpu":
+        n = len(os.sched_getaffinity(0))
+    elif text in ("gpu", "xpu", "cuda"):
+        raise UsageError(f"--nproc-per-node {text}: npurun starts ranks on npus; use an integer, 'npu' or 'auto'")
+    else:
+        try:
+            n = int(text)
+        except ValueError:
+            raise UsageError(f"--nproc-per-node={text!r} is not valid: use an integer, 'npu' or 'auto'") from None
+        if n < 1:
+            raise UsageError(f"--nproc-per-node={text}: need at least 1 rank per node")
+    if n > visible_npus:
+        raise UsageError(
+            f"--nproc-per-node {n} asks for {n} local ranks but only {visible_npus} npu(s) are visible "
+            f"(NPUDIST_DEVICE_COUNT={os.environ.get('NPUDIST_DEVICE_COUNT', '8 (default)')}, "
+            f"ASCEND_RT_VISIBLE_DEVICES={os.environ.get('ASCEND_RT_VISIBLE_DEVICES', '<unset>')}): "
+            f"lower --nproc-per-node, or make more npus visible")
+    return n
+
+
+def parse_std(flag: str, value: str, nproc: int) -> dict[int, Std]:
+    """--redirects / --tee value -> {local_rank: Std}, with a clear error for bad input."""
+    try:
+        parsed = Std.from_str(value)
+    except Exception:
+        raise UsageError(f"{flag}={value!r} is not valid: use 0-3 for every rank (0 none, 1 stdout, 2 stderr, "
+                         f"3 both) or LOCAL_RANK:N pairs, e.g. {flag} 0:3,1:1") from None
+    if isinstance(parsed, dict):
+        bad = sorted(r for r in parsed if not 0 <= r < nproc)
+        if bad:
+            raise UsageError(f"{flag}={value!r} names local rank(s) {bad}, but there are {nproc} local ranks "
+                             f"(0..{nproc - 1})")
+        return {r: parsed.get(r, Std.NONE) for r in range(nproc)}
+    return dict.fromkeys(range(nproc), parsed)
+
+
+def parse_ranks_filter(value: str, nproc: int) -> set[int] | None:
+    """--local-ranks-filter value -> set of local ranks (None: show all)."""
+    if not value:
+        return None
+    try:
+        ranks = {int(v) for v in value.split(",")}
+    except ValueError:
+        raise UsageError(f"--local-ranks-filter={value!r}: use a comma-separated list of local ranks, "
+                         f"e.g. --local-ranks-filter 0,1") from None
+    bad = sorted(r for r in ranks if not 0 <= r < nproc)
+    if bad:
+        raise UsageError(f"--local-ranks-filter={value!r} names local rank(s) {bad}, but there are {nproc} "
+                         f"local ranks (0..{nproc - 1})")
+    return ranks
+
+
+def validate(args: argparse.Namespace) -> None:
+    """Checks everything that does not need the device count; raises UsageError."""
+    min_nodes, max_nodes = parse_nnodes(args.nnodes)
+    if args.standalone and max_nodes > 1:
+        raise UsageError("--standalone starts a single-node job; drop it or use --nnodes 1 "
+                         "(several nodes need --rdzv-backend c10d --rdzv-endpoint HOST:PORT)")
+    if args.max_restarts < 0:
+        raise UsageError(f"--max-restarts={args.max_restarts}: must be >= 0")
+    if not args.monitor_interval > 0:
+        raise UsageError(f"--monitor-interval={args.monitor_interval}: must be > 0 seconds")
+    if args.shutdown_timeout is not None and args.shutdown_timeout < 0:
+        raise UsageError(f"--shutdown-timeout={args.shutdown_timeout}: must be >= 0 seconds")
+    if args.rdzv_connect_timeout is not None and not args.rdzv_connect_timeout > 0:
+        raise UsageError(f"--rdzv-connect-timeout={args.rdzv_connect_timeout}: must be > 0 seconds")
+    if args.rdzv_backend not in ("static", "c10d", "etcd", "etcd-v2"):
+        raise UsageError(f"--rdzv-backend={args.rdzv_backend!r}: use c10d (or static with --master-addr/--master-port)")
+    if args.master_port is not None and not 0 < args.master_port < 65536:
+        raise UsageError(f"--master-port={args.master_port}: must be a port number 1..65535")
+    if args.rdzv_backend == "static":
+        if not 0 <= args.node_rank < max_nodes:
+            raise UsageError(f"--node-rank={args.node_rank}: must be in 0..{max_nodes - 1} for --nnodes {args.nnodes}")
+        if max_nodes > 1 and min_nodes != max_nodes:
+            raise UsageError("an elastic --nnodes MIN:MAX needs a dynamic rendezvous: add --rdzv-backend c10d "
+                             "--rdzv-endpoint HOST:PORT")
+    elif not args.standalone:
+        if max_nodes > 1 and not args.rdzv_endpoint:
+            raise UsageError(f"--rdzv-backend {args.rdzv_backend} with --nnodes {args.nnodes} needs "
+                             "--rdzv-endpoint HOST:PORT (the same on every node)")
+    if args.rdzv_endpoint:
+        try:
+            host, port = parse_rendezvous_endpoint(args.rdzv_endpoint, default_port=-1)
+        except ValueError as e:
+            raise UsageError(f"--rdzv-endpoint={args.rdzv_endpoint!r}: {e}; use HOST:PORT") from None
+        if port == -1 and args.rdzv_backend == "static":
+            raise UsageError(f"--rdzv-endpoint={args.rdzv_endpoint!r} has no port: use HOST:PORT")
+    if args.log_dir and os.path.exists(args.log_dir) and not os.path.isdir(args.log_dir):
+        raise UsageError(f"--log-dir={args.log_dir!r} is a file, not a directory")
+    tag = os.environ.get("NPUDIST_JOB_TAG")
+    if tag is not None and not _TAG_RE.match(tag):
+        raise UsageError(f"NPUDIST_JOB_TAG={tag!r} is not a valid job tag: use 1-64 letters, digits, '_' or '.'")
+    _check_entrypoint(args)
+
+
+def _check_entrypoint(args: argparse.Namespace) -> None:
+    script = args.training_script
+    if args.module:
+        if args.no_python:
+            raise UsageError("-m/--module and --no-python cannot be used together")
+        return
+    if args.no_python and not args.run_path:
+        if os.sep not in script and shutil.which(script) is None:
+            raise UsageError(f"--no-python: program {script!r} was not found on PATH")
+        if os.sep in script and not os.access(script, os.X_OK):
+            raise UsageError(f"--no-python: {script!r} is not an executable file")
+        return
+    if not os.path.isfile(script):
+        hint = " (to run a module, add -m)" if not script.endswith(".py") else ""
+        raise UsageError(f"training script {script!r} not found{hint}")

@@ -1,0 +1,173 @@
+"""Signals and cleanup: nothing of a job outlives npurun.
+
+- npurun makes itself a child subreaper (Linux ``PR_SET_CHILD_SUBREAPER``): a process a
+  rank started is re-parented to npurun, not to init, when that rank dies, so it can be
+  found and stopped.
+- ``stop_descendants`` sends SIGTERM to every remaining descendant, waits a grace period,
+  then SIGKILLs and reaps them. torch's agent already stops each worker's process group
+  (workers run in their own session); this catches what escaped it (children of a rank
+  killed with -9, daemonised helpers).
+- ``remove_shm`` deletes ``/dev/shm/npudist-<tag>-*`` once the ranks are gone.
+- SIGINT is turned into the same path as SIGTERM: the ranks get SIGTERM and
+  ``--shutdown-timeout`` seconds before SIGKILL.
+"""
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import signal
+import time
+
+from torch.distributed.elastic.multiprocessing import SignalException
+
+SHM_DIR = "/dev/shm"
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Makes orphaned descendants re-parent to this process. Returns False where unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _parents() -> dict[int, int]:
+    """pid -> parent pid for every process in /proc (live or zombie)."""
+    result = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        result[int(name)] = int(fields[1])
+    return result
+
+
+def descendants(pid: int | None = None) -> list[int]:
+    """Pids of every descendant of ``pid`` (default: this process), children first."""
+    root = os.getpid() if pid is None else pid
+    children: dict[int, list[int]] = {}
+    for child, parent in _parents().items():
+        children.setdefault(parent, []).append(child)
+    out, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2:stat.rfind(b")") + 3] != b"Z"
+
+
+def _reap(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass  # not our child (its own parent reaps it) or already reaped
+
+
+def _signal(pids: list[int], sig: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def stop_descendants(grace: float) -> list[int]:
+    """SIGTERM every descendant, wait up to ``grace`` s, SIGKILL the rest; reap adopted ones.
+
+    Returns the pids that were still running when called (empty when nothing was left).
+    """
+    pids = [p for p in descendants() if _alive(p)]
+    if not pids:
+        _reap(descendants())
+        return []
+    _signal(pids, signal.SIGTERM if grace > 0 else signal.SIGKILL)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        _reap(pids)
+        if not any(_alive(p) for p in pids):
+            break
+        time.sleep(0.05)
+    # anything started meanwhile (a rank forking during the grace period) is included
+    rest = [p for p in set(pids) | set(descendants()) if _alive(p)]
+    _signal(rest, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while rest and time.monotonic() < deadline:
+        _reap(rest)
+        rest = [p for p in rest if _alive(p)]
+        time.sleep(0.02)
+    _reap(descendants())
+    return pids
+
+
+def shm_entries(tag: str) -> list[str]:
+    """The job's entries in /dev/shm: ``npudist-<tag>-*``."""
+    return glob.glob(os.path.join(SHM_DIR, f"npudist-{glob.escape(tag)}-*"))
+
+
+def remove_shm(tag: str) -> list[str]:
+    """Deletes the job's /dev/shm entries; returns the names it removed."""
+    removed = []
+    for path in shm_entries(tag):
+        try:
+            os.unlink(path)
+            removed.append(os.path.basename(path))
+        except FileNotFoundError:
+            pass
+        except IsADirectoryError:
+            import shutil
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(os.path.basename(path))
+    return removed
+
+
+class SignalState:
+    """Signal handling of the launcher process.
+
+    SIGINT raises the same ``SignalException`` torch's agent raises for SIGTERM, but with
+    SIGTERM as the signal, so the agent stops the ranks with SIGTERM and the grace period.
+    Until torch's agent installs its handlers (at worker start), SIGTERM does the same.
+    A second signal during the grace period skips it (npurun then SIGKILLs the ranks).
+    """
+
+    def __init__(self):
+        self.received: list[int] = []
+
+    def _handler(self, signum, frame):
+        self.received.append(signum)
+        raise SignalException(f"npurun (pid {os.getpid()}) got {signal.Signals(signum).name}",
+                              sigval=signal.SIGTERM)
+
+    def install(self) -> None:
+        """Installs the SIGINT (and initial SIGTERM) handler."""
+        signal.signal(signal.SIGINT, self._handler)
+        signal.signal(signal.SIGTERM, self._handler)
+
+    def quiet(self) -> None:
+        """After the run: record further SIGINT/SIGTERM instead of raising, so cleanup completes."""
+        def record(signum, frame):
+            self.received.append(signum)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, record)
+
+    @property
+    def interrupted(self) -> int | None:
+        """The first SIGINT/SIGTERM npurun received, or None."""
+        return self.received[0] if self.received else None

@@ -1,0 +1,210 @@
+"""``npurun``: start a job's ranks on the local npus with torch.distributed.run's elastic agent.
+
+main() parses torchrun's flags (args.py), resolves ranks and devices, prints the plan
+(--dry-run) or builds a torch ``LaunchConfig`` and runs ``elastic_launch``; afterwards it
+stops anything of the job still running, removes the job's /dev/shm entries and prints
+the summary (output.py).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+
+from . import args as npuargs
+from . import cleanup, output, plan as npuplan, rendezvous
+from . import env as npuenv
+
+
+def _visible_npus() -> int:
+    import torch
+    import npudist  # noqa: F401  (registers torch.npu when autoload is off)
+    try:
+        return torch.npu.device_count()
+    except ValueError as e:
+        raise npuargs.UsageError(str(e)) from None
+
+
+def _command(args) -> tuple[object, list[str]]:
+    """Entrypoint and arguments of each rank, as torchrun builds them."""
+    if args.run_path:
+        from torch.distributed.run import run_script_path
+        return run_script_path, [args.training_script, *args.training_script_args]
+    if args.no_python:
+        return args.training_script, list(args.training_script_args)
+    cmd_args = ["-u"] + (["-m"] if args.module else []) + [args.training_script, *args.training_script_args]
+    return os.getenv("PYTHON_EXEC", sys.executable), cmd_args
+
+
+class Launch:
+    """One npurun invocation after its arguments were parsed."""
+
+    def __init__(self, args):
+        self.args = args
+        npuargs.validate(args)
+        self.conf = rendezvous.parse_conf(args.rdzv_conf)
+        self.nproc = npuargs.resolve_nproc(args.nproc_per_node, _visible_npus())
+        redirects = npuargs.parse_std("--redirects", args.redirects, self.nproc)
+        tee = npuargs.parse_std("--tee", args.tee, self.nproc)
+        self.console = output.console_streams(redirects, tee)
+        self.ranks_filter = npuargs.parse_ranks_filter(args.local_ranks_filter, self.nproc)
+        rendezvous.apply_defaults(args)
+        self.min_nodes, self.max_nodes = npuargs.parse_nnodes(args.nnodes)
+        self.tag = npuenv.job_tag()
+        user = npuenv.user_threads()
+        self.threads = [user] * self.nproc if user else [str(t) for t in npuenv.threads_per_rank(self.nproc)]
+        self.grace = args.shutdown_timeout if args.shutdown_timeout is not None else \
+            int(os.environ.get("TORCH_ELASTIC_SHUTDOWN_TIMEOUT", "30"))
+        self.entrypoint, self.cmd_args = _command(args)
+
+    def plan(self, log_dir: str) -> npuplan.Plan:
+        """The plan --dry-run prints."""
+        a = self.args
+        fixed_nodes = self.min_nodes == self.max_nodes
+        static = a.rdzv_backend == "static"
+        node_rank = a.node_rank if static else (0 if self.max_nodes == 1 else None)
+        ranks = [npuplan.RankPlan(local_rank=i,
+                                  global_rank=node_rank * self.nproc + i if node_rank is not None else None,
+                                  device=dev, physical_id=phys, threads=self.threads[i])
+                 for i, (dev, phys) in enumerate(npuenv.device_map(self.nproc))]
+        command = [self.entrypoint if isinstance(self.entrypoint, str) else "runpy.run_path", *self.cmd_args]
+        return npuplan.Plan(nnodes=a.nnodes, nproc=self.nproc, node_rank=node_rank, rdzv_backend=a.rdzv_backend,
+                            rdzv_endpoint=rendezvous.endpoint(a), rdzv_id=a.rdzv_id, command=command,
+                            job_tag=self.tag, log_dir=log_dir, max_restarts=a.max_restarts,
+                            grace_seconds=self.grace, ranks=ranks,
+                            world_size=self.nproc * self.max_nodes if fixed_nodes else None)
+
+    def config(self, logs_specs):
+        """torch's LaunchConfig for this job."""
+        from torch.distributed.launcher.api import LaunchConfig
+        a = self.args
+        conf = dict(self.conf)
+        if a.rdzv_backend == "static":
+            conf["rank"] = a.node_rank
+        signals = ",".join(s.strip() for s in a.signals_to_handle.split(",") if s.strip() and s.strip() != "SIGINT")
+        return LaunchConfig(
+            min_nodes=self.min_nodes, max_nodes=self.max_nodes, nproc_per_node=self.nproc, run_id=a.rdzv_id,
+            role=a.role, rdzv_endpoint=rendezvous.endpoint(a), rdzv_backend=a.rdzv_backend, rdzv_configs=conf,
+            max_restarts=a.max_restarts, monitor_interval=a.monitor_interval, start_method=a.start_method,
+            log_line_prefix_template=os.getenv("TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", output.DEFAULT_PREFIX),
+            local_addr=a.local_addr, logs_specs=logs_specs, event_log_handler=a.event_log_handler,
+            signals_to_handle=signals or "SIGTERM", duplicate_stdout_filters=a.duplicate_stdout_filters,
+            duplicate_stderr_filters=a.duplicate_stderr_filters, virtual_local_rank=a.virtual_local_rank,
+            shutdown_timeout=self.grace)
+
+    def preflight(self) -> None:
+        """Bounded wait for a rendezvous endpoint this node does not host (raises RendezvousUnreachable)."""
+        remote = rendezvous.remote_endpoint(self.args, self.conf)
+        if remote is None:
+            return
+        timeout = self.args.rdzv_connect_timeout
+        if timeout is None:
+            timeout = float(self.conf.get("read_timeout", npuargs.DEFAULT_CONNECT_TIMEOUT))
+        rendezvous.wait_reachable(*remote, timeout=timeout)
+
+    def _between_attempts(self, attempt: int) -> None:
+        if attempt == 0:
+            return
+        cleanup.stop_descendants(grace=min(self.grace, 5))
+        cleanup.remove_shm(self.tag)
+        print(f"npurun: restarting the job (attempt {attempt + 1} of {self.args.max_restarts + 1})",
+              file=sys.stderr, flush=True)
+
+    def run(self) -> output.Outcome:
+        """Starts the job and returns its outcome; always stops leftovers and removes /dev/shm entries."""
+        from torch.distributed.elastic.multiprocessing import SignalException
+        from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+        from torch.distributed.elastic.rendezvous import RendezvousError, RendezvousTimeoutError
+        from torch.distributed.launcher.api import elastic_launch
+
+        a = self.args
+        start = time.monotonic()
+        own_dir = not a.log_dir
+        log_dir = a.log_dir or tempfile.mkdtemp(prefix="npurun-")
+        outcome = output.Outcome(status="ok", seconds=0.0, nproc=self.nproc, max_restarts=a.max_restarts)
+        signals = cleanup.SignalState()
+        logs = None
+        try:
+            signals.install()
+            cleanup.become_subreaper()
+            os.environ.update(npuenv.launcher_env(self.tag))
+            self.preflight()
+            extra = {i: {npuenv.THREADS: self.threads[i]} for i in range(self.nproc)}
+            logs = output.NpurunLogsSpecs(log_dir, self.console, self.ranks_filter, extra, self._between_attempts)
+            elastic_launch(self.config(logs), self.entrypoint)(*self.cmd_args)
+        except ChildFailedError as e:
+            outcome.status = "failed"
+            for rank, f in e.failures.items():
+                err = output.first_error_line(logs.stderr_file(f.local_rank) if logs else None)
+                if err is None and isinstance(f.message, dict):
+                    err = str(f.message.get("message", "")).splitlines()[0] or None
+                outcome.failures.append(output.RankFailure(rank, f.local_rank, f.pid, f.exitcode, err))
+        except SignalException as e:
+            outcome.status = "interrupted"
+            sig = signals.interrupted or e.sigval
+            outcome.signal_name = signal.Signals(sig).name
+        except KeyboardInterrupt:
+            outcome.status, outcome.signal_name = "interrupted", "SIGINT"
+        except rendezvous.RendezvousUnreachable as e:
+            outcome.status, outcome.message = "error", str(e)
+        except RendezvousTimeoutError as e:
+            outcome.status = "error"
+            outcome.message = (f"rendezvous timed out ({e}): not all of --nnodes {a.nnodes} joined run id "
+                               f"{a.rdzv_id!r} at {rendezvous.endpoint(a)}. Start npurun on every node with the same "
+                               f"--rdzv-endpoint, --rdzv-id and --nnodes; --rdzv-conf join_timeout=SECONDS sets the wait")
+        except RendezvousError as e:
+            outcome.status = "error"
+            outcome.message = (f"rendezvous at {rendezvous.endpoint(a)} failed: {e} "
+                               f"({type(e).__name__}{': ' + str(e.__cause__) if e.__cause__ else ''})")
+        except Exception as e:  # a launcher-side failure: still clean up and say what happened
+            outcome.status, outcome.message = "error", f"{type(e).__name__}: {e}"
+        finally:
+            signals.quiet()
+            second_signal = len(signals.received) > 1
+            leftovers = cleanup.stop_descendants(grace=0 if second_signal else min(self.grace, 5))
+            outcome.killed_leftovers = len(leftovers)
+            outcome.removed_shm = cleanup.remove_shm(self.tag)
+            if outcome.status == "ok" and signals.received:
+                outcome.status, outcome.signal_name = "interrupted", signal.Signals(signals.received[0]).name
+        outcome.seconds = time.monotonic() - start
+        outcome.attempts = len(logs.attempts) if logs else 0
+        outcome.log_dir = (logs.attempt_dir() if logs else None) or log_dir
+        if own_dir and outcome.status == "ok":
+            shutil.rmtree(log_dir, ignore_errors=True)
+            outcome.logs_kept = False
+        elif own_dir and outcome.status == "error" and not (logs and logs.attempts):
+            shutil.rmtree(log_dir, ignore_errors=True)
+            outcome.logs_kept = False
+        return outcome
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``npurun`` console script; returns the process exit code."""
+    parser = npuargs.build_parser()
+    args = parser.parse_args(argv)
+    try:
+        sys.stdout.reconfigure(line_buffering=True)
+    except (AttributeError, ValueError):
+        pass
+    try:
+        launch = Launch(args)
+    except (npuargs.UsageError, ValueError) as e:
+        parser.error(str(e))  # exits 2 with the usage line
+    if args.dry_run:
+        print(launch.plan(args.log_dir or "(a temporary directory, removed after a successful run)").format())
+        return 0
+    outcome = launch.run()
+    print(output.summary(outcome), file=sys.stderr, flush=True)
+    return outcome.exit_code()
+
+
+def console_main() -> None:
+    """``npurun`` console script."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    console_main()

@@ -1,0 +1,66 @@
+"""The environment npurun gives its ranks: job tag, threads per rank, device visibility.
+
+torchrun's own variables (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, ...) are set by
+torch.distributed.elastic's agent; this module adds npurun's:
+
+- ``NPUDIST_JOB_TAG``: one random 12-hex-digit token per npurun invocation (kept if the
+  user set it). Shared-memory segments of the job are named ``npudist-<tag>-...`` so
+  npurun can remove what a killed job left in /dev/shm.
+- ``OMP_NUM_THREADS``: the cores npurun may use, divided among the local ranks (the
+  first ``cores % nproc`` ranks get one more), instead of torchrun's blanket 1. A value
+  the user set wins.
+- ``ASCEND_RT_VISIBLE_DEVICES``, ``NPUDIST_DEVICE_COUNT``, ``NPUDIST_HOSTNAME``: passed
+  through unchanged; local rank i uses visible npu i.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+
+JOB_TAG = "NPUDIST_JOB_TAG"
+THREADS = "OMP_NUM_THREADS"
+PASSED_THROUGH = ("ASCEND_RT_VISIBLE_DEVICES", "NPUDIST_DEVICE_COUNT", "NPUDIST_DEVICE_MEMORY", "NPUDIST_HOSTNAME",
+                  "HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME")
+
+
+def job_tag() -> str:
+    """The job's shared-memory tag: $NPUDIST_JOB_TAG if set, else a new random 12-hex-digit token."""
+    return os.environ.get(JOB_TAG) or secrets.token_hex(6)
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def threads_per_rank(nproc: int, cores: int | None = None) -> list[int]:
+    """Threads for each of ``nproc`` local ranks: the cores divided evenly, remainder to the
+    first ranks, at least 1 each."""
+    cores = usable_cores() if cores is None else cores
+    base, extra = divmod(cores, nproc)
+    return [max(1, base + (1 if r < extra else 0)) for r in range(nproc)]
+
+
+def user_threads() -> str | None:
+    """OMP_NUM_THREADS as the user set it, or None (then npurun divides the cores)."""
+    value = os.environ.get(THREADS)
+    return value if value else None
+
+
+def device_map(nproc: int) -> list[tuple[int, str]]:
+    """(visible index, physical id) of the npu each local rank uses: local rank i -> npu:i.
+
+    The physical id is the i-th entry of ASCEND_RT_VISIBLE_DEVICES (or i when unset);
+    call only after torch.npu.device_count() accepted the environment.
+    """
+    visible = os.environ.get("ASCEND_RT_VISIBLE_DEVICES")
+    ids = [v.strip() for v in visible.split(",")] if visible else None
+    return [(i, ids[i] if ids and i < len(ids) else str(i)) for i in range(nproc)]
+
+
+def launcher_env(tag: str) -> dict[str, str]:
+    """Variables npurun sets in its own environment so every rank inherits them."""
+    return {JOB_TAG: tag}

@@ -1,0 +1,89 @@
+"""npudist.xp: NumPy-compatible arrays on the rank's npu (``import npudist.xp as xp``).
+
+Arrays (xp.ndarray) live on torch.npu.current_device() and are computed with PyTorch kernels on
+npu tensors; NumPy 2 semantics (dtypes are numpy.dtype objects, weak Python scalars, 0-d results
+as 0-d arrays as in CuPy). See docs/xp.md. ``x.__array_namespace__()`` is the Array API namespace.
+"""
+import sys as _sys
+
+import numpy as _np
+
+import npudist as _npudist  # noqa: F401  (registers the npu device)
+
+from . import _config, _ndarray
+from ._config import float64_mode, get_float64_mode, set_float64_mode
+from ._dtypes import UnsupportedDTypeError
+from ._ndarray import ndarray
+from ._ufuncs import UFUNCS as _UFUNCS, ufunc
+from ._creation import (arange, array, asanyarray, asarray, ascontiguousarray, asnumpy, copy, diag, diagflat, empty,
+                        empty_like, eye, from_dlpack, frombuffer, fromfunction, fromiter, full, full_like, geomspace,
+                        identity, indices, linspace, logspace, meshgrid, ones, ones_like, to_torch, tri, tril, triu,
+                        zeros, zeros_like)
+from ._manipulation import (append, argwhere, array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays,
+                            broadcast_shapes, broadcast_to, choose, clip, column_stack, compress, concat, concatenate,
+                            copyto, count_nonzero, delete, diag_indices, diagonal, dsplit, dstack, expand_dims,
+                            extract, flatnonzero, flip, fliplr, flipud, hsplit, hstack, insert, matrix_transpose,
+                            moveaxis, ndim, nonzero, pad, permute_dims, place, put, put_along_axis, ravel,
+                            ravel_multi_index, repeat, reshape, resize, roll, rollaxis, rot90, row_stack, select,
+                            shape, size, split, squeeze, stack, swapaxes, take, take_along_axis, tile, trace,
+                            transpose, tril_indices, triu_indices, unravel_index, unstack, vsplit, vstack, where)
+from ._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, cumulative_prod, cumulative_sum,
+                          diff, ediff1d, max, min, nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmin,
+                          nanprod, nansum, prod, ptp, sum)
+from ._sorting import (argpartition, argsort, in1d, intersect1d, isin, lexsort, partition, searchsorted, setdiff1d,
+                       setxor1d, sort, union1d, unique, unique_all, unique_counts, unique_inverse, unique_values)
+from ._statistics import (average, bincount, corrcoef, cov, digitize, histogram, histogram_bin_edges, mean, median,
+                          nanmean, nanmedian, nanpercentile, nanquantile, nanstd, nanvar, percentile, quantile, std,
+                          var)
+from ._misc import (allclose, angle, around, array_equal, array_equiv, can_cast, convolve, errstate, finfo, fix,
+                    get_array_module, iinfo, imag, interp, isclose, iscomplex, iscomplexobj, isdtype, isreal,
+                    isrealobj, isscalar, issubdtype, nan_to_num, promote_types, real, result_type, round, sinc)
+from . import fft, linalg, random
+from .linalg import cross, dot, einsum, inner, kron, matmul, outer, tensordot, vdot, vecdot
+
+globals().update(_UFUNCS)
+round_ = round
+
+# dtypes: NumPy's scalar types (xp.float32(1.5) makes a NumPy scalar, as in CuPy)
+bool_ = _np.bool_
+bool = _np.bool_  # noqa: A001  (NumPy 2 spells it np.bool)
+int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
+uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
+float16, float32, float64 = _np.float16, _np.float32, _np.float64
+complex64, complex128 = _np.complex64, _np.complex128
+int_, intp, float_, complex_, half, single, double = _np.int64, _np.int64, _np.float64, _np.complex128, _np.float16, \
+    _np.float32, _np.float64
+csingle, cdouble, byte, short, intc, longlong, ubyte = _np.complex64, _np.complex128, _np.int8, _np.int16, _np.int32, \
+    _np.int64, _np.uint8
+dtype = _np.dtype
+generic, number, integer, signedinteger, unsignedinteger, floating, complexfloating, inexact = (
+    _np.generic, _np.number, _np.integer, _np.signedinteger, _np.unsignedinteger, _np.floating, _np.complexfloating,
+    _np.inexact)
+e, pi, inf, nan, euler_gamma, newaxis = _np.e, _np.pi, _np.inf, _np.nan, _np.euler_gamma, None
+PINF, NINF = _np.inf, -_np.inf
+AxisError = _np.exceptions.AxisError
+ComplexWarning = _np.exceptions.ComplexWarning
+LinAlgError = linalg.LinAlgError
+__array_api_version__ = "2024.12"
+
+
+def astype(x, dtype, /, *, copy=True, device=None):
+    """x cast to dtype (matches numpy.astype / Array API astype)."""
+    return asarray(x).astype(dtype, copy=copy)
+
+
+def __array_namespace_info__():
+    from ._array_api import _Info
+    return _Info()
+
+
+def array_namespace():
+    """The Array API namespace (what ``x.__array_namespace__()`` returns)."""
+    from ._array_api import namespace
+    return namespace()
+
+
+_ndarray._ops = _sys.modules[__name__]
+_ndarray.install_methods(globals())
+ndarray.conj = ndarray.conjugate = lambda self: conjugate(self)
+ndarray.round = lambda self, decimals=0, out=None: round(self, decimals, out)

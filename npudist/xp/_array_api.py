@@ -1,0 +1,113 @@
+"""The Array API standard namespace of npudist.xp (``x.__array_namespace__()``).
+
+It is npudist.xp with the standard's signatures where NumPy's differ, dtypes as numpy.dtype
+instances, and only the dtypes xp supports: bool, int8, int16, int32, int64, uint8, float32,
+float64, complex64, complex128. Left out: uint16, uint32, uint64 (PyTorch has no npu kernels for
+them; see npudist.xp._dtypes). Sums and products of uint8 accumulate in int64 instead of the
+standard's uint64 for the same reason.
+"""
+import sys
+import types
+
+import numpy as np
+import torch
+
+API_VERSION = "2024.12"
+DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64", "complex64", "complex128")
+LEFT_OUT = ("uint16", "uint32", "uint64")
+
+_FUNCS = (
+    # creation
+    "arange asarray empty empty_like eye from_dlpack full full_like linspace meshgrid ones ones_like tril triu "
+    "zeros zeros_like "
+    # data types
+    "can_cast finfo iinfo isdtype result_type "
+    # elementwise
+    "abs acos acosh add asin asinh atan atan2 atanh bitwise_and bitwise_left_shift bitwise_invert bitwise_or "
+    "bitwise_right_shift bitwise_xor ceil conj copysign cos cosh divide equal exp expm1 floor floor_divide greater "
+    "greater_equal hypot imag isfinite isinf isnan less less_equal log log1p log2 log10 logaddexp logical_and "
+    "logical_not logical_or logical_xor maximum minimum multiply negative nextafter not_equal positive pow real "
+    "reciprocal remainder round sign signbit sin sinh square sqrt subtract tan tanh trunc "
+    # indexing, manipulation
+    "take take_along_axis broadcast_to concat expand_dims flip moveaxis permute_dims repeat reshape roll squeeze "
+    "stack tile unstack "
+    # linear algebra, searching, sets, sorting, statistics, utilities
+    "matmul matrix_transpose tensordot vecdot argmax argmin count_nonzero nonzero searchsorted where "
+    "unique_all unique_counts unique_inverse unique_values argsort sort cumulative_prod cumulative_sum max mean "
+    "min prod std sum var all any diff"
+).split()
+
+
+class _Info:
+    """Array API inspection object (``xp.__array_namespace_info__()``)."""
+
+    def capabilities(self):
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
+
+    def default_device(self):
+        from ._config import device
+        return device()
+
+    def devices(self):
+        return [torch.device("npu", i) for i in range(torch.npu.device_count())]
+
+    def default_dtypes(self, *, device=None):
+        return {"real floating": np.dtype(np.float64), "complex floating": np.dtype(np.complex128),
+                "integral": np.dtype(np.int64), "indexing": np.dtype(np.int64)}
+
+    def dtypes(self, *, device=None, kind=None):
+        from ._misc import isdtype
+        out = {n: np.dtype(n) for n in DTYPE_NAMES}
+        if kind is None:
+            return out
+        return {n: d for n, d in out.items() if isdtype(d, kind)}
+
+
+def _build():
+    xp = sys.modules["npudist.xp"]
+    ns = types.ModuleType("npudist.xp.array_api", __doc__)
+    for name in _FUNCS:
+        setattr(ns, name, getattr(xp, name))
+    for name in DTYPE_NAMES:
+        setattr(ns, name, np.dtype(name))
+    ns.e, ns.pi, ns.inf, ns.nan, ns.newaxis = np.e, np.pi, np.inf, np.nan, None
+    ns.__array_api_version__ = API_VERSION
+    ns.__array_namespace_info__ = _Info
+    ns.linalg = xp.linalg
+    ns.fft = xp.fft
+    ns.ndarray = xp.ndarray
+
+    def astype(x, dtype, /, *, copy=True, device=None):
+        r = xp.asarray(x).astype(dtype, copy=copy)
+        return r.to_device(device) if device is not None and torch.device(device) != r.device else r
+
+    def clip(x, /, min=None, max=None):
+        x = xp.asarray(x)
+        r = xp.clip(x, min, max)
+        return r if r.dtype == x.dtype else r.astype(x.dtype)
+
+    def meshgrid(*arrays, indexing="xy"):
+        return list(xp.meshgrid(*arrays, indexing=indexing))
+
+    def broadcast_arrays(*arrays):
+        return list(xp.broadcast_arrays(*arrays))
+
+    ns.astype = astype
+    ns.clip = clip
+    ns.meshgrid = meshgrid
+    ns.broadcast_arrays = broadcast_arrays
+    return ns
+
+
+_NS = None
+
+
+def namespace(api_version=None):
+    """The namespace module; api_version must be None or a version this namespace implements."""
+    global _NS
+    if api_version is not None and api_version not in ("2021.12", "2022.12", "2023.12", "2024.12"):
+        raise ValueError(f"npudist.xp implements the Array API {API_VERSION} (and earlier), not {api_version!r}")
+    if _NS is None:
+        _NS = _build()
+        sys.modules.setdefault("npudist.xp.array_api", _NS)
+    return _NS

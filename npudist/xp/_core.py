@@ -1,0 +1,166 @@
+"""Conversions between xp arrays, torch tensors, NumPy arrays and Python objects."""
+import numbers
+
+import numpy as np
+import torch
+
+from . import _config
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, np_dtype, to_dtype, torch_dtype
+
+_PY_SCALAR_DTYPE = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}
+
+
+def wrap(t):
+    """torch tensor (supported dtype, any device) -> xp.ndarray sharing its memory."""
+    from ._ndarray import ndarray
+    a = object.__new__(ndarray)
+    a._t = t
+    return a
+
+
+def is_python_scalar(x):
+    return type(x) in _PY_SCALAR_DTYPE
+
+
+def as_tensor(obj, dtype=None, copy=None, device=None):
+    """Anything array-like -> torch tensor on the npu (the memory of xp arrays and npu tensors is
+    shared unless a copy or dtype change is needed; ``copy=False`` then raises ValueError).
+
+    ``dtype`` is a normalized numpy.dtype or None; NumPy's rules pick the dtype of Python data."""
+    from ._ndarray import ndarray
+    tdt = NP_TO_TORCH[dtype] if dtype is not None else None
+    if isinstance(obj, ndarray):
+        t = obj._t
+    elif isinstance(obj, torch.Tensor):
+        np_dtype(obj.dtype)  # rejects dtypes without a NumPy twin
+        t = obj
+        if t.is_conj() or t.is_neg():
+            t = t.resolve_conj().resolve_neg()
+    else:
+        dev = device if device is not None else _config.device()
+        tp = type(obj)
+        if tp in _PY_SCALAR_DTYPE:
+            return torch.tensor(obj, dtype=tdt or _PY_SCALAR_DTYPE[tp], device=dev)
+        if isinstance(obj, (np.ndarray, np.generic)):
+            a = obj
+        elif hasattr(obj, "__dlpack__") and not isinstance(obj, (list, tuple)):
+            t = torch.from_dlpack(obj)
+            np_dtype(t.dtype)
+            if tdt is not None and t.dtype != tdt:
+                t = t.to(tdt)
+            return t.to(dev, copy=bool(copy))
+        else:
+            try:
+                a = np.asarray(obj, dtype=dtype)
+            except OverflowError as e:
+                raise OverflowError(f"{e}; npudist.xp holds integers as int64 at most (uint64 is not supported)") from None
+            if a.dtype == object:
+                raise TypeError(f"cannot make an xp array from {type(obj).__name__} {obj!r:.80}: NumPy makes it an "
+                                f"object array (ragged nesting or non-numeric items)")
+        if dtype is not None and a.dtype != dtype:
+            a = a.astype(dtype)
+        else:
+            to_dtype(a.dtype)
+        if a.dtype.byteorder not in "=|":
+            a = a.astype(a.dtype.newbyteorder("="))
+        if not a.flags.c_contiguous or not a.flags.writeable:
+            a = np.array(a, order="C", copy=True)
+        t = torch.from_numpy(np.asarray(a))
+        return t.to(dev)
+    if device is not None and t.device != device:
+        t = t.to(device)
+        copied = True
+    elif t.device.type != "npu":
+        t = t.to(_config.device())
+        copied = True
+    else:
+        copied = False
+    if tdt is not None and t.dtype != tdt:
+        if copy is False:
+            raise ValueError(f"asarray(copy=False): converting {TORCH_TO_NP[t.dtype]} to {dtype} needs a copy")
+        t = t.to(tdt)
+        copied = True
+    if copy and not copied:
+        t = t.clone()
+    elif copy is False and copied:
+        raise ValueError("asarray(copy=False): the input is not on the npu, so it has to be copied")
+    return t
+
+
+def operand(x):
+    """Operand of an elementwise op: (tensor or python scalar, dtype or python type)."""
+    from ._ndarray import ndarray
+    if isinstance(x, ndarray):
+        return x._t
+    tp = type(x)
+    if tp in _PY_SCALAR_DTYPE:
+        return x
+    if isinstance(x, numbers.Number) and not isinstance(x, (np.generic,)):
+        # other numbers (fractions, decimals): NumPy treats them as Python floats
+        return float(x)
+    return as_tensor(x)
+
+
+def to_numpy(t):
+    """torch tensor -> NumPy array (a host copy)."""
+    if t.is_conj() or t.is_neg():
+        t = t.resolve_conj().resolve_neg()
+    return t.detach().cpu().numpy()
+
+
+def check_same_kind(src, dst, what="output"):
+    if not np.can_cast(src, dst, "same_kind"):
+        raise TypeError(f"cannot cast the result from {src} to {what} dtype {dst} with casting rule 'same_kind' "
+                        f"(NumPy's UFuncTypeError); pass casting='unsafe' or use an {what} of dtype {src}")
+
+
+def normalize_axis(axis, ndim, name="axis"):
+    try:
+        axis = int(axis.__index__())
+    except AttributeError:
+        raise TypeError(f"{name} must be an integer, got {type(axis).__name__}") from None
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(axis, ndim)
+    return axis % ndim if ndim else 0
+
+
+def normalize_axes(axis, ndim):
+    """axis None/int/tuple -> sorted tuple of non-negative axes (None: all). Duplicate axes raise."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(normalize_axis(a, ndim) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"duplicate value in 'axis': {axis}")
+        return axes
+    return (normalize_axis(axis, ndim),)
+
+
+def f64(fn, *args, **kwargs):
+    """Runs fn(*args) under the float64 mode: with 'float32' the float64/complex128 tensor
+    arguments (and a float64 dtype= keyword) are demoted and float32/complex64 results promoted
+    back; with 'cpu' the tensors are computed on the host and the results moved back."""
+    from ._dtypes import DEMOTE_TORCH
+    mode = _config.state.float64_mode
+    if mode == "off" or not any(isinstance(a, torch.Tensor) and a.dtype in DEMOTE_TORCH for a in args):
+        return fn(*args, **kwargs)
+    if mode == "float32":
+        args = [a.to(DEMOTE_TORCH[a.dtype]) if isinstance(a, torch.Tensor) and a.dtype in DEMOTE_TORCH else a
+                for a in args]
+        if kwargs.get("dtype") in DEMOTE_TORCH:
+            kwargs["dtype"] = DEMOTE_TORCH[kwargs["dtype"]]
+        back = {torch.float32: torch.float64, torch.complex64: torch.complex128}
+        return _map_tensors(fn(*args, **kwargs), lambda r: r.to(back[r.dtype]) if r.dtype in back else r)
+    dev = next(a.device for a in args if isinstance(a, torch.Tensor))
+    args = [a.cpu() if isinstance(a, torch.Tensor) else a for a in args]
+    return _map_tensors(fn(*args, **kwargs), lambda r: r.to(dev))
+
+
+def _map_tensors(res, f):
+    if isinstance(res, torch.Tensor):
+        return f(res)
+    if isinstance(res, tuple) and hasattr(res, "_fields"):
+        return type(res)(*[_map_tensors(r, f) for r in res])
+    if isinstance(res, (tuple, list)):
+        return type(res)(_map_tensors(r, f) for r in res)
+    return res

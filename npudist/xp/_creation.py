@@ -1,0 +1,370 @@
+"""Array creation (matches numpy's creation routines), NumPy/torch/DLPack interop."""
+import math
+import operator
+
+import numpy as np
+import torch
+
+from . import _config
+from ._core import as_tensor, to_numpy, wrap
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
+from ._ndarray import ndarray
+
+_DEFAULT_FLOAT = np.dtype(np.float64)
+
+
+def _dt(dtype, default=_DEFAULT_FLOAT):
+    return default if dtype is None else to_dtype(dtype)
+
+
+def _shape(shape):
+    if isinstance(shape, (tuple, list)):
+        return tuple(operator.index(s) for s in shape)
+    return (operator.index(shape),)
+
+
+def _dev(device):
+    if device is None:
+        return _config.device()
+    d = torch.device(device)
+    if d.type != "npu":
+        raise ValueError(f"xp arrays live on npus; device={device!r} is not an npu (use 'npu:N')")
+    return d
+
+
+def _check_shape(shape):
+    for s in shape:
+        if s < 0:
+            raise ValueError(f"negative dimensions are not allowed (shape {shape})")
+    return shape
+
+
+def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    """Array from anything array-like (matches numpy.asarray; Array API asarray with copy=).
+
+    xp arrays and npu tensors are returned without a copy (sharing memory) unless dtype asks for a
+    conversion; NumPy arrays, Python sequences/scalars and DLPack producers are copied to the npu
+    with NumPy's dtype rules. copy=True always copies; copy=False raises ValueError if a copy is needed.
+    Unsupported dtypes (uint16/32/64, object, strings) raise UnsupportedDTypeError."""
+    dt = None if dtype is None else to_dtype(dtype)
+    if isinstance(a, ndarray) and dt is None and copy is None and device is None:
+        return a
+    return wrap(as_tensor(a, dtype=dt, copy=copy, device=None if device is None else _dev(device)))
+
+
+def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, like=None):
+    """Array from array-like data, copying by default (matches numpy.array)."""
+    a = asarray(obj, dtype=dtype, copy=copy if copy is not True else True)
+    if ndmin and a.ndim < ndmin:
+        a = wrap(a._t.reshape((1,) * (ndmin - a.ndim) + tuple(a._t.shape)))
+    return a
+
+
+def ascontiguousarray(a, dtype=None, *, like=None):
+    t = as_tensor(a, dtype=None if dtype is None else to_dtype(dtype))
+    return wrap(t.contiguous() if t.ndim else t)
+
+
+asanyarray = asarray
+
+
+def asnumpy(a, stream=None, order="C", out=None):
+    """NumPy copy of an xp array (or of anything array-like; matches cupy.asnumpy)."""
+    if isinstance(a, ndarray):
+        res = to_numpy(a._t)
+    elif isinstance(a, torch.Tensor):
+        res = to_numpy(a)
+    else:
+        res = np.asarray(a)
+    if out is not None:
+        out[...] = res
+        return out
+    return res
+
+
+def to_torch(a):
+    """The npu tensor holding an xp array's memory (no copy) - for handing batches to training."""
+    return asarray(a)._t
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """Array from a DLPack producer (matches numpy.from_dlpack / Array API from_dlpack).
+
+    Producers on the npu (xp arrays, npu tensors) share memory; host producers (NumPy, cpu tensors)
+    are copied onto the npu, since npu memory comes from the npu allocator. copy=False then raises
+    ValueError (BufferError for a foreign device)."""
+    t = torch.from_dlpack(x)
+    np_t = TORCH_TO_NP.get(t.dtype)
+    if np_t is None:
+        to_dtype(t.dtype)
+    target = _dev(device)
+    if t.device != target:
+        if copy is False:
+            raise BufferError(f"from_dlpack(copy=False): the producer is on {t.device}, xp needs {target}")
+        return wrap(t.to(target))
+    return wrap(t.clone() if copy else t)
+
+
+def _fill(shape, value, dtype, device):
+    shape = _check_shape(_shape(shape))
+    return wrap(torch.full(shape, value, dtype=NP_TO_TORCH[dtype], device=_dev(device)))
+
+
+def empty(shape, dtype=float, order="C", *, device=None, like=None):
+    """Uninitialised array (matches numpy.empty)."""
+    shape = _check_shape(_shape(shape))
+    return wrap(torch.empty(shape, dtype=NP_TO_TORCH[_dt(dtype)], device=_dev(device)))
+
+
+def zeros(shape, dtype=float, order="C", *, device=None, like=None):
+    """Array of zeros (matches numpy.zeros)."""
+    shape = _check_shape(_shape(shape))
+    return wrap(torch.zeros(shape, dtype=NP_TO_TORCH[_dt(dtype)], device=_dev(device)))
+
+
+def ones(shape, dtype=float, order="C", *, device=None, like=None):
+    """Array of ones (matches numpy.ones)."""
+    shape = _check_shape(_shape(shape))
+    return wrap(torch.ones(shape, dtype=NP_TO_TORCH[_dt(dtype)], device=_dev(device)))
+
+
+def _fill_value(value, dtype):
+    from ._ndarray import _scalar_value
+    if isinstance(value, ndarray):
+        value = value.item()
+    elif isinstance(value, np.generic):
+        value = value.item()
+    if dtype.kind in "iub" and type(value) is int:
+        info = np.iinfo(dtype) if dtype.kind != "b" else None
+        if info is not None and not info.min <= value <= info.max:
+            raise OverflowError(f"Python integer {value} out of bounds for {dtype}")
+    if dtype.kind not in "c" and type(value) is complex:
+        raise TypeError(f"cannot fill an array of dtype {dtype} with complex {value}")
+    return value
+
+
+def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    """Array filled with fill_value (matches numpy.full: dtype defaults to fill_value's)."""
+    if dtype is None:
+        if isinstance(fill_value, ndarray):
+            dt = fill_value.dtype
+        else:
+            dt = to_dtype(np.asarray(fill_value).dtype)
+    else:
+        dt = to_dtype(dtype)
+    return _fill(shape, _fill_value(fill_value, dt), dt, device)
+
+
+def _like(a, dtype, shape):
+    a = asarray(a)
+    dt = a.dtype if dtype is None else to_dtype(dtype)
+    return dt, (a.shape if shape is None else _shape(shape)), a._t.device
+
+
+def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    dt, shape, dev = _like(prototype, dtype, shape)
+    return wrap(torch.empty(shape, dtype=NP_TO_TORCH[dt], device=dev if device is None else _dev(device)))
+
+
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    dt, shape, dev = _like(a, dtype, shape)
+    return wrap(torch.zeros(shape, dtype=NP_TO_TORCH[dt], device=dev if device is None else _dev(device)))
+
+
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    dt, shape, dev = _like(a, dtype, shape)
+    return wrap(torch.ones(shape, dtype=NP_TO_TORCH[dt], device=dev if device is None else _dev(device)))
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    dt, shape, dev = _like(a, dtype, shape)
+    return wrap(torch.full(shape, _fill_value(fill_value, dt), dtype=NP_TO_TORCH[dt],
+                           device=dev if device is None else _dev(device)))
+
+
+def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
+    """Evenly spaced values in [start, stop) (matches numpy.arange, including its dtype choice)."""
+    if stop is None:
+        start, stop = 0, start
+    if step is None:
+        step = 1
+    if step == 0:
+        raise ZeroDivisionError("arange: step must not be zero")
+    for v in (start, stop, step):
+        if isinstance(v, ndarray):
+            raise TypeError("arange takes Python scalars, not arrays (use int(a) / float(a))")
+    dt = to_dtype(np.result_type(start, stop, step) if dtype is None else dtype)
+    if dtype is None and all(type(v) is int or isinstance(v, np.integer) for v in (start, stop, step)):
+        dt = np.dtype(np.int64)
+    n = max(0, math.ceil((stop - start) / step)) if not isinstance(start, complex) else None
+    if n is None:
+        raise TypeError("arange with complex arguments is not supported")
+    dev = _dev(device)
+    if dt.kind in "iub":
+        t = torch.arange(start, start + n * step, step, dtype=torch.int64, device=dev)[:n]
+        if t.numel() < n:
+            t = torch.arange(n, dtype=torch.int64, device=dev) * step + start
+        return wrap(t.to(NP_TO_TORCH[dt]))
+    # NumPy computes start + i*step (not an accumulated sum) in the result dtype
+    work = torch.float64 if dt.kind == "f" else torch.complex128
+    t = torch.arange(n, dtype=work, device=dev) * step + start
+    return wrap(t.to(NP_TO_TORCH[dt]))
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    """num evenly spaced samples over [start, stop] (matches numpy.linspace; array start/stop too)."""
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    s = asarray(start)
+    e = asarray(stop)
+    from ._ufuncs import add, multiply, subtract, true_divide
+    dt_calc = np.result_type(s.dtype, e.dtype, float)
+    s = s.astype(dt_calc, copy=False)
+    e = e.astype(dt_calc, copy=False)
+    div = (num - 1) if endpoint else num
+    delta = subtract(e, s)
+    steps = wrap(torch.arange(num, dtype=NP_TO_TORCH[dt_calc], device=s._t.device))
+    steps = steps.reshape((-1,) + (1,) * delta.ndim)
+    if div > 0:
+        step = true_divide(delta, div)
+        y = add(multiply(steps, step), s)
+    else:
+        step = wrap(torch.full(delta._t.shape, float("nan"), dtype=NP_TO_TORCH[dt_calc], device=s._t.device))
+        y = add(multiply(steps, delta), s)
+    if endpoint and num > 1:
+        y._t[-1] = e._t
+    if axis != 0:
+        from ._manipulation import moveaxis
+        y = moveaxis(y, 0, axis)
+    if dtype is not None:
+        dt = to_dtype(dtype)
+        y = wrap(torch.floor(y._t).to(NP_TO_TORCH[dt])) if dt.kind in "iu" else y.astype(dt, copy=False)
+    return (y, step) if retstep else y
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """base ** linspace(start, stop) (matches numpy.logspace)."""
+    from ._ufuncs import power
+    y = power(base, linspace(start, stop, num, endpoint=endpoint, axis=axis))
+    return y if dtype is None else y.astype(dtype, copy=False)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """Geometric progression (matches numpy.geomspace for real positive or negative endpoints)."""
+    from ._ufuncs import log10, power, sign
+    if start == 0 or stop == 0:
+        raise ValueError("Geometric sequence cannot include zero")
+    s, e = asarray(float(start)), asarray(float(stop))
+    if (start < 0) != (stop < 0):
+        raise ValueError("geomspace: start and stop must have the same sign (complex is not supported)")
+    sg = -1.0 if start < 0 else 1.0
+    y = power(10.0, linspace(log10(abs(s)), log10(abs(e)), num, endpoint=endpoint, axis=axis)) * sg
+    if num > 0:
+        y._t[0] = start
+        if endpoint and num > 1:
+            y._t[-1] = stop
+    return y if dtype is None else y.astype(dtype, copy=False)
+
+
+def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
+    """2-D array with ones on diagonal k (matches numpy.eye)."""
+    M = N if M is None else M
+    t = torch.zeros((N, M), dtype=NP_TO_TORCH[_dt(dtype)], device=_dev(device))
+    if N and M:
+        t.diagonal(k).fill_(1)
+    return wrap(t)
+
+
+def identity(n, dtype=float, *, like=None):
+    return eye(n, dtype=dtype)
+
+
+def tri(N, M=None, k=0, dtype=float, *, like=None):
+    """Lower-triangular ones (matches numpy.tri)."""
+    M = N if M is None else M
+    t = torch.ones((N, M), dtype=torch.bool, device=_config.device()).tril(k)
+    return wrap(t.to(NP_TO_TORCH[_dt(dtype)]))
+
+
+def _tri_mask(a, k, lower):
+    from ._creation import asarray as _asarray
+    a = _asarray(a)
+    if a.ndim < 2:
+        raise ValueError("tril/triu need an array with at least 2 dimensions")
+    return wrap(a._t.tril(k) if lower else a._t.triu(k))
+
+
+def tril(m, k=0):
+    """Lower triangle of the last two axes (matches numpy.tril)."""
+    return _tri_mask(m, k, True)
+
+
+def triu(m, k=0):
+    """Upper triangle of the last two axes (matches numpy.triu)."""
+    return _tri_mask(m, k, False)
+
+
+def diag(v, k=0):
+    """Diagonal of a 2-D array, or a 2-D array with v on diagonal k (matches numpy.diag)."""
+    v = asarray(v)
+    if v.ndim == 1:
+        return wrap(torch.diag(v._t, k))
+    if v.ndim == 2:
+        return wrap(torch.diagonal(v._t, k).clone())
+    raise ValueError("Input must be 1- or 2-d.")
+
+
+def diagflat(v, k=0):
+    return wrap(torch.diag(asarray(v)._t.reshape(-1), k))
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """Coordinate arrays (matches numpy.meshgrid; returns a tuple)."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    ts = [asarray(x)._t.reshape(-1) for x in xi]
+    n = len(ts)
+    if n == 0:
+        return ()
+    shapes = []
+    for i, t in enumerate(ts):
+        s = [1] * n
+        s[i] = t.numel()
+        shapes.append(s)
+    if indexing == "xy" and n > 1:
+        for s in shapes:
+            s[0], s[1] = s[1], s[0]
+    out = [t.reshape(s) for t, s in zip(ts, shapes)]
+    if not sparse:
+        full = torch.broadcast_shapes(*[o.shape for o in out])
+        out = [o.expand(full) for o in out]
+        if copy:
+            out = [o.contiguous() for o in out]
+    return tuple(wrap(o) for o in out)
+
+
+def indices(dimensions, dtype=int, sparse=False):
+    """Grid indices (matches numpy.indices)."""
+    grids = meshgrid(*[arange(d, dtype=dtype) for d in dimensions], indexing="ij", sparse=sparse)
+    if sparse:
+        return grids
+    from ._manipulation import stack
+    return stack(grids) if grids else empty((0,), dtype=dtype)
+
+
+def fromfunction(function, shape, *, dtype=float, **kwargs):
+    return function(*indices(shape, dtype=dtype), **kwargs)
+
+
+def frombuffer(buffer, dtype=float, count=-1, offset=0):
+    return asarray(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset))
+
+
+def fromiter(iterable, dtype, count=-1):
+    return asarray(np.fromiter(iterable, dtype=dtype, count=count))
+
+
+def copy(a, order="K", subok=False):
+    """Copy of an array (matches numpy.copy)."""
+    return wrap(as_tensor(a).clone())

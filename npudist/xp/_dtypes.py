@@ -1,0 +1,122 @@
+"""NumPy dtypes of npudist.xp arrays and their PyTorch counterparts.
+
+Every xp array has a real ``numpy.dtype``. Anything NumPy accepts as a dtype (``np.float32``,
+``'f4'``, ``'float32'``, ``float``, ``np.dtype('i8')``) is accepted, as are torch dtypes.
+
+uint16, uint32 and uint64 are rejected at creation with a TypeError: PyTorch has almost no
+kernels for them, and emulating them would give the array a different memory layout than
+its dtype says (which would break DLPack and views). Sums and products of unsigned integer
+arrays therefore accumulate in int64 where NumPy uses uint64 (the values agree below 2**63).
+"""
+import numpy as np
+import torch
+
+NP_TO_TORCH = {
+    np.dtype(np.bool_): torch.bool,
+    np.dtype(np.int8): torch.int8,
+    np.dtype(np.int16): torch.int16,
+    np.dtype(np.int32): torch.int32,
+    np.dtype(np.int64): torch.int64,
+    np.dtype(np.uint8): torch.uint8,
+    np.dtype(np.float16): torch.float16,
+    np.dtype(np.float32): torch.float32,
+    np.dtype(np.float64): torch.float64,
+    np.dtype(np.complex64): torch.complex64,
+    np.dtype(np.complex128): torch.complex128,
+}
+TORCH_TO_NP = {t: d for d, t in NP_TO_TORCH.items()}
+UNSUPPORTED = {np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64)}
+
+bool_ = np.dtype(np.bool_)
+int64 = np.dtype(np.int64)
+float16 = np.dtype(np.float16)
+float32 = np.dtype(np.float32)
+float64 = np.dtype(np.float64)
+complex64 = np.dtype(np.complex64)
+complex128 = np.dtype(np.complex128)
+
+SUPPORTED_DTYPES = tuple(NP_TO_TORCH)
+
+
+class UnsupportedDTypeError(TypeError):
+    """A dtype npudist.xp cannot hold on the npu (uint16/uint32/uint64, strings, objects...)."""
+
+
+def _reject(dt):
+    if dt in UNSUPPORTED:
+        hint = "int32" if dt.itemsize < 4 else "int64"
+        raise UnsupportedDTypeError(
+            f"npudist.xp does not support dtype {dt.name}: PyTorch has no npu kernels for it, and xp "
+            f"never computes it approximately. Convert to {hint} (exact for values below 2**{8 * dt.itemsize - 1}) "
+            f"before handing data to xp, e.g. xp.asarray(a.astype(np.{hint})).")
+    raise UnsupportedDTypeError(
+        f"npudist.xp does not support dtype {dt!r}; supported: "
+        f"{', '.join(d.name for d in SUPPORTED_DTYPES)}")
+
+
+def to_dtype(obj):
+    """Normalizes anything NumPy or torch accepts as a dtype to a supported numpy.dtype.
+
+    Raises UnsupportedDTypeError (a TypeError) for dtypes xp cannot hold."""
+    if isinstance(obj, np.dtype):
+        dt = obj
+    elif isinstance(obj, torch.dtype):
+        try:
+            return TORCH_TO_NP[obj]
+        except KeyError:
+            raise UnsupportedDTypeError(f"npudist.xp does not support torch dtype {obj}") from None
+    else:
+        try:
+            dt = np.dtype(obj)
+        except TypeError as e:
+            raise TypeError(f"{obj!r} is not a dtype: {e}") from None
+    if dt in NP_TO_TORCH:
+        if not dt.isnative:
+            dt = dt.newbyteorder("=")
+        return dt
+    if not dt.isnative and dt.newbyteorder("=") in NP_TO_TORCH:
+        return dt.newbyteorder("=")
+    _reject(dt)
+
+
+def torch_dtype(dt):
+    """numpy.dtype (supported) -> torch.dtype."""
+    try:
+        return NP_TO_TORCH[dt]
+    except KeyError:
+        return NP_TO_TORCH[to_dtype(dt)]
+
+
+def np_dtype(tdt):
+    """torch.dtype -> numpy.dtype; UnsupportedDTypeError for torch dtypes without a NumPy twin."""
+    try:
+        return TORCH_TO_NP[tdt]
+    except KeyError:
+        raise UnsupportedDTypeError(f"npudist.xp does not support torch dtype {tdt} "
+                                    f"(bfloat16, uint16/32/64 and float8 have no supported NumPy twin)") from None
+
+
+def is_float(dt):
+    return dt.kind == "f"
+
+
+def is_complex(dt):
+    return dt.kind == "c"
+
+
+def is_inexact(dt):
+    return dt.kind in "fc"
+
+
+def is_integer(dt):
+    return dt.kind in "iu"
+
+
+# Dtype used by the float32 float64-mode for computing float64 / complex128 work.
+DEMOTE = {float64: float32, complex128: complex64}
+DEMOTE_TORCH = {torch.float64: torch.float32, torch.complex128: torch.complex64}
+# Dtype a reduction/accumulation of an integer/bool array uses by default (NumPy: the default int).
+def sum_dtype(dt):
+    if dt.kind in "biu":
+        return int64
+    return dt

@@ -1,0 +1,143 @@
+"""NumPy indexing on torch tensors: basic slicing (negative steps too), integer-array and boolean
+indexing, None/Ellipsis; the rules are NumPy's ("Indexing on ndarrays" in the NumPy manual)."""
+import operator
+
+import numpy as np
+import torch
+
+_INDEX_ERROR = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or "
+                "boolean arrays are valid indices")
+
+
+def _slice_part(v):
+    if v is None:
+        return None
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(f"slice indices must be integers or None or have an __index__ method, got {v!r}") from None
+
+
+def _item(k):
+    """One key item -> int, bool, slice, None, Ellipsis or a torch int/bool tensor."""
+    from ._core import as_tensor
+    from ._ndarray import ndarray
+    tp = type(k)
+    if tp is int or tp is bool or k is None or k is Ellipsis:
+        return k
+    if tp is slice:
+        if (type(k.start) in (int, type(None)) and type(k.stop) in (int, type(None))
+                and type(k.step) in (int, type(None))):
+            return k
+        return slice(_slice_part(k.start), _slice_part(k.stop), _slice_part(k.step))
+    if isinstance(k, np.bool_):
+        return bool(k)
+    if isinstance(k, (np.integer,)):
+        return int(k)
+    if isinstance(k, ndarray):
+        t = k._t
+    elif isinstance(k, torch.Tensor):
+        t = k
+    elif isinstance(k, (list, np.ndarray)):
+        a = np.asarray(k)
+        if a.size == 0 and a.dtype.kind not in "biu":
+            a = a.astype(np.int64)
+        t = as_tensor(a)
+    elif hasattr(k, "__index__"):
+        return operator.index(k)
+    else:
+        raise IndexError(_INDEX_ERROR)
+    if t.dtype == torch.bool:
+        return t
+    if t.is_floating_point() or t.is_complex():
+        raise IndexError(f"{_INDEX_ERROR}; got an array of dtype {t.dtype} (use .astype(int))")
+    if t.dtype != torch.int64:
+        t = t.long()
+    return t
+
+
+def _needs_flip(items):
+    return any(type(k) is slice and k.step is not None and k.step < 0 for k in items)
+
+
+def _positive(s, n):
+    start, stop, step = s.indices(n)
+    count = len(range(start, stop, step))
+    if count == 0:
+        return slice(0, 0)
+    last = start + (count - 1) * step
+    return slice(last, start + 1, -step)
+
+
+def _split_flip(items, shape):
+    """Applies negative-step slices first (as positive slices + flip): returns (key for the flipped
+    tensor with those slices made full, slice key, dims to flip)."""
+    ndim = len(shape)
+    consumed = 0
+    for k in items:
+        if k is None or k is Ellipsis:
+            continue
+        consumed += k.ndim if isinstance(k, torch.Tensor) and k.dtype == torch.bool else 1
+    key_a, key_b, flips = [], [], []
+    dim = 0
+    for k in items:
+        if k is Ellipsis:
+            n = ndim - consumed
+            key_a.extend([slice(None)] * n)
+            key_b.append(Ellipsis)
+            dim += n
+            continue
+        if k is None:
+            key_b.append(None)
+            continue
+        if type(k) is slice and k.step is not None and k.step < 0:
+            if dim >= ndim:
+                raise IndexError(f"too many indices for array: array is {ndim}-dimensional")
+            key_a.append(_positive(k, shape[dim]))
+            flips.append(dim)
+            key_b.append(slice(None))
+            dim += 1
+            continue
+        n = k.ndim if isinstance(k, torch.Tensor) and k.dtype == torch.bool else 1
+        key_a.extend([slice(None)] * n)
+        key_b.append(k)
+        dim += n
+    return tuple(key_a), tuple(key_b), flips
+
+
+def normalize_key(key):
+    if type(key) is tuple:
+        return tuple(_item(k) for k in key)
+    return (_item(key),)
+
+
+def getitem(t, key):
+    """t[key] with NumPy semantics. Basic indexing returns a view, except that a negative-step
+    slice returns a copy (torch tensors cannot have negative strides)."""
+    items = normalize_key(key)
+    if _needs_flip(items):
+        key_a, key_b, flips = _split_flip(items, t.shape)
+        t = t[key_a].flip(flips)
+        items = key_b
+    return t[items[0] if len(items) == 1 and items[0] is not Ellipsis and not isinstance(items[0], torch.Tensor) else items]
+
+
+def setitem(t, key, value):
+    """t[key] = value (a tensor or Python scalar already converted to t's dtype rules)."""
+    items = normalize_key(key)
+    if _needs_flip(items):
+        idx = torch.arange(t.numel(), device=t.device).view(t.shape)
+        sel = getitem(idx, items)
+        coords = torch.unravel_index(sel, t.shape) if t.ndim else ()
+        if isinstance(value, torch.Tensor):
+            value = value.to(t.dtype).broadcast_to(sel.shape)
+        else:
+            value = torch.full(sel.shape, value, dtype=t.dtype, device=t.device)
+        if t.ndim:
+            t.index_put_(coords, value)
+        else:
+            t.copy_(value)
+        return
+    if isinstance(value, torch.Tensor) and value.dtype != t.dtype:
+        value = value.to(t.dtype)
+    t[items] = value

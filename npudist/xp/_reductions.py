@@ -1,0 +1,384 @@
+"""Reductions and accumulations (matches numpy's sum, prod, max, min, argmax, all, cumsum, nan*...).
+
+Default accumulator dtypes are NumPy's (integers and bools sum in int64) except that unsigned
+integers accumulate in int64 where NumPy uses uint64 (xp has no uint64; values agree < 2**63)."""
+import builtins as _b
+
+import numpy as np
+import torch
+
+from ._core import as_tensor, f64, normalize_axes, normalize_axis, wrap
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, sum_dtype, to_dtype
+from ._ndarray import ndarray
+
+_ACC_UP = {torch.bool: torch.int64, torch.int8: torch.int64, torch.int16: torch.int64, torch.int32: torch.int64,
+           torch.uint8: torch.int64}
+
+
+def _t(a):
+    return a._t if isinstance(a, ndarray) else as_tensor(a)
+
+
+def _out(res, out):
+    if out is None:
+        return wrap(res)
+    if tuple(out._t.shape) != tuple(res.shape):
+        raise ValueError(f"output array has shape {tuple(out._t.shape)}, the result has {tuple(res.shape)}")
+    out._t.copy_(res)
+    return out
+
+
+def _mask(t, where, fill):
+    if where is True:
+        return t
+    m = _t(where)
+    if m.dtype != torch.bool:
+        raise TypeError("where= must be a boolean array")
+    return torch.where(m, t, torch.tensor(fill, dtype=t.dtype, device=t.device))
+
+
+def _reduce_dims(fn, t, axes, keepdims):
+    """Reduction fn(tensor, dim:int, keepdim) applied over several axes (moved last and merged)."""
+    nd = t.ndim
+    if len(axes) == 1:
+        return fn(t, axes[0], keepdims)
+    rest = [i for i in range(nd) if i not in axes]
+    p = t.permute(*rest, *axes)
+    p = p.reshape(tuple(p.shape[:len(rest)]) + (-1,))
+    r = fn(p, -1, False)
+    if keepdims:
+        r = r.reshape(tuple(1 if i in axes else t.shape[i] for i in range(nd)))
+    return r
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=True):
+    """Sum over axes (matches numpy.sum: ints/bools accumulate in int64; axis int/tuple/None)."""
+    t = _t(a)
+    dt = sum_dtype(TORCH_TO_NP[t.dtype]) if dtype is None else to_dtype(dtype)
+    tdt = NP_TO_TORCH[dt]
+    t = _mask(t, where, 0)
+    axes = normalize_axes(axis, t.ndim)
+    if not axes:
+        r = t.to(tdt, copy=True)
+    elif tdt == torch.bool:
+        r = t.any(dim=axes, keepdim=keepdims) if t.ndim else t.clone()
+    else:
+        r = f64(torch.sum, t, dim=axes, keepdim=keepdims, dtype=tdt)
+    if initial is not None and initial != 0:
+        r = r + initial
+    return _out(r, out)
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=True):
+    """Product over axes (matches numpy.prod)."""
+    t = _t(a)
+    dt = sum_dtype(TORCH_TO_NP[t.dtype]) if dtype is None else to_dtype(dtype)
+    tdt = NP_TO_TORCH[dt]
+    t = _mask(t, where, 1).to(tdt)
+    axes = normalize_axes(axis, t.ndim)
+    if not axes:
+        r = t.clone()
+    else:
+        r = _reduce_dims(lambda x, d, k: f64(torch.prod, x, d, keepdim=k), t, axes, keepdims)
+    if initial is not None and initial != 1:
+        r = r * initial
+    return _out(r, out)
+
+
+def _extreme(name, a, axis, out, keepdims, initial, where):
+    t = _t(a)
+    if t.is_complex():
+        raise TypeError(f"xp.{name} of complex arrays is not supported (PyTorch does not order complex numbers); "
+                        f"reduce .real / .imag or abs() instead")
+    axes = normalize_axes(axis, t.ndim)
+    is_max = name in ("max", "amax")
+    if where is not True:
+        if initial is None:
+            raise ValueError(f"reduction operation '{'maximum' if is_max else 'minimum'}' does not have an identity, "
+                             f"so to use a where mask one has to specify 'initial'")
+        t = _mask(t, where, initial)
+    if _b.any(t.shape[ax] == 0 for ax in axes) and initial is None:
+        raise ValueError(f"zero-size array to reduction operation {'maximum' if is_max else 'minimum'} which has "
+                         f"no identity")
+    if not axes:
+        r = t.clone()
+    elif t.numel() == 0:
+        shape = tuple(1 if i in axes else s for i, s in enumerate(t.shape)) if keepdims else \
+            tuple(s for i, s in enumerate(t.shape) if i not in axes)
+        r = torch.full(shape, initial, dtype=t.dtype, device=t.device)
+        initial = None
+    else:
+        src = t if t.dtype != torch.bool else t.to(torch.uint8)
+        r = (torch.amax if is_max else torch.amin)(src, dim=axes, keepdim=keepdims).to(t.dtype)
+    if initial is not None:
+        init = torch.tensor(initial, device=t.device).to(t.dtype)
+        r = torch.maximum(r, init) if is_max else torch.minimum(r, init)
+    return _out(r, out)
+
+
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    """Maximum over axes; NaN propagates (matches numpy.max); empty without initial raises ValueError."""
+    return _extreme("max", a, axis, out, keepdims, initial, where)
+
+
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    """Minimum over axes; NaN propagates (matches numpy.min); empty without initial raises ValueError."""
+    return _extreme("min", a, axis, out, keepdims, initial, where)
+
+
+amax = max
+amin = min
+
+
+def _arg(name, a, axis, out, keepdims, nan):
+    t = _t(a)
+    if t.is_complex():
+        raise TypeError(f"xp.{name} of complex arrays is not supported")
+    if axis is None:
+        flat = t.reshape(-1)
+        dim = None
+        n = flat.numel()
+    else:
+        dim = normalize_axis(axis, t.ndim)
+        n = t.shape[dim]
+        flat = t
+    if n == 0:
+        raise ValueError(f"attempt to get {name} of an empty sequence")
+    if flat.dtype == torch.bool:
+        flat = flat.to(torch.uint8)
+    is_max = "max" in name
+    if flat.is_floating_point():
+        isn = torch.isnan(flat)
+        if nan:  # nanarg*: ignore NaN, all-NaN slices raise
+            allnan = isn.all() if dim is None else isn.all(dim)
+            if bool(allnan.any()):
+                raise ValueError("All-NaN slice encountered")
+            flat = torch.where(isn, torch.tensor(float("-inf") if is_max else float("inf"), dtype=flat.dtype,
+                                                 device=flat.device), flat)
+        elif bool(isn.any()):  # NumPy: the first NaN wins
+            first_nan = torch.argmax(isn.to(torch.uint8), dim=dim if dim is not None else 0)
+            has = isn.any(dim) if dim is not None else isn.any()
+            r = torch.where(has, first_nan, (torch.argmax if is_max else torch.argmin)(
+                torch.where(isn, torch.zeros_like(flat), flat), dim=dim if dim is not None else 0))
+            return _arg_out(r, t, dim, keepdims, out)
+    r = (torch.argmax if is_max else torch.argmin)(flat, dim=dim if dim is not None else 0)
+    return _arg_out(r, t, dim, keepdims, out)
+
+
+def _arg_out(r, t, dim, keepdims, out):
+    if keepdims:
+        r = r.reshape((1,) * t.ndim) if dim is None else r.unsqueeze(dim)
+    return _out(r, out)
+
+
+def argmax(a, axis=None, out=None, *, keepdims=False):
+    """Index of the maximum, first occurrence, NaN first (matches numpy.argmax; int64)."""
+    return _arg("argmax", a, axis, out, keepdims, False)
+
+
+def argmin(a, axis=None, out=None, *, keepdims=False):
+    """Index of the minimum, first occurrence, NaN first (matches numpy.argmin; int64)."""
+    return _arg("argmin", a, axis, out, keepdims, False)
+
+
+def nanargmax(a, axis=None, out=None, *, keepdims=False):
+    return _arg("nanargmax", a, axis, out, keepdims, True)
+
+
+def nanargmin(a, axis=None, out=None, *, keepdims=False):
+    return _arg("nanargmin", a, axis, out, keepdims, True)
+
+
+def _logic(fn, a, axis, out, keepdims, where, fill):
+    t = _t(a)
+    b = t if t.dtype == torch.bool else t != 0
+    b = _mask(b, where, fill)
+    axes = normalize_axes(axis, b.ndim)
+    r = b.clone() if not axes else fn(b, dim=axes, keepdim=keepdims)
+    return _out(r, out)
+
+
+def all(a, axis=None, out=None, keepdims=False, *, where=True):
+    """True where every element is non-zero (matches numpy.all)."""
+    return _logic(torch.all, a, axis, out, keepdims, where, True)
+
+
+def any(a, axis=None, out=None, keepdims=False, *, where=True):
+    """True where some element is non-zero (matches numpy.any)."""
+    return _logic(torch.any, a, axis, out, keepdims, where, False)
+
+
+def _cum(fn, a, axis, dtype, out, ufunc_dtype):
+    t = _t(a)
+    if axis is None:
+        t, axis = t.reshape(-1), 0
+    axis = normalize_axis(axis, t.ndim)
+    if dtype is not None:
+        dt = to_dtype(dtype)
+    else:
+        dt = TORCH_TO_NP[t.dtype] if ufunc_dtype else sum_dtype(TORCH_TO_NP[t.dtype])
+    tdt = NP_TO_TORCH[dt]
+    src = t.to(_ACC_UP.get(tdt, tdt))
+    r = f64(fn, src, axis).to(tdt)
+    return _out(r, out)
+
+
+def cumsum(a, axis=None, dtype=None, out=None, _ufunc=False):
+    """Cumulative sum (matches numpy.cumsum; axis None flattens)."""
+    return _cum(torch.cumsum, a, axis, dtype, out, _ufunc)
+
+
+def cumprod(a, axis=None, dtype=None, out=None, _ufunc=False):
+    """Cumulative product (matches numpy.cumprod)."""
+    return _cum(torch.cumprod, a, axis, dtype, out, _ufunc)
+
+
+def _cumulative(fn, x, axis, dtype, include_initial, initial):
+    t = _t(x)
+    if axis is None:
+        if t.ndim > 1:
+            raise ValueError("axis must be given for arrays with more than one dimension")
+        axis = 0
+    if t.ndim == 0:
+        raise ValueError("cumulative_sum/prod need an array with at least one dimension")
+    r = fn(wrap(t), axis=axis, dtype=dtype)
+    if include_initial:
+        axis = normalize_axis(axis, t.ndim)
+        shape = list(r._t.shape)
+        shape[axis] = 1
+        r = wrap(torch.cat([torch.full(shape, initial, dtype=r._t.dtype, device=t.device), r._t], dim=axis))
+    return r
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Array API cumulative_sum (matches numpy.cumulative_sum)."""
+    return _cumulative(cumsum, x, axis, dtype, include_initial, 0)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Array API cumulative_prod (matches numpy.cumulative_prod)."""
+    return _cumulative(cumprod, x, axis, dtype, include_initial, 1)
+
+
+def cum_extreme(name, a, axis=0, dtype=None, out=None):
+    t = _t(a)
+    if axis is None:
+        t, axis = t.reshape(-1), 0
+    axis = normalize_axis(axis, t.ndim)
+    src = t.to(torch.uint8) if t.dtype == torch.bool else t
+    fn = torch.cummax if name in ("maximum", "logical_or") else torch.cummin
+    r = fn(src, axis).values.to(t.dtype)
+    if dtype is not None:
+        r = r.to(NP_TO_TORCH[to_dtype(dtype)])
+    return _out(r, out)
+
+
+def bitwise_reduce(uf, a, axis=0, dtype=None, out=None, keepdims=False):
+    """bitwise_and/or/xor.reduce: a fold over the axis (one kernel per element of the axis)."""
+    t = _t(a)
+    if axis is None:
+        t, axis = t.reshape(-1), 0
+    axis = normalize_axis(axis, t.ndim)
+    ident = {"bitwise_and": -1, "bitwise_or": 0, "bitwise_xor": 0}[uf.__name__]
+    fn = {"bitwise_and": torch.bitwise_and, "bitwise_or": torch.bitwise_or, "bitwise_xor": torch.bitwise_xor}[uf.__name__]
+    shape = tuple(s for i, s in enumerate(t.shape) if i != axis)
+    r = torch.full(shape, ident if t.dtype != torch.bool else bool(ident), dtype=t.dtype, device=t.device)
+    for s in t.unbind(axis):
+        r = fn(r, s)
+    if keepdims:
+        r = r.unsqueeze(axis)
+    return _out(r, out)
+
+
+def _nan_fill(a, value):
+    t = _t(a)
+    if t.is_floating_point() or t.is_complex():
+        return wrap(torch.where(torch.isnan(t), torch.tensor(value, dtype=t.dtype, device=t.device), t))
+    return wrap(t)
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=True):
+    """Sum treating NaN as zero (matches numpy.nansum)."""
+    return sum(_nan_fill(a, 0), axis, dtype, out, keepdims, initial, where)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=True):
+    """Product treating NaN as one (matches numpy.nanprod)."""
+    return prod(_nan_fill(a, 1), axis, dtype, out, keepdims, initial, where)
+
+
+def _nanextreme(is_max, a, axis, out, keepdims, initial, where):
+    t = _t(a)
+    if not t.is_floating_point():
+        return _extreme("max" if is_max else "min", a, axis, out, keepdims, initial, where)
+    isn = torch.isnan(t)
+    filled = torch.where(isn, torch.tensor(float("-inf") if is_max else float("inf"), dtype=t.dtype, device=t.device), t)
+    r = _extreme("max" if is_max else "min", wrap(filled), axis, None, keepdims, initial, where)
+    allnan = _logic(torch.all, wrap(isn), axis, None, keepdims, True, True)._t
+    if initial is None:
+        r = wrap(torch.where(allnan, torch.tensor(float("nan"), dtype=t.dtype, device=t.device), r._t))
+    return _out(r._t, out)
+
+
+def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    """Maximum ignoring NaN; all-NaN slices give NaN (matches numpy.nanmax)."""
+    return _nanextreme(True, a, axis, out, keepdims, initial, where)
+
+
+def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    """Minimum ignoring NaN; all-NaN slices give NaN (matches numpy.nanmin)."""
+    return _nanextreme(False, a, axis, out, keepdims, initial, where)
+
+
+def nancumsum(a, axis=None, dtype=None, out=None):
+    return cumsum(_nan_fill(a, 0), axis, dtype, out)
+
+
+def nancumprod(a, axis=None, dtype=None, out=None):
+    return cumprod(_nan_fill(a, 1), axis, dtype, out)
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """max - min (matches numpy.ptp)."""
+    from ._ufuncs import subtract
+    return subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims), out=out)
+
+
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    """n-th discrete difference (matches numpy.diff; bools use not_equal)."""
+    t = _t(a)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n}")
+    if t.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    axis = normalize_axis(axis, t.ndim)
+
+    def ext(v):
+        if v is None:
+            return None
+        vt = _t(v).to(t.dtype)
+        if vt.ndim == 0:
+            shape = list(t.shape)
+            shape[axis] = 1
+            vt = vt.expand(shape)
+        return vt
+    pre, app = ext(prepend), ext(append)
+    parts = [x for x in (pre, t, app) if x is not None]
+    t = torch.cat(parts, dim=axis) if len(parts) > 1 else t
+    for _ in range(n):
+        hi = t.narrow(axis, 1, _b.max(t.shape[axis] - 1, 0))
+        lo = t.narrow(axis, 0, _b.max(t.shape[axis] - 1, 0))
+        t = hi != lo if t.dtype == torch.bool else f64(torch.sub, hi, lo)
+    return wrap(t)
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    t = _t(ary).reshape(-1)
+    r = t[1:] - t[:-1]
+    parts = []
+    if to_begin is not None:
+        parts.append(_t(to_begin).reshape(-1).to(t.dtype))
+    parts.append(r)
+    if to_end is not None:
+        parts.append(_t(to_end).reshape(-1).to(t.dtype))
+    return wrap(torch.cat(parts))

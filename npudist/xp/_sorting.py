@@ -1,0 +1,246 @@
+"""Sorting, searching, unique and set operations (matches numpy's functions of the same names).
+
+Sorting is stable and NaN sorts last, as in NumPy. Complex values sort lexicographically (real,
+then imaginary), as in NumPy."""
+from collections import namedtuple
+
+import numpy as np
+import torch
+
+from ._core import as_tensor, normalize_axis, wrap
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
+from ._ndarray import ndarray
+
+
+def _t(a):
+    return a._t if isinstance(a, ndarray) else as_tensor(a)
+
+
+def _argsort_t(t, dim, descending=False):
+    if t.is_complex():
+        i1 = torch.argsort(t.imag, dim=dim, stable=True, descending=descending)
+        re = torch.gather(t.real, dim, i1)
+        i2 = torch.argsort(re, dim=dim, stable=True, descending=descending)
+        return torch.gather(i1, dim, i2)
+    return torch.argsort(t, dim=dim, stable=True, descending=descending)
+
+
+def _axis(t, axis):
+    if axis is None:
+        return t.reshape(-1), 0
+    if t.ndim == 0:
+        raise np.exceptions.AxisError(axis, 0)
+    return t, normalize_axis(axis, t.ndim)
+
+
+def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+    """Sorted copy (matches numpy.sort; stable; NaN last; axis=None flattens).
+    ``descending=True`` is the Array API's option (equal elements keep their order)."""
+    t, axis = _axis(_t(a), axis)
+    if order is not None:
+        raise ValueError("order= applies to structured arrays, which xp does not have")
+    if t.is_complex():
+        return wrap(torch.gather(t, axis, _argsort_t(t, axis, descending)))
+    return wrap(torch.sort(t, dim=axis, stable=True, descending=descending).values)
+
+
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+    """Indices that sort the array (matches numpy.argsort; stable; int64)."""
+    t, axis = _axis(_t(a), axis)
+    return wrap(_argsort_t(t, axis, descending))
+
+
+def lexsort(keys, axis=-1):
+    """Indirect stable sort by several keys, the last key primary (matches numpy.lexsort)."""
+    if isinstance(keys, ndarray):
+        ks = [keys._t[i] for i in range(keys.shape[0])]
+    else:
+        ks = [_t(k) for k in keys]
+    if not ks:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    shape = torch.broadcast_shapes(*[k.shape for k in ks])
+    ks = [k.broadcast_to(shape) for k in ks]
+    axis = normalize_axis(axis, len(shape))
+    idx = _argsort_t(ks[0], axis)
+    for k in ks[1:]:
+        idx = torch.gather(idx, axis, _argsort_t(torch.gather(k, axis, idx), axis))
+    return wrap(idx)
+
+
+def searchsorted(a, v, side="left", sorter=None):
+    """Insertion indices keeping a sorted (matches numpy.searchsorted; a is 1-D; int64)."""
+    at = _t(a)
+    if at.ndim != 1:
+        raise ValueError("searchsorted: the sorted array must be 1-D")
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right', got {side!r}")
+    scalar = not isinstance(v, (ndarray, np.ndarray, list, tuple, torch.Tensor))
+    vt = _t(v)
+    dt = NP_TO_TORCH[to_dtype(np.result_type(TORCH_TO_NP[at.dtype], TORCH_TO_NP[vt.dtype]))]
+    if dt == torch.bool:
+        dt = torch.uint8
+    s = None if sorter is None else _t(sorter).long()
+    r = torch.searchsorted(at.to(dt).contiguous(), vt.to(dt).reshape(-1).contiguous() if vt.ndim == 0 else vt.to(dt).contiguous(),
+                           right=side == "right", sorter=s)
+    return wrap(r.reshape(()) if vt.ndim == 0 else r) if not scalar else wrap(r.reshape(()))
+
+
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """Array with the kth element in sorted position, smaller before, larger after (numpy.partition's
+    contract; the arrangement within the two sides is sorted here)."""
+    t, ax = _axis(_t(a), axis)
+    _check_kth(kth, t.shape[ax])
+    return sort(wrap(t), axis=ax)
+
+
+def argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    t, ax = _axis(_t(a), axis)
+    _check_kth(kth, t.shape[ax])
+    return argsort(wrap(t), axis=ax)
+
+
+def _check_kth(kth, n):
+    for k in np.atleast_1d(np.asarray(kth._t.cpu() if isinstance(kth, ndarray) else kth)):
+        if not -n <= int(k) < n:
+            raise ValueError(f"kth(={int(k)}) out of bounds ({n})")
+
+
+def _unique_flat(flat, equal_nan):
+    """Sorted unique of a 1-D tensor: values, first indices, inverse, counts."""
+    n = flat.numel()
+    perm = _argsort_t(flat, 0)
+    s = flat[perm]
+    if n == 0:
+        e = torch.zeros(0, dtype=torch.int64, device=flat.device)
+        return s, e, e, e
+    neq = s[1:] != s[:-1]
+    if equal_nan and (s.is_floating_point() or s.is_complex()):
+        nan = torch.isnan(s)
+        neq = neq & ~(nan[1:] & nan[:-1])
+    start = torch.cat([torch.ones(1, dtype=torch.bool, device=flat.device), neq])
+    group = torch.cumsum(start, 0) - 1
+    inverse = torch.empty(n, dtype=torch.int64, device=flat.device)
+    inverse[perm] = group
+    starts = torch.nonzero(start).reshape(-1)
+    counts = torch.diff(torch.cat([starts, torch.tensor([n], device=flat.device)]))
+    return s[start], perm[start], inverse, counts
+
+
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True,
+           sorted=True):
+    """Sorted unique elements, optionally first indices, inverse indices and counts (matches
+    numpy.unique, NumPy 2: the inverse has the input's shape when axis is None)."""
+    t = _t(ar)
+    if axis is None:
+        vals, idx, inv, cnt = _unique_flat(t.reshape(-1), equal_nan)
+        inv = inv.reshape(t.shape)
+    else:
+        axis = normalize_axis(axis, t.ndim)
+        if t.is_complex():
+            raise TypeError("unique(axis=...) of complex arrays is not supported")
+        moved = torch.movedim(t, axis, 0)
+        rows = moved.reshape(moved.shape[0], -1)
+        vals_r, inv, cnt = torch.unique(rows, dim=0, return_inverse=True, return_counts=True)
+        n = rows.shape[0]
+        idx = torch.full((vals_r.shape[0],), n, dtype=torch.int64, device=t.device)
+        idx = idx.scatter_reduce(0, inv, torch.arange(n, device=t.device), reduce="amin")
+        vals = torch.movedim(vals_r.reshape((vals_r.shape[0],) + tuple(moved.shape[1:])), 0, axis)
+    res = [wrap(vals)]
+    if return_index:
+        res.append(wrap(idx))
+    if return_inverse:
+        res.append(wrap(inv))
+    if return_counts:
+        res.append(wrap(cnt))
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
+UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
+UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
+
+
+def unique_all(x):
+    """Array API unique_all: values, first indices, inverse (x's shape), counts; NaNs distinct."""
+    v, i, inv, c = unique(x, True, True, True, equal_nan=False)
+    return UniqueAllResult(v, i, inv, c)
+
+
+def unique_counts(x):
+    """Array API unique_counts (NaNs distinct)."""
+    v, c = unique(x, return_counts=True, equal_nan=False)
+    return UniqueCountsResult(v, c)
+
+
+def unique_inverse(x):
+    """Array API unique_inverse (inverse has x's shape; NaNs distinct)."""
+    v, inv = unique(x, return_inverse=True, equal_nan=False)
+    return UniqueInverseResult(v, inv)
+
+
+def unique_values(x):
+    """Array API unique_values (NaNs distinct)."""
+    return unique(x, equal_nan=False)
+
+
+def _common(a, b):
+    at, bt = _t(a).reshape(-1), _t(b).reshape(-1)
+    dt = NP_TO_TORCH[to_dtype(np.result_type(TORCH_TO_NP[at.dtype], TORCH_TO_NP[bt.dtype]))]
+    return at.to(dt), bt.to(dt)
+
+
+def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    """Elementwise membership (matches numpy.isin; bool, element's shape)."""
+    e = _t(element)
+    et, tt = _common(e, test_elements)
+    if et.is_complex():
+        r = (et.reshape(-1, 1) == tt.reshape(1, -1)).any(1).reshape(e.shape)
+    else:
+        r = torch.isin(et, tt).reshape(e.shape)
+    return wrap(~r if invert else r)
+
+
+def in1d(ar1, ar2, assume_unique=False, invert=False, *, kind=None):
+    return wrap(isin(ar1, ar2, invert=invert)._t.reshape(-1))
+
+
+def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
+    """Sorted common unique values (matches numpy.intersect1d, with return_indices)."""
+    a, b = _common(ar1, ar2)
+    ua, ia, _, _ = _unique_flat(a, True) if not assume_unique else (a, torch.arange(a.numel(), device=a.device), 0, 0)
+    ub, ib, _, _ = _unique_flat(b, True) if not assume_unique else (b, torch.arange(b.numel(), device=b.device), 0, 0)
+    mask = torch.isin(ua, ub)
+    common = ua[mask]
+    if assume_unique:
+        common = torch.sort(common).values
+    if not return_indices:
+        return wrap(common)
+    ia = ia[mask]
+    pos = torch.searchsorted(torch.sort(ub).values, common)
+    ib = ib[_argsort_t(ub, 0)][pos]
+    if assume_unique:
+        order = _argsort_t(ua[mask], 0)
+        ia = ia[order]
+    return wrap(common), wrap(ia), wrap(ib)
+
+
+def union1d(ar1, ar2):
+    """Sorted unique values of both (matches numpy.union1d)."""
+    a, b = _common(ar1, ar2)
+    return wrap(_unique_flat(torch.cat([a, b]), True)[0])
+
+
+def setdiff1d(ar1, ar2, assume_unique=False):
+    """Sorted unique values of ar1 not in ar2 (matches numpy.setdiff1d)."""
+    a, b = _common(ar1, ar2)
+    ua = a if assume_unique else _unique_flat(a, True)[0]
+    return wrap(ua[~torch.isin(ua, b)])
+
+
+def setxor1d(ar1, ar2, assume_unique=False):
+    """Sorted values in exactly one of the inputs (matches numpy.setxor1d)."""
+    a, b = _common(ar1, ar2)
+    ua = a if assume_unique else _unique_flat(a, True)[0]
+    ub = b if assume_unique else _unique_flat(b, True)[0]
+    r = torch.cat([ua[~torch.isin(ua, ub)], ub[~torch.isin(ub, ua)]])
+    return wrap(torch.sort(r).values)

@@ -1,0 +1,140 @@
+"""npudist.xp.fft (matches numpy.fft, NumPy 2 precision rules: float32 -> complex64,
+other real inputs -> complex128; norm 'backward' / 'ortho' / 'forward')."""
+import numpy as np
+import torch
+
+from ._core import as_tensor, f64, wrap
+from ._ndarray import ndarray
+
+
+def _t(a, real_ok=True):
+    t = a._t if isinstance(a, ndarray) else as_tensor(a)
+    if t.dtype in (torch.float16, torch.float32):
+        return t.to(torch.float32)
+    if t.dtype == torch.complex64 or t.dtype == torch.complex128 or t.dtype == torch.float64:
+        return t
+    return t.to(torch.float64)
+
+
+def _norm(norm):
+    if norm not in (None, "backward", "ortho", "forward"):
+        raise ValueError(f'Invalid norm value {norm}; should be "backward", "ortho" or "forward".')
+    return norm or "backward"
+
+
+def _one(fn, a, n, axis, norm, complex_in=False):
+    t = _t(a)
+    if complex_in and not t.is_complex():
+        t = t.to(torch.complex64 if t.dtype == torch.float32 else torch.complex128)
+    if n is not None and n < 1:
+        raise ValueError(f"Invalid number of FFT data points ({n}) specified.")
+    return wrap(f64(fn, t, n=n, dim=axis, norm=_norm(norm)))
+
+
+def _many(fn, a, s, axes, norm, default_axes=None):
+    t = _t(a)
+    if axes is None and s is None and default_axes is not None:
+        axes = default_axes
+    kwargs = {"norm": _norm(norm)}
+    if s is not None:
+        kwargs["s"] = tuple(s)
+    if axes is not None:
+        kwargs["dim"] = tuple(axes)
+    return wrap(f64(fn, t, **kwargs))
+
+
+def fft(a, n=None, axis=-1, norm=None, out=None):
+    """1-D discrete Fourier transform (matches numpy.fft.fft)."""
+    return _one(torch.fft.fft, a, n, axis, norm)
+
+
+def ifft(a, n=None, axis=-1, norm=None, out=None):
+    return _one(torch.fft.ifft, a, n, axis, norm)
+
+
+def rfft(a, n=None, axis=-1, norm=None, out=None):
+    """FFT of real input, non-negative frequencies (matches numpy.fft.rfft)."""
+    t = _t(a)
+    if t.is_complex():
+        raise TypeError("rfft needs real input (numpy.fft.rfft discards the imaginary part with a warning; "
+                        "pass a.real explicitly)")
+    return _one(torch.fft.rfft, wrap(t), n, axis, norm)
+
+
+def irfft(a, n=None, axis=-1, norm=None, out=None):
+    return _one(torch.fft.irfft, a, n, axis, norm, complex_in=True)
+
+
+def hfft(a, n=None, axis=-1, norm=None, out=None):
+    return _one(torch.fft.hfft, a, n, axis, norm, complex_in=True)
+
+
+def ihfft(a, n=None, axis=-1, norm=None, out=None):
+    return _one(torch.fft.ihfft, a, n, axis, norm)
+
+
+def fft2(a, s=None, axes=(-2, -1), norm=None, out=None):
+    return _many(torch.fft.fftn, a, s, axes, norm)
+
+
+def ifft2(a, s=None, axes=(-2, -1), norm=None, out=None):
+    return _many(torch.fft.ifftn, a, s, axes, norm)
+
+
+def fftn(a, s=None, axes=None, norm=None, out=None):
+    """N-D FFT over axes (matches numpy.fft.fftn)."""
+    return _many(torch.fft.fftn, a, s, axes, norm)
+
+
+def ifftn(a, s=None, axes=None, norm=None, out=None):
+    return _many(torch.fft.ifftn, a, s, axes, norm)
+
+
+def rfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
+    return _many(torch.fft.rfftn, a, s, axes, norm)
+
+
+def irfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
+    return _many(torch.fft.irfftn, a, s, axes, norm)
+
+
+def rfftn(a, s=None, axes=None, norm=None, out=None):
+    return _many(torch.fft.rfftn, a, s, axes, norm)
+
+
+def irfftn(a, s=None, axes=None, norm=None, out=None):
+    return _many(torch.fft.irfftn, a, s, axes, norm)
+
+
+def _freq_dtype(dtype):
+    from ._dtypes import NP_TO_TORCH, to_dtype
+    return torch.float64 if dtype is None else NP_TO_TORCH[to_dtype(dtype)]
+
+
+def fftfreq(n, d=1.0, *, device=None, dtype=None):
+    """Sample frequencies (matches numpy.fft.fftfreq; float64 unless dtype is given)."""
+    from ._creation import _dev
+    if n < 1:
+        raise ValueError(f"n must be positive, got {n}")
+    return wrap(torch.fft.fftfreq(n, d, dtype=torch.float64, device=_dev(device)).to(_freq_dtype(dtype)))
+
+
+def rfftfreq(n, d=1.0, *, device=None, dtype=None):
+    from ._creation import _dev
+    if n < 1:
+        raise ValueError(f"n must be positive, got {n}")
+    return wrap(torch.fft.rfftfreq(n, d, dtype=torch.float64, device=_dev(device)).to(_freq_dtype(dtype)))
+
+
+def fftshift(x, axes=None):
+    """Zero frequency to the centre (matches numpy.fft.fftshift)."""
+    t = x._t if isinstance(x, ndarray) else as_tensor(x)
+    return wrap(torch.fft.fftshift(t, dim=axes if axes is None or isinstance(axes, int) else tuple(axes)))
+
+
+def ifftshift(x, axes=None):
+    t = x._t if isinstance(x, ndarray) else as_tensor(x)
+    return wrap(torch.fft.ifftshift(t, dim=axes if axes is None or isinstance(axes, int) else tuple(axes)))
+
+
+del np

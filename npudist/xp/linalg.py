@@ -1,0 +1,375 @@
+"""npudist.xp.linalg (matches numpy.linalg; also the Array API linalg extension).
+
+Integer and bool inputs compute in float64, as NumPy; float16 is rejected as NumPy rejects it.
+Singular or non-converging problems raise numpy.linalg.LinAlgError."""
+from collections import namedtuple
+
+import numpy as np
+import torch
+
+from ._core import as_tensor, f64, normalize_axis, wrap
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
+from ._ndarray import ndarray
+
+LinAlgError = np.linalg.LinAlgError
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+_BOOL_OK = {"matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron", "vecdot"}
+
+
+def _t(a):
+    return a._t if isinstance(a, ndarray) else as_tensor(a)
+
+
+def _pair(a, b, name):
+    at, bt = _t(a), _t(b)
+    dt = to_dtype(np.result_type(TORCH_TO_NP[at.dtype], TORCH_TO_NP[bt.dtype]))
+    tdt = NP_TO_TORCH[dt]
+    return at.to(tdt), bt.to(tdt)
+
+
+def _bool_aware(fn, *ts):
+    if ts[0].dtype == torch.bool:
+        return fn(*[t.to(torch.int64) for t in ts]) != 0
+    return f64(fn, *ts)
+
+
+def _lin(a, name, square=False, min_ndim=2):
+    t = _t(a)
+    if t.dtype == torch.float16:
+        raise TypeError(f"array type float16 is unsupported in linalg ({name}); use float32")
+    if not (t.is_floating_point() or t.is_complex()):
+        t = t.to(torch.float64)
+    if t.ndim < min_ndim:
+        raise LinAlgError(f"{t.ndim}-dimensional array given. Array must be at least two-dimensional")
+    if square and t.shape[-1] != t.shape[-2]:
+        raise LinAlgError("Last 2 dimensions of the array must be square")
+    return t
+
+
+def _call(fn, *args, **kwargs):
+    try:
+        return f64(fn, *args, **kwargs)
+    except torch.linalg.LinAlgError as e:
+        raise LinAlgError(str(e).split("\n")[0]) from None
+
+
+def matmul(x1, x2, /, out=None, **kwargs):
+    """Matrix product with broadcasting (matches numpy.matmul; 1-D operands promoted and removed)."""
+    a, b = _pair(x1, x2, "matmul")
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("matmul: Input operand does not have enough dimensions (use * for scalars)")
+    if a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 (size {b.shape[-2 if b.ndim > 1 else 0]} "
+                         f"is different from {a.shape[-1]})")
+    r = _bool_aware(torch.matmul, a, b)
+    if out is not None:
+        out._t.copy_(r)
+        return out
+    return wrap(r)
+
+
+def dot(a, b, out=None):
+    """Dot product (matches numpy.dot: inner for 1-D, matmul for 2-D, sum over a's last and b's
+    second-to-last axis otherwise)."""
+    at, bt = _pair(a, b, "dot")
+    if at.ndim == 0 or bt.ndim == 0:
+        r = _bool_aware(torch.mul, at, bt) if at.dtype != torch.bool else at & bt
+    elif bt.ndim == 1 or at.ndim <= 2 and bt.ndim <= 2:
+        r = _bool_aware(torch.matmul, at, bt)
+    else:
+        r = _bool_aware(lambda x, y: torch.tensordot(x, y, dims=([x.ndim - 1], [y.ndim - 2])), at, bt)
+    if out is not None:
+        out._t.copy_(r)
+        return out
+    return wrap(r)
+
+
+def vdot(a, b):
+    at, bt = _pair(a, b, "vdot")
+    at, bt = at.reshape(-1), bt.reshape(-1)
+    if at.is_complex():
+        at = at.conj()
+    return wrap(_bool_aware(torch.dot, at, bt) if at.dtype != torch.bool else (at & bt).any())
+
+
+def inner(a, b):
+    at, bt = _pair(a, b, "inner")
+    return wrap(_bool_aware(torch.inner, at, bt))
+
+
+def outer(a, b, out=None):
+    """Outer product of the flattened inputs (matches numpy.outer)."""
+    at, bt = _pair(a, b, "outer")
+    r = _bool_aware(torch.outer, at.reshape(-1), bt.reshape(-1)) if at.dtype != torch.bool else \
+        at.reshape(-1, 1) & bt.reshape(1, -1)
+    if out is not None:
+        out._t.copy_(r)
+        return out
+    return wrap(r)
+
+
+def tensordot(a, b, axes=2):
+    """Sum over given axes (matches numpy.tensordot)."""
+    at, bt = _pair(a, b, "tensordot")
+    if isinstance(axes, (int, np.integer)):
+        axes = int(axes)
+        if axes < 0:
+            raise ValueError("tensordot: axes must be non-negative")
+        dims = (list(range(at.ndim - axes, at.ndim)), list(range(axes)))
+    else:
+        xa, xb = axes
+        xa = [xa] if isinstance(xa, int) else list(xa)
+        xb = [xb] if isinstance(xb, int) else list(xb)
+        dims = ([normalize_axis(i, at.ndim) for i in xa], [normalize_axis(i, bt.ndim) for i in xb])
+    for i, j in zip(*dims):
+        if at.shape[i] != bt.shape[j]:
+            raise ValueError("shape-mismatch for sum")
+    return wrap(_bool_aware(lambda x, y: torch.tensordot(x, y, dims=dims), at, bt))
+
+
+def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
+    """Einstein summation (matches numpy.einsum for string subscripts)."""
+    ts = [_t(o) for o in operands]
+    dt = to_dtype(np.result_type(*[TORCH_TO_NP[t.dtype] for t in ts])) if dtype is None else to_dtype(dtype)
+    ts = [t.to(NP_TO_TORCH[dt]) for t in ts]
+    r = _bool_aware(lambda *x: torch.einsum(subscripts, *x), *ts)
+    if out is not None:
+        out._t.copy_(r)
+        return out
+    return wrap(r)
+
+
+def kron(a, b):
+    at, bt = _pair(a, b, "kron")
+    return wrap(_bool_aware(torch.kron, at, bt))
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """Cross product of 3-vectors (matches numpy.cross for 3-element vectors)."""
+    at, bt = _pair(a, b, "cross")
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    at = torch.movedim(at, normalize_axis(axisa, at.ndim), -1)
+    bt = torch.movedim(bt, normalize_axis(axisb, bt.ndim), -1)
+    if at.shape[-1] != 3 or bt.shape[-1] != 3:
+        raise ValueError("incompatible dimensions for cross product (dimension must be 3; 2-vectors are not "
+                         "supported)")
+    shape = torch.broadcast_shapes(at.shape, bt.shape)
+    r = f64(torch.linalg.cross, at.broadcast_to(shape), bt.broadcast_to(shape))
+    return wrap(torch.movedim(r, -1, normalize_axis(axisc, r.ndim)))
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """Vector dot product over axis, conjugating x1 (matches numpy.vecdot / Array API vecdot)."""
+    a, b = _pair(x1, x2, "vecdot")
+    shape = torch.broadcast_shapes(a.shape, b.shape)
+    a, b = a.broadcast_to(shape), b.broadcast_to(shape)
+    ax = normalize_axis(axis, len(shape))
+    if a.is_complex():
+        a = a.conj()
+    if a.dtype == torch.bool:
+        return wrap((a & b).any(ax))
+    return wrap(f64(lambda x, y: (x * y).sum(ax), a, b))
+
+
+def matrix_transpose(x, /):
+    t = _t(x)
+    if t.ndim < 2:
+        raise ValueError("matrix_transpose needs at least 2 dimensions")
+    return wrap(t.transpose(-1, -2))
+
+
+def diagonal(x, /, *, offset=0):
+    return wrap(torch.diagonal(_t(x), offset, -2, -1))
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    from ._reductions import sum as _sum
+    return _sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """Vector or matrix norm (matches numpy.linalg.norm)."""
+    t = _t(x)
+    if not (t.is_floating_point() or t.is_complex()):
+        t = t.to(torch.float64)
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    if axis is not None:
+        axis = tuple(normalize_axis(a, t.ndim) for a in axis) if isinstance(axis, tuple) else normalize_axis(axis, t.ndim)
+    if ord is None and axis is None:
+        return wrap(f64(torch.linalg.vector_norm, t, 2, keepdim=keepdims) if not keepdims else
+                    f64(torch.linalg.vector_norm, t, 2, dim=tuple(range(t.ndim)), keepdim=True))
+    return wrap(_call(torch.linalg.norm, t, ord, dim=axis, keepdim=keepdims))
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """Array API vector_norm (matches numpy.linalg.vector_norm)."""
+    t = _t(x)
+    if not (t.is_floating_point() or t.is_complex()):
+        t = t.to(torch.float64)
+    dim = None if axis is None else (tuple(normalize_axis(a, t.ndim) for a in axis) if isinstance(axis, tuple)
+                                     else normalize_axis(axis, t.ndim))
+    if dim is None and keepdims:
+        dim = tuple(range(t.ndim))
+    return wrap(f64(torch.linalg.vector_norm, t, ord, dim=dim, keepdim=keepdims))
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """Array API matrix_norm (matches numpy.linalg.matrix_norm)."""
+    t = _lin(x, "matrix_norm")
+    return wrap(_call(torch.linalg.matrix_norm, t, ord, keepdim=keepdims))
+
+
+def inv(a):
+    """Inverse of square matrices (matches numpy.linalg.inv; LinAlgError when singular)."""
+    return wrap(_call(torch.linalg.inv, _lin(a, "inv", True)))
+
+
+def det(a):
+    return wrap(_call(torch.linalg.det, _lin(a, "det", True)))
+
+
+def slogdet(a):
+    s, l = _call(torch.linalg.slogdet, _lin(a, "slogdet", True))
+    return SlogdetResult(wrap(s), wrap(l))
+
+
+def solve(a, b):
+    """Solves a @ x = b (matches numpy.linalg.solve, NumPy 2 rules: b is a vector only when 1-D)."""
+    at = _lin(a, "solve", True)
+    bt = _t(b)
+    dt = torch.promote_types(at.dtype, bt.dtype if bt.is_floating_point() or bt.is_complex() else torch.float64)
+    at, bt = at.to(dt), bt.to(dt)
+    if bt.ndim == 1:
+        return wrap(_call(lambda x, y: torch.linalg.solve(x, y.unsqueeze(-1)).squeeze(-1), at, bt))
+    return wrap(_call(torch.linalg.solve, at, bt))
+
+
+def lstsq(a, b, rcond=None):
+    """Least-squares solution (matches numpy.linalg.lstsq: x, residuals, rank, singular values)."""
+    at = _lin(a, "lstsq")
+    bt = _t(b)
+    dt = torch.promote_types(at.dtype, bt.dtype if bt.is_floating_point() or bt.is_complex() else torch.float64)
+    at, bt = at.to(dt), bt.to(dt)
+    vec = bt.ndim == 1
+    b2 = bt.unsqueeze(-1) if vec else bt
+    m, n = at.shape
+    res = _call(torch.linalg.lstsq, at.cpu(), b2.cpu(), rcond=rcond, driver="gelsd")
+    x = res.solution.to(at.device)
+    rank = int(res.rank)
+    sv = res.singular_values.to(at.device)
+    if rank == n and m > n:
+        r = b2 - at @ x
+        resid = (r.abs() ** 2).sum(0)
+    else:
+        resid = torch.empty(0, dtype=sv.dtype, device=at.device)
+    return wrap(x.squeeze(-1) if vec else x), wrap(resid), rank, wrap(sv)
+
+
+def _real_if_possible(t):
+    if t.is_complex() and bool((t.imag == 0).all()):
+        return t.real.clone()
+    return t
+
+
+def eig(a):
+    """Eigenvalues/vectors (matches numpy.linalg.eig: real results when all eigenvalues are real)."""
+    t = _lin(a, "eig", True)
+    w, v = _call(torch.linalg.eig, t)
+    if not t.is_complex() and bool((w.imag == 0).all()):
+        return EigResult(wrap(w.real.clone()), wrap(v.real.clone()))
+    return EigResult(wrap(w), wrap(v))
+
+
+def eigvals(a):
+    t = _lin(a, "eigvals", True)
+    w = _call(torch.linalg.eigvals, t)
+    return wrap(_real_if_possible(w) if not t.is_complex() else w)
+
+
+def eigh(a, UPLO="L"):
+    """Eigen-decomposition of Hermitian matrices, ascending (matches numpy.linalg.eigh)."""
+    w, v = _call(torch.linalg.eigh, _lin(a, "eigh", True), UPLO=UPLO)
+    return EighResult(wrap(w), wrap(v))
+
+
+def eigvalsh(a, UPLO="L"):
+    return wrap(_call(torch.linalg.eigvalsh, _lin(a, "eigvalsh", True), UPLO=UPLO))
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """Singular value decomposition (matches numpy.linalg.svd: U, S, Vh)."""
+    t = _lin(a, "svd")
+    if not compute_uv:
+        return wrap(_call(torch.linalg.svdvals, t))
+    u, s, vh = _call(torch.linalg.svd, t, full_matrices=full_matrices)
+    return SVDResult(wrap(u), wrap(s), wrap(vh))
+
+
+def svdvals(x, /):
+    return wrap(_call(torch.linalg.svdvals, _lin(x, "svdvals")))
+
+
+def qr(a, mode="reduced"):
+    """QR decomposition (matches numpy.linalg.qr for modes reduced, complete, r)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"qr mode {mode!r} is not supported; use reduced, complete or r")
+    q, r = _call(torch.linalg.qr, _lin(a, "qr"), mode=mode)
+    return wrap(r) if mode == "r" else QRResult(wrap(q), wrap(r))
+
+
+def cholesky(a, /, *, upper=False):
+    """Cholesky factor (matches numpy.linalg.cholesky; LinAlgError if not positive definite)."""
+    return wrap(_call(torch.linalg.cholesky, _lin(a, "cholesky", True), upper=upper))
+
+
+def pinv(a, rcond=None, hermitian=False, *, rtol=None):
+    """Moore-Penrose pseudo-inverse (matches numpy.linalg.pinv)."""
+    t = _lin(a, "pinv")
+    tol = rtol if rtol is not None else rcond
+    if isinstance(tol, ndarray):
+        tol = tol._t
+    return wrap(_call(torch.linalg.pinv, t, rtol=tol, hermitian=hermitian))
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
+    """Rank by SVD (matches numpy.linalg.matrix_rank)."""
+    t = _t(A)
+    if t.ndim < 2:
+        return wrap(torch.tensor(int(bool((t != 0).any())), device=t.device))
+    t = _lin(t, "matrix_rank")
+    return wrap(_call(torch.linalg.matrix_rank, t, atol=tol, rtol=rtol, hermitian=hermitian))
+
+
+def matrix_power(a, n):
+    """a raised to integer power n (matches numpy.linalg.matrix_power)."""
+    t = _t(a)
+    if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
+        raise LinAlgError("Last 2 dimensions of the array must be square")
+    if n < 0:
+        t = _lin(t, "matrix_power", True)
+    return wrap(_call(torch.linalg.matrix_power, t, int(n)))
+
+
+def multi_dot(arrays, *, out=None):
+    r = arrays[0]
+    for x in arrays[1:]:
+        r = dot(r, x)
+    if out is not None:
+        out._t.copy_(r._t)
+        return out
+    return r
+
+
+def cond(x, p=None):
+    t = _lin(x, "cond")
+    return wrap(_call(torch.linalg.cond, t, p))
+
+
+def tensorsolve(a, b, axes=None):
+    raise NotImplementedError("xp.linalg.tensorsolve is not supported; reshape to a matrix and use solve")

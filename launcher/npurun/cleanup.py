@@ -8,8 +8,8 @@
   (workers run in their own session); this catches what escaped it (children of a rank
   killed with -9, daemonised helpers).
 - ``remove_shm`` deletes ``/dev/shm/npudist-<tag>-*`` once the ranks are gone.
-- SIGINT is turned into the same path as SIGTERM: the ranks get SIGTERM and
-  ``--shutdown-timeout`` seconds before SIGKILL.
+- SIGINT and SIGTERM to npurun reach the ranks as SIGTERM, with ``--shutdown-timeout``
+  seconds before SIGKILL; a second signal kills at once.
 """
 from __future__ import annotations
 
@@ -139,12 +139,12 @@ def remove_shm(tag: str) -> list[str]:
 
 
 class SignalState:
-    """Signal handling of the launcher process.
+    """SIGINT and SIGTERM handling of the launcher process (npurun keeps both from torch's agent).
 
-    SIGINT raises the same ``SignalException`` torch's agent raises for SIGTERM, but with
-    SIGTERM as the signal, so the agent stops the ranks with SIGTERM and the grace period.
-    Until torch's agent installs its handlers (at worker start), SIGTERM does the same.
-    A second signal during the grace period skips it (npurun then SIGKILLs the ranks).
+    The first SIGINT or SIGTERM raises the ``SignalException`` torch's agent handles, with
+    SIGTERM as the signal: the agent sends the ranks SIGTERM and SIGKILLs what is left after
+    the grace period (``--shutdown-timeout``). A second signal during the grace period
+    SIGKILLs every process of the job at once.
     """
 
     def __init__(self):
@@ -152,11 +152,13 @@ class SignalState:
 
     def _handler(self, signum, frame):
         self.received.append(signum)
-        raise SignalException(f"npurun (pid {os.getpid()}) got {signal.Signals(signum).name}",
-                              sigval=signal.SIGTERM)
+        if len(self.received) == 1:
+            raise SignalException(f"npurun (pid {os.getpid()}) got {signal.Signals(signum).name}",
+                                  sigval=signal.SIGTERM)
+        stop_descendants(grace=0)
 
     def install(self) -> None:
-        """Installs the SIGINT (and initial SIGTERM) handler."""
+        """Installs the SIGINT and SIGTERM handlers (torch's agent must not be given these two)."""
         signal.signal(signal.SIGINT, self._handler)
         signal.signal(signal.SIGTERM, self._handler)
 

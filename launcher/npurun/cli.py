@@ -84,14 +84,16 @@ class Launch:
         conf = dict(self.conf)
         if a.rdzv_backend == "static":
             conf["rank"] = a.node_rank
-        signals = ",".join(s.strip() for s in a.signals_to_handle.split(",") if s.strip() and s.strip() != "SIGINT")
+        # SIGINT and SIGTERM stay with npurun (cleanup.SignalState); torch forwards the others
+        signals = ",".join(s.strip() for s in a.signals_to_handle.split(",")
+                           if s.strip() and s.strip() not in ("SIGINT", "SIGTERM"))
         return LaunchConfig(
             min_nodes=self.min_nodes, max_nodes=self.max_nodes, nproc_per_node=self.nproc, run_id=a.rdzv_id,
             role=a.role, rdzv_endpoint=rendezvous.endpoint(a), rdzv_backend=a.rdzv_backend, rdzv_configs=conf,
             max_restarts=a.max_restarts, monitor_interval=a.monitor_interval, start_method=a.start_method,
             log_line_prefix_template=os.getenv("TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", output.DEFAULT_PREFIX),
             local_addr=a.local_addr, logs_specs=logs_specs, event_log_handler=a.event_log_handler,
-            signals_to_handle=signals or "SIGTERM", duplicate_stdout_filters=a.duplicate_stdout_filters,
+            signals_to_handle=signals or "SIGHUP", duplicate_stdout_filters=a.duplicate_stdout_filters,
             duplicate_stderr_filters=a.duplicate_stderr_filters, virtual_local_rank=a.virtual_local_rank,
             shutdown_timeout=self.grace)
 

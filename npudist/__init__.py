@@ -25,5 +25,10 @@ from npudist._registration import register as _register  # noqa: E402
 
 _register()
 
-__all__ = ["device"]
+import torch.distributed as _dist  # noqa: E402
+
+if _dist.is_available():
+    from npudist import hccl  # noqa: E402,F401  (registers the "hccl" c10d backend)
+
+__all__ = ["device", "hccl"]
 __version__ = "0.1.0"

@@ -27,6 +27,10 @@
 namespace py = pybind11;
 using namespace npudist;
 
+namespace npudist::bindings {
+void registerHccl(py::module& m);
+}
+
 namespace {
 
 // Wraps a lambda so C++ errors become the Python exceptions torch raises
@@ -75,6 +79,8 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "npudist native core: the simulated npu driver and its PyTorch glue";
   m.attr("_torch_version_built") = TORCH_VERSION_MAJOR * 10000 + TORCH_VERSION_MINOR * 100 + TORCH_VERSION_PATCH;
 
+  m.def("_register_hccl", [](py::module& target) { bindings::registerHccl(target); },
+        "Defines ProcessGroupHCCL in `target` (after torch.distributed is imported).");
   m.def("_route_cpu_kernel_ops", translated([] { return core::routeCpuKernelOpsToFallback(); }));
   m.def("_device_count", translated([] { return int(core::deviceCount()); }));
   m.def("_is_in_bad_fork", [] { return core::isInBadFork(); });

@@ -104,11 +104,12 @@ void waitCurrentStream(c10::DeviceIndex device) {
     NPU_CHECK(driver::getDriver().synchronizeStream(s));
 }
 
-void launchDeferred(const c10::Stream& stream, std::function<void()> fn) {
-  driver::Stream s = driverStream(stream);
-  NPU_CHECK(driver::getDriver().launchHostFunc(s, [stream, fn = std::move(fn)] {
-    // Whichever thread runs it (worker or a helping caller), the work sees its
-    // own stream as current, so kernels it runs never wait on themselves.
+namespace {
+
+// Whichever thread runs it (worker or a helping caller), deferred work sees its
+// own stream as current, so kernels it runs never wait on themselves.
+std::function<void()> asDeferred(const c10::Stream& stream, std::function<void()> fn) {
+  return [stream, fn = std::move(fn)] {
     c10::DeviceIndex d = stream.device_index();
     c10::StreamId saved = t_current[size_t(d)];
     t_current[size_t(d)] = stream.id();
@@ -124,7 +125,20 @@ void launchDeferred(const c10::Stream& stream, std::function<void()> fn) {
       throw;
     }
     restore();
-  }));
+  };
 }
+
+}  // namespace
+
+void launchDeferred(const c10::Stream& stream, std::function<void()> fn) {
+  NPU_CHECK(driver::getDriver().launchHostFunc(driverStream(stream), asDeferred(stream, std::move(fn))));
+}
+
+std::shared_ptr<driver::Task> launchDeferredTask(const c10::Stream& stream, std::function<void()> fn,
+                                                 bool tolerate_failed_deps) {
+  return driverStream(stream)->enqueue(asDeferred(stream, std::move(fn)), tolerate_failed_deps);
+}
+
+bool inDeferredWork() { return t_deferred_depth > 0; }
 
 }  // namespace npudist::core

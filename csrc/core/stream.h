@@ -7,7 +7,13 @@
 
 #include <functional>
 
+#include <memory>
+
 #include "driver/driver.h"
+
+namespace npudist::driver {
+struct Task;
+}
 
 namespace npudist::core {
 
@@ -30,5 +36,14 @@ void waitCurrentStream(c10::DeviceIndex device);
 
 // Queues deferred work on `stream`; it runs with `stream` current on its device.
 void launchDeferred(const c10::Stream& stream, std::function<void()> fn);
+
+// The same, returning the task so the caller can track it (collectives'
+// Work objects). With tolerate_failed_deps, the task runs even if earlier
+// work on the stream failed.
+std::shared_ptr<driver::Task> launchDeferredTask(const c10::Stream& stream, std::function<void()> fn,
+                                                 bool tolerate_failed_deps);
+
+// True while deferred work is running on this thread (its kernels do not wait).
+bool inDeferredWork();
 
 }  // namespace npudist::core

@@ -57,7 +57,11 @@ void runClaimed(Task& task) {
 bool completeTask(const TaskPtr& task, std::string* error) {
   if (!task->done()) {
     for (const TaskPtr& dep : task->depsSnapshot()) {
-      if (!completeTask(dep, error)) return false;
+      std::string dep_error;
+      if (!completeTask(dep, &dep_error) && !task->tolerate_failed_deps) {
+        *error = dep_error;
+        return false;
+      }
     }
     int expected = Task::kPending;
     if (task->state.compare_exchange_strong(expected, Task::kRunning, std::memory_order_acq_rel)) {
@@ -81,9 +85,10 @@ bool completeTask(const TaskPtr& task, std::string* error) {
 
 // ---------------------------------------------------------------- StreamObject
 
-void StreamObject::enqueue(std::function<void()> fn) {
+TaskPtr StreamObject::enqueue(std::function<void()> fn, bool tolerate_failed_deps) {
   auto task = std::make_shared<Task>();
   task->fn = std::move(fn);
+  task->tolerate_failed_deps = tolerate_failed_deps;
   std::lock_guard<std::mutex> g(mutex);
   task->deps = std::move(frontier);
   frontier.assign(1, task);
@@ -91,6 +96,7 @@ void StreamObject::enqueue(std::function<void()> fn) {
   queue.push_back(task);
   if (!worker.joinable()) worker = std::thread([this] { workerLoop(); });
   queue_cv.notify_one();
+  return task;
 }
 
 void StreamObject::workerLoop() {

@@ -29,6 +29,10 @@ struct Task {
   std::atomic<int64_t> done_ns{0};
   std::thread::id runner;
   std::string error;  // set when fn threw; read after state is kDone
+  // Runs even when a dependency failed (collectives: one failed collective
+  // must not stop the communicator's later ones; its error reaches whoever
+  // waits on it).
+  bool tolerate_failed_deps = false;
 
   // Tasks that must finish first. Guarded by deps_mutex; cleared when this
   // task finishes so that chains of finished work are freed.
@@ -67,7 +71,7 @@ struct npudist::driver::StreamObject {
   std::thread worker;
   bool stopping = false;
 
-  void enqueue(std::function<void()> fn);
+  TaskPtr enqueue(std::function<void()> fn, bool tolerate_failed_deps = false);
   void addDependencies(const std::vector<TaskPtr>& tasks);
   std::vector<TaskPtr> frontierSnapshot();
   // Completes the frontier; false with `error` if a task failed.

@@ -1,0 +1,493 @@
+// The c10d entry points of ProcessGroupHCCL: each checks its arguments on
+// this rank (a failure is announced to the peers, see rejectInput), then
+// submits a body that runs the collective on dense tensors.
+#include <c10/util/Exception.h>
+#include <c10/util/irange.h>
+
+#include <numeric>
+
+#include "hccl/process_group_hccl.h"
+
+namespace npudist::hccl {
+namespace {
+
+bool supportedDtype(c10::ScalarType t) {
+  switch (t) {
+    case c10::kFloat: case c10::kDouble: case c10::kHalf: case c10::kBFloat16: case c10::kChar:
+    case c10::kShort: case c10::kInt: case c10::kLong: case c10::kByte: case c10::kBool:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Why these tensors cannot take part in a collective, or "".
+std::string checkTensors(const std::vector<at::Tensor>& ts, const char* what) {
+  c10::optional<c10::Device> device;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const at::Tensor& t = ts[i];
+    if (!t.defined()) return c10::str(what, "[", i, "] is an undefined tensor");
+    if (t.layout() != c10::kStrided) return c10::str(what, "[", i, "] is a ", t.layout(), " tensor; hccl needs dense (strided) tensors");
+    if (!t.device().is_cpu() && !t.device().is_privateuseone())
+      return c10::str(what, "[", i, "] is on ", t.device(), "; hccl takes npu or cpu tensors");
+    if (!supportedDtype(t.scalar_type()))
+      return c10::str(what, "[", i, "] has dtype ", t.scalar_type(),
+                      ", which hccl does not support (float32, float64, float16, bfloat16, int8, int16, int32, int64, "
+                      "uint8, bool)");
+    if (device && *device != t.device())
+      return c10::str(what, " mix devices (", *device, " and ", t.device(), "); put every tensor of a collective on one device");
+    device = t.device();
+  }
+  return "";
+}
+
+std::string checkSameDtype(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
+  for (const auto& x : a)
+    for (const auto& y : b)
+      if (x.scalar_type() != y.scalar_type())
+        return c10::str("input and output dtypes differ (", x.scalar_type(), " vs ", y.scalar_type(), ")");
+  return "";
+}
+
+RedOp toRedOp(const c10d::ReduceOp& op, std::string* why) {
+  switch (op.op_) {
+    case c10d::ReduceOp::SUM: return RedOp::kSum;
+    case c10d::ReduceOp::AVG: return RedOp::kAvg;
+    case c10d::ReduceOp::PRODUCT: return RedOp::kProduct;
+    case c10d::ReduceOp::MIN: return RedOp::kMin;
+    case c10d::ReduceOp::MAX: return RedOp::kMax;
+    case c10d::ReduceOp::PREMUL_SUM: return RedOp::kPremulSum;
+    default:
+      *why = "ReduceOp.BAND/BOR/BXOR are not supported by hccl (use SUM, AVG, PRODUCT, MIN, MAX or PREMUL_SUM)";
+      return RedOp::kSum;
+  }
+}
+
+// The PREMUL_SUM factor, read when the collective runs (it may be a tensor
+// produced by earlier work).
+double premulFactor(const c10d::ReduceOp& op) {
+  if (op.op_ != c10d::ReduceOp::PREMUL_SUM || !op.supplement_) return 1.0;
+  auto* s = dynamic_cast<c10d::PreMulSumSupplement*>(op.supplement_.get());
+  if (!s) return 1.0;
+  return s->tensor_factor.defined() ? s->tensor_factor.item<double>() : s->double_factor;
+}
+
+std::string checkReduce(const c10d::ReduceOp& op, const at::Tensor& t, RedOp* out) {
+  std::string why;
+  *out = toRedOp(op, &why);
+  if (!why.empty()) return why;
+  return checkReduction(toDType(t.scalar_type()), *out);
+}
+
+std::string checkRoot(int64_t root, int size) {
+  if (root < 0 || root >= size) return c10::str("root rank ", root, " is out of range for a group of ", size, " ranks");
+  return "";
+}
+
+// A tensor the engine can use directly; non-contiguous ones go through a
+// contiguous copy (written back for outputs).
+struct Dense {
+  at::Tensor user, work;
+  static Dense in(const at::Tensor& t) { return {t, t.is_contiguous() ? t : t.contiguous()}; }
+  static Dense out(const at::Tensor& t) { return {t, t.is_contiguous() ? t : at::empty_like(t, at::MemoryFormat::Contiguous)}; }
+  void writeBack() {
+    if (!work.is_same(user)) user.copy_(work);
+  }
+};
+
+std::vector<at::Tensor> flat(const std::vector<std::vector<at::Tensor>>& v) {
+  std::vector<at::Tensor> out;
+  for (const auto& l : v) out.insert(out.end(), l.begin(), l.end());
+  return out;
+}
+
+}  // namespace
+
+#define HCCL_REJECT_IF(op, expr)            \
+  do {                                      \
+    std::string why_ = (expr);              \
+    if (!why_.empty()) rejectInput(op, why_); \
+  } while (0)
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::broadcast(std::vector<at::Tensor>& tensors,
+                                                           const c10d::BroadcastOptions& opts) {
+  HCCL_REJECT_IF(Op::kBroadcast, tensors.size() == 1 ? "" : "broadcast takes exactly one tensor per rank");
+  HCCL_REJECT_IF(Op::kBroadcast, checkTensors(tensors, "tensor"));
+  HCCL_REJECT_IF(Op::kBroadcast, checkRoot(opts.rootRank, size_));
+  at::Tensor t = tensors[0];
+  int root = int(opts.rootRank);
+  return submit(c10d::OpType::BROADCAST, "broadcast", tensors, tensors, opts.asyncOp, [t, root](Engine& e) {
+    Dense d = Dense::in(t);
+    e.broadcast(d.work, root);
+    d.writeBack();
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allreduce(std::vector<at::Tensor>& tensors,
+                                                           const c10d::AllreduceOptions& opts) {
+  HCCL_REJECT_IF(Op::kAllreduce, tensors.size() == 1 ? "" : "all_reduce takes exactly one tensor per rank");
+  HCCL_REJECT_IF(Op::kAllreduce, checkTensors(tensors, "tensor"));
+  RedOp op;
+  HCCL_REJECT_IF(Op::kAllreduce, checkReduce(opts.reduceOp, tensors[0], &op));
+  at::Tensor t = tensors[0];
+  c10d::ReduceOp rop = opts.reduceOp;
+  return submit(c10d::OpType::ALLREDUCE, "all_reduce", tensors, tensors, opts.asyncOp, [t, op, rop](Engine& e) {
+    Dense d = Dense::in(t);
+    e.allreduce(d.work, op, premulFactor(rop));
+    d.writeBack();
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allreduce_coalesced(std::vector<at::Tensor>& tensors,
+                                                                     const c10d::AllreduceCoalescedOptions& opts) {
+  HCCL_REJECT_IF(Op::kAllreduce, checkTensors(tensors, "tensors"));
+  RedOp op = RedOp::kSum;
+  for (const auto& t : tensors) HCCL_REJECT_IF(Op::kAllreduce, checkReduce(opts.reduceOp, t, &op));
+  std::vector<at::Tensor> ts = tensors;
+  c10d::ReduceOp rop = opts.reduceOp;
+  return submit(c10d::OpType::ALLREDUCE_COALESCED, "all_reduce_coalesced", tensors, tensors, opts.asyncOp,
+                [ts, op, rop](Engine& e) {
+                  for (const auto& t : ts) {
+                    Dense d = Dense::in(t);
+                    e.allreduce(d.work, op, premulFactor(rop));
+                    d.writeBack();
+                  }
+                });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) {
+  HCCL_REJECT_IF(Op::kReduce, tensors.size() == 1 ? "" : "reduce takes exactly one tensor per rank");
+  HCCL_REJECT_IF(Op::kReduce, checkTensors(tensors, "tensor"));
+  HCCL_REJECT_IF(Op::kReduce, checkRoot(opts.rootRank, size_));
+  RedOp op;
+  HCCL_REJECT_IF(Op::kReduce, checkReduce(opts.reduceOp, tensors[0], &op));
+  at::Tensor t = tensors[0];
+  c10d::ReduceOp rop = opts.reduceOp;
+  int root = int(opts.rootRank);
+  return submit(c10d::OpType::REDUCE, "reduce", tensors, tensors, opts.asyncOp, [t, op, rop, root](Engine& e) {
+    Dense d = Dense::in(t);
+    e.reduce(d.work, op, premulFactor(rop), root);
+    d.writeBack();
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                                           std::vector<at::Tensor>& inputs,
+                                                           const c10d::AllgatherOptions& opts) {
+  HCCL_REJECT_IF(Op::kAllgather, inputs.size() == 1 && outputs.size() == 1 ? "" : "all_gather takes one input tensor and one output list per rank");
+  HCCL_REJECT_IF(Op::kAllgather, outputs[0].size() == size_t(size_) ? "" : c10::str("all_gather needs an output list of ", size_, " tensors (the group size), got ", outputs[0].size()));
+  HCCL_REJECT_IF(Op::kAllgather, checkTensors(flat({inputs, outputs[0]}), "tensors"));
+  HCCL_REJECT_IF(Op::kAllgather, checkSameDtype(inputs, outputs[0]));
+  for (const auto& o : outputs[0])
+    HCCL_REJECT_IF(Op::kAllgather, o.numel() == inputs[0].numel() ? "" : c10::str("all_gather output tensors must have the input's ", inputs[0].numel(), " elements, got ", o.numel()));
+  at::Tensor in = inputs[0];
+  std::vector<at::Tensor> outs = outputs[0];
+  return submit(c10d::OpType::ALLGATHER, "all_gather", inputs, outs, opts.asyncOp, [in, outs](Engine& e) {
+    Dense di = Dense::in(in);
+    std::vector<Dense> dense;
+    std::vector<at::Tensor> work;
+    for (const auto& o : outs) dense.push_back(Dense::out(o)), work.push_back(dense.back().work);
+    e.allgather(di.work, work);
+    for (auto& d : dense) d.writeBack();
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::_allgather_base(at::Tensor& output, at::Tensor& input,
+                                                                 const c10d::AllgatherOptions& opts) {
+  HCCL_REJECT_IF(Op::kAllgather, checkTensors({input, output}, "input and output"));
+  HCCL_REJECT_IF(Op::kAllgather, checkSameDtype({input}, {output}));
+  HCCL_REJECT_IF(Op::kAllgather, output.numel() == input.numel() * size_ ? "" : c10::str("all_gather_into_tensor: the output must have group size x input elements (", size_, " x ", input.numel(), "), got ", output.numel()));
+  at::Tensor in = input, out = output;
+  const int n = size_;
+  return submit(c10d::OpType::_ALLGATHER_BASE, "all_gather_into_tensor", {input}, {output}, opts.asyncOp,
+                [in, out, n](Engine& e) {
+                  Dense di = Dense::in(in), dout = Dense::out(out);
+                  std::vector<at::Tensor> parts = dout.work.view({-1}).chunk(n);
+                  if (in.numel() == 0) parts.assign(size_t(n), dout.work.view({-1}));
+                  e.allgather(di.work, parts);
+                  dout.writeBack();
+                });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
+                                                                     std::vector<at::Tensor>& inputs,
+                                                                     const c10d::AllgatherOptions& opts) {
+  HCCL_REJECT_IF(Op::kAllgather, outputs.size() == inputs.size() ? "" : "all_gather_coalesced needs one output list per input");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    HCCL_REJECT_IF(Op::kAllgather, outputs[i].size() == size_t(size_) ? "" : "each output list needs one tensor per rank");
+    HCCL_REJECT_IF(Op::kAllgather, checkTensors(flat({{inputs[i]}, outputs[i]}), "tensors"));
+    for (const auto& o : outputs[i])
+      HCCL_REJECT_IF(Op::kAllgather, o.numel() == inputs[i].numel() ? "" : "output tensors must match their input's size");
+  }
+  auto ins = inputs;
+  auto outs = outputs;
+  return submit(c10d::OpType::ALLGATHER_COALESCED, "all_gather_coalesced", inputs, flat(outputs), opts.asyncOp,
+                [ins, outs](Engine& e) {
+                  for (size_t i = 0; i < ins.size(); ++i) {
+                    Dense di = Dense::in(ins[i]);
+                    std::vector<Dense> dense;
+                    std::vector<at::Tensor> work;
+                    for (const auto& o : outs[i]) dense.push_back(Dense::out(o)), work.push_back(dense.back().work);
+                    e.allgather(di.work, work);
+                    for (auto& d : dense) d.writeBack();
+                  }
+                });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                                 std::vector<at::Tensor>& inputs,
+                                                                                 const c10d::AllgatherOptions& opts) {
+  HCCL_REJECT_IF(Op::kAllgather, outputs.size() == inputs.size() ? "" : "all_gather_into_tensor_coalesced needs one output per input");
+  HCCL_REJECT_IF(Op::kAllgather, checkTensors(flat({inputs, outputs}), "tensors"));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    HCCL_REJECT_IF(Op::kAllgather, outputs[i].numel() == inputs[i].numel() * size_ ? "" : c10::str("output ", i, " must have group size x input elements"));
+  auto ins = inputs;
+  auto outs = outputs;
+  const int n = size_;
+  return submit(c10d::OpType::COALESCED, "all_gather_into_tensor_coalesced", inputs, outputs, opts.asyncOp,
+                [ins, outs, n](Engine& e) {
+                  for (size_t i = 0; i < ins.size(); ++i) {
+                    Dense di = Dense::in(ins[i]), dout = Dense::out(outs[i]);
+                    std::vector<at::Tensor> parts = dout.work.view({-1}).chunk(n);
+                    if (ins[i].numel() == 0) parts.assign(size_t(n), dout.work.view({-1}));
+                    e.allgather(di.work, parts);
+                    dout.writeBack();
+                  }
+                });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                                        std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) {
+  HCCL_REJECT_IF(Op::kGather, checkRoot(opts.rootRank, size_));
+  HCCL_REJECT_IF(Op::kGather, inputs.size() == 1 ? "" : "gather takes exactly one input tensor per rank");
+  const bool is_root = rank_ == opts.rootRank;
+  if (is_root) {
+    HCCL_REJECT_IF(Op::kGather, outputs.size() == 1 && outputs[0].size() == size_t(size_) ? "" : c10::str("gather: the root needs a gather_list of ", size_, " tensors"));
+    for (const auto& o : outputs[0])
+      HCCL_REJECT_IF(Op::kGather, o.numel() == inputs[0].numel() ? "" : "gather_list tensors must have the input's size");
+  } else {
+    HCCL_REJECT_IF(Op::kGather, outputs.empty() || outputs[0].empty() ? "" : "gather: only the root passes a gather_list");
+  }
+  std::vector<at::Tensor> outs = is_root ? outputs[0] : std::vector<at::Tensor>{};
+  HCCL_REJECT_IF(Op::kGather, checkTensors(flat({inputs, outs}), "tensors"));
+  at::Tensor in = inputs[0];
+  int root = int(opts.rootRank);
+  return submit(c10d::OpType::GATHER, "gather", inputs, outs, opts.asyncOp, [in, outs, root](Engine& e) {
+    Dense di = Dense::in(in);
+    std::vector<Dense> dense;
+    std::vector<at::Tensor> work;
+    for (const auto& o : outs) dense.push_back(Dense::out(o)), work.push_back(dense.back().work);
+    e.gather(di.work, work, root);
+    for (auto& d : dense) d.writeBack();
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::scatter(std::vector<at::Tensor>& outputs,
+                                                         std::vector<std::vector<at::Tensor>>& inputs,
+                                                         const c10d::ScatterOptions& opts) {
+  HCCL_REJECT_IF(Op::kScatter, checkRoot(opts.rootRank, size_));
+  HCCL_REJECT_IF(Op::kScatter, outputs.size() == 1 ? "" : "scatter takes exactly one output tensor per rank");
+  const bool is_root = rank_ == opts.rootRank;
+  if (is_root) {
+    HCCL_REJECT_IF(Op::kScatter, inputs.size() == 1 && inputs[0].size() == size_t(size_) ? "" : c10::str("scatter: the root needs a scatter_list of ", size_, " tensors"));
+    for (const auto& i : inputs[0])
+      HCCL_REJECT_IF(Op::kScatter, i.numel() == outputs[0].numel() ? "" : "scatter_list tensors must have the output's size");
+  } else {
+    HCCL_REJECT_IF(Op::kScatter, inputs.empty() || inputs[0].empty() ? "" : "scatter: only the root passes a scatter_list");
+  }
+  std::vector<at::Tensor> ins = is_root ? inputs[0] : std::vector<at::Tensor>{};
+  HCCL_REJECT_IF(Op::kScatter, checkTensors(flat({ins, outputs}), "tensors"));
+  at::Tensor out = outputs[0];
+  int root = int(opts.rootRank);
+  return submit(c10d::OpType::SCATTER, "scatter", ins, outputs, opts.asyncOp, [ins, out, root](Engine& e) {
+    std::vector<at::Tensor> work;
+    for (const auto& i : ins) work.push_back(i.contiguous());
+    Dense dout = Dense::out(out);
+    e.scatter(work, dout.work, root);
+    dout.writeBack();
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce_scatter(std::vector<at::Tensor>& outputs,
+                                                                std::vector<std::vector<at::Tensor>>& inputs,
+                                                                const c10d::ReduceScatterOptions& opts) {
+  HCCL_REJECT_IF(Op::kReduceScatter, outputs.size() == 1 && inputs.size() == 1 ? "" : "reduce_scatter takes one output tensor and one input list per rank");
+  HCCL_REJECT_IF(Op::kReduceScatter, inputs[0].size() == size_t(size_) ? "" : c10::str("reduce_scatter needs an input list of ", size_, " tensors"));
+  HCCL_REJECT_IF(Op::kReduceScatter, checkTensors(flat({outputs, inputs[0]}), "tensors"));
+  HCCL_REJECT_IF(Op::kReduceScatter, checkSameDtype(outputs, inputs[0]));
+  for (const auto& i : inputs[0])
+    HCCL_REJECT_IF(Op::kReduceScatter, i.numel() == outputs[0].numel() ? "" : "reduce_scatter input tensors must have the output's size");
+  RedOp op;
+  HCCL_REJECT_IF(Op::kReduceScatter, checkReduce(opts.reduceOp, outputs[0], &op));
+  at::Tensor out = outputs[0];
+  std::vector<at::Tensor> ins = inputs[0];
+  c10d::ReduceOp rop = opts.reduceOp;
+  return submit(c10d::OpType::REDUCE_SCATTER, "reduce_scatter", ins, outputs, opts.asyncOp,
+                [ins, out, op, rop](Engine& e) {
+                  std::vector<at::Tensor> work;
+                  for (const auto& i : ins) work.push_back(i.contiguous());
+                  Dense dout = Dense::out(out);
+                  e.reduceScatter(work, dout.work, op, premulFactor(rop));
+                  dout.writeBack();
+                });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                                                      const c10d::ReduceScatterOptions& opts) {
+  HCCL_REJECT_IF(Op::kReduceScatter, checkTensors({input, output}, "input and output"));
+  HCCL_REJECT_IF(Op::kReduceScatter, checkSameDtype({input}, {output}));
+  HCCL_REJECT_IF(Op::kReduceScatter, input.numel() == output.numel() * size_ ? "" : c10::str("reduce_scatter_tensor: the input must have group size x output elements (", size_, " x ", output.numel(), "), got ", input.numel()));
+  RedOp op;
+  HCCL_REJECT_IF(Op::kReduceScatter, checkReduce(opts.reduceOp, output, &op));
+  at::Tensor in = input, out = output;
+  c10d::ReduceOp rop = opts.reduceOp;
+  const int n = size_;
+  return submit(c10d::OpType::_REDUCE_SCATTER_BASE, "reduce_scatter_tensor", {input}, {output}, opts.asyncOp,
+                [in, out, op, rop, n](Engine& e) {
+                  Dense di = Dense::in(in), dout = Dense::out(out);
+                  std::vector<at::Tensor> parts = di.work.view({-1}).chunk(n);
+                  if (out.numel() == 0) parts.assign(size_t(n), di.work.view({-1}));
+                  e.reduceScatter(parts, dout.work, op, premulFactor(rop));
+                  dout.writeBack();
+                });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                                 std::vector<at::Tensor>& inputs,
+                                                                                 const c10d::ReduceScatterOptions& opts) {
+  HCCL_REJECT_IF(Op::kReduceScatter, outputs.size() == inputs.size() ? "" : "reduce_scatter_tensor_coalesced needs one output per input");
+  HCCL_REJECT_IF(Op::kReduceScatter, checkTensors(flat({inputs, outputs}), "tensors"));
+  RedOp op = RedOp::kSum;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    HCCL_REJECT_IF(Op::kReduceScatter, inputs[i].numel() == outputs[i].numel() * size_ ? "" : c10::str("input ", i, " must have group size x output elements"));
+    HCCL_REJECT_IF(Op::kReduceScatter, checkReduce(opts.reduceOp, outputs[i], &op));
+  }
+  auto ins = inputs;
+  auto outs = outputs;
+  c10d::ReduceOp rop = opts.reduceOp;
+  const int n = size_;
+  return submit(c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED, "reduce_scatter_tensor_coalesced", inputs, outputs,
+                opts.asyncOp, [ins, outs, op, rop, n](Engine& e) {
+                  for (size_t i = 0; i < ins.size(); ++i) {
+                    Dense di = Dense::in(ins[i]), dout = Dense::out(outs[i]);
+                    std::vector<at::Tensor> parts = di.work.view({-1}).chunk(n);
+                    if (outs[i].numel() == 0) parts.assign(size_t(n), di.work.view({-1}));
+                    e.reduceScatter(parts, dout.work, op, premulFactor(rop));
+                    dout.writeBack();
+                  }
+                });
+}
+
+namespace {
+
+// Splits dim 0 of `t` by `splits` (rows); empty splits mean equal parts.
+std::string splitRows(const at::Tensor& t, const std::vector<int64_t>& splits, int n, const char* what,
+                      std::vector<int64_t>* rows) {
+  const int64_t dim0 = t.dim() ? t.size(0) : t.numel();
+  if (splits.empty()) {
+    if (dim0 % n != 0) return c10::str(what, " has ", dim0, " rows, not divisible by the group size ", n, "; pass split sizes");
+    rows->assign(size_t(n), dim0 / n);
+    return "";
+  }
+  if (splits.size() != size_t(n)) return c10::str(what, " split sizes have ", splits.size(), " entries; the group has ", n, " ranks");
+  for (int64_t s : splits)
+    if (s < 0) return c10::str(what, " split sizes must not be negative");
+  if (std::accumulate(splits.begin(), splits.end(), int64_t(0)) != dim0)
+    return c10::str(what, " split sizes sum to ", std::accumulate(splits.begin(), splits.end(), int64_t(0)), " but dim 0 is ", dim0);
+  *rows = splits;
+  return "";
+}
+
+std::vector<at::Tensor> rowParts(const at::Tensor& t, const std::vector<int64_t>& rows) {
+  at::Tensor flat2 = t.dim() ? t.reshape({t.size(0), -1}) : t.reshape({-1, 1});
+  std::vector<at::Tensor> parts;
+  int64_t start = 0;
+  for (int64_t r : rows) {
+    parts.push_back(flat2.narrow(0, start, r).reshape({-1}));
+    start += r;
+  }
+  return parts;
+}
+
+}  // namespace
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::alltoall_base(at::Tensor& output, at::Tensor& input,
+                                                               std::vector<int64_t>& output_splits,
+                                                               std::vector<int64_t>& input_splits,
+                                                               const c10d::AllToAllOptions& opts) {
+  HCCL_REJECT_IF(Op::kAlltoall, checkTensors({input, output}, "input and output"));
+  HCCL_REJECT_IF(Op::kAlltoall, checkSameDtype({input}, {output}));
+  std::vector<int64_t> in_rows, out_rows;
+  HCCL_REJECT_IF(Op::kAlltoall, splitRows(input, input_splits, size_, "input", &in_rows));
+  HCCL_REJECT_IF(Op::kAlltoall, splitRows(output, output_splits, size_, "output", &out_rows));
+  at::Tensor in = input, out = output;
+  return submit(c10d::OpType::ALLTOALL_BASE, "all_to_all_single", {input}, {output}, opts.asyncOp,
+                [in, out, in_rows, out_rows](Engine& e) {
+                  Dense di = Dense::in(in), dout = Dense::out(out);
+                  std::vector<at::Tensor> ins = rowParts(di.work, in_rows), outs = rowParts(dout.work, out_rows);
+                  e.alltoall(ins, outs);
+                  dout.writeBack();
+                });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+                                                          const c10d::AllToAllOptions& opts) {
+  HCCL_REJECT_IF(Op::kAlltoall, inputs.size() == size_t(size_) && outputs.size() == size_t(size_) ? "" : c10::str("all_to_all needs ", size_, " input and output tensors (the group size)"));
+  HCCL_REJECT_IF(Op::kAlltoall, checkTensors(flat({inputs, outputs}), "tensors"));
+  HCCL_REJECT_IF(Op::kAlltoall, checkSameDtype(inputs, outputs));
+  auto ins = inputs;
+  auto outs = outputs;
+  return submit(c10d::OpType::ALLTOALL, "all_to_all", inputs, outputs, opts.asyncOp, [ins, outs](Engine& e) {
+    std::vector<at::Tensor> wi;
+    std::vector<Dense> dense;
+    std::vector<at::Tensor> wo;
+    for (const auto& i : ins) wi.push_back(i.contiguous());
+    for (const auto& o : outs) dense.push_back(Dense::out(o)), wo.push_back(dense.back().work);
+    e.alltoall(wi, wo);
+    for (auto& d : dense) d.writeBack();
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::send(std::vector<at::Tensor>& tensors, int dst, int tag) {
+  TORCH_CHECK_VALUE(tensors.size() == 1, "hccl send takes exactly one tensor");
+  std::string why = checkTensors(tensors, "tensor");
+  TORCH_CHECK_VALUE(why.empty(), "hccl send: ", why);
+  TORCH_CHECK_VALUE(dst >= 0 && dst < size_ && dst != rank_, "hccl send: invalid destination rank ", dst,
+                    " (group of ", size_, " ranks, this is rank ", rank_, ")");
+  P2PItem item{true, dst, tag, tensors[0].contiguous()};
+  if (coalescing_) {
+    coalesced_p2p_.push_back(item);
+    return submit(c10d::OpType::SEND, "send", tensors, {}, true, [](Engine&) {});
+  }
+  return submit(c10d::OpType::SEND, "send", tensors, {}, true, [item](Engine& e) mutable {
+    std::vector<P2PItem> items{item};
+    e.p2p(items);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::recv(std::vector<at::Tensor>& tensors, int src, int tag) {
+  TORCH_CHECK_VALUE(tensors.size() == 1, "hccl recv takes exactly one tensor");
+  std::string why = checkTensors(tensors, "tensor");
+  TORCH_CHECK_VALUE(why.empty(), "hccl recv: ", why);
+  TORCH_CHECK_VALUE(src >= 0 && src < size_ && src != rank_, "hccl recv: invalid source rank ", src, " (group of ",
+                    size_, " ranks, this is rank ", rank_, ")");
+  at::Tensor t = tensors[0];
+  TORCH_CHECK_VALUE(t.is_contiguous(), "hccl recv: the tensor must be contiguous (call .contiguous() and copy back)");
+  P2PItem item{false, src, tag, t};
+  if (coalescing_) {
+    coalesced_p2p_.push_back(item);
+    return submit(c10d::OpType::RECV, "recv", {}, tensors, true, [](Engine&) {});
+  }
+  return submit(c10d::OpType::RECV, "recv", {}, tensors, true, [item](Engine& e) mutable {
+    std::vector<P2PItem> items{item};
+    e.p2p(items);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::barrier(const c10d::BarrierOptions& opts) {
+  // Blocking, like ProcessGroupNCCL's barrier: returns once every rank arrived.
+  auto work = submit(c10d::OpType::BARRIER, "barrier", {}, {}, /*async_op=*/false, [](Engine& e) { e.barrier(); });
+  return work;
+}
+
+}  // namespace npudist::hccl

@@ -1,0 +1,263 @@
+#include "hccl/engine.h"
+
+#include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include "core/aten/cpu_alias.h"
+
+namespace npudist::hccl {
+namespace {
+
+int64_t envInt(const char* name, int64_t def, int64_t lo, int64_t hi, const char* unit) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return def;
+  char* end = nullptr;
+  long long x = std::strtoll(v, &end, 10);
+  TORCH_CHECK(end && *end == '\0' && x >= lo && x <= hi, name, "=", v, " is invalid: expected an integer number of ",
+              unit, " between ", lo, " and ", hi, " (unset it for the default, ", def, ")");
+  return x;
+}
+
+std::vector<uint8_t> bytesOf(const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); }
+
+}  // namespace
+
+std::chrono::milliseconds connectTimeout() {
+  return std::chrono::milliseconds(envInt("HCCL_CONNECT_TIMEOUT", 120, 1, 7 * 24 * 3600, "seconds") * 1000);
+}
+
+size_t stagingSlotBytes() { return size_t(envInt("HCCL_BUFFSIZE", 8, 1, 4096, "MiB")) << 19; }  // half each
+
+size_t oneshotBytes() { return size_t(envInt("NPUDIST_HCCL_ONESHOT_BYTES", 65536, 0, 1 << 26, "bytes")); }
+
+int Topology::localIndexOf(int group_rank) const {
+  auto it = std::lower_bound(local_ranks.begin(), local_ranks.end(), group_rank);
+  return it != local_ranks.end() && *it == group_rank ? int(it - local_ranks.begin()) : -1;
+}
+
+Engine::Engine(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, const std::string& name,
+               std::chrono::milliseconds op_timeout, const GlooFactory& gloo_factory)
+    : group_name(name), timeout(op_timeout) {
+  const auto connect = connectTimeout();
+  topo.rank = rank;
+  topo.size = size;
+  // Locality is decided per group from the hosts its ranks report.
+  const std::string me = hostIdentity();
+  store->set("hccl/host/" + std::to_string(rank), bytesOf(me));
+  std::vector<std::string> keys;
+  for (int r = 0; r < size; ++r) keys.push_back("hccl/host/" + std::to_string(r));
+  try {
+    store->wait(keys, connect);
+  } catch (const std::exception& e) {
+    std::vector<int> missing;
+    for (int r = 0; r < size; ++r)
+      if (!store->check({keys[size_t(r)]})) missing.push_back(r);
+    C10_THROW_ERROR(DistBackendError,
+                    c10::str("hccl: setting up group '", name, "' timed out after ", connect.count() / 1000,
+                             " s (HCCL_CONNECT_TIMEOUT): ranks ", c10::Join(", ", missing),
+                             " never joined (did every rank of the group call init_process_group/new_group?)"));
+  }
+  std::map<std::string, int> host_index;
+  topo.host_of_rank.resize(size_t(size));
+  for (int r = 0; r < size; ++r) {
+    auto v = store->get(keys[size_t(r)]);
+    std::string h(v.begin(), v.end());
+    auto it = host_index.find(h);
+    if (it == host_index.end()) {
+      it = host_index.emplace(h, int(topo.hosts.size())).first;
+      topo.hosts.push_back(h);
+      topo.leaders.push_back(r);
+    }
+    topo.host_of_rank[size_t(r)] = it->second;
+  }
+  topo.my_host = topo.host_of_rank[size_t(rank)];
+  for (int r = 0; r < size; ++r)
+    if (topo.host_of_rank[size_t(r)] == topo.my_host) topo.local_ranks.push_back(r);
+  topo.my_local = topo.localIndexOf(rank);
+
+  LocalCommConfig cfg;
+  cfg.group_name = name;
+  cfg.group_ranks = topo.local_ranks;
+  cfg.my_index = topo.my_local;
+  cfg.host = me;
+  cfg.slot_bytes = stagingSlotBytes();
+  cfg.oneshot_bytes = std::min(oneshotBytes(), cfg.slot_bytes);
+  cfg.connect_timeout = connect;
+  local_ = std::make_unique<LocalComm>(store, "hccl/local/" + std::to_string(topo.my_host), cfg);
+
+  if (!topo.singleHost()) {
+    TORCH_CHECK(gloo_factory, "hccl: group '", name, "' spans ", topo.hosts.size(),
+                " hosts but no Gloo factory was given (create hccl groups through torch.distributed)");
+    gloo_all_ = gloo_factory(c10::make_intrusive<c10d::PrefixStore>("hccl/gloo_all", store), rank, size, op_timeout);
+    if (topo.leaders[size_t(topo.my_host)] == rank) {
+      gloo_leaders_ = gloo_factory(c10::make_intrusive<c10d::PrefixStore>("hccl/gloo_leaders", store), topo.my_host,
+                                   int(topo.hosts.size()), op_timeout);
+    }
+  }
+}
+
+int64_t Engine::deadline() const { return nowNs() + int64_t(timeout.count()) * 1000000; }
+
+void Engine::abort(const std::string& why) {
+  local_->abort(why);
+  if (gloo_all_) gloo_all_->abort();
+  if (gloo_leaders_) gloo_leaders_->abort();
+}
+
+void Engine::glooWait(const c10::intrusive_ptr<c10d::Work>& w) {
+  if (w) w->wait(timeout);
+}
+
+namespace {
+at::Tensor asCpu(const at::Tensor& t) { return t.is_cpu() ? t : core::aliasAsCpu(t); }
+std::vector<at::Tensor> asCpu(const std::vector<at::Tensor>& ts) {
+  std::vector<at::Tensor> out;
+  for (const auto& t : ts) out.push_back(asCpu(t));
+  return out;
+}
+c10d::ReduceOp glooOp(RedOp op, bool is_bool) {
+  switch (op) {
+    case RedOp::kProduct: return is_bool ? c10d::ReduceOp::MIN : c10d::ReduceOp::PRODUCT;
+    case RedOp::kMin: return c10d::ReduceOp::MIN;
+    case RedOp::kMax: return c10d::ReduceOp::MAX;
+    default: return is_bool ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM;  // AVG/PREMUL: SUM, then scaled here
+  }
+}
+void* ptr(const at::Tensor& t) { return t.data_ptr(); }
+DType dt(const at::Tensor& t) { return toDType(t.scalar_type()); }
+}  // namespace
+
+void Engine::announceInvalid(Op op, const std::string& reason) {
+  if (!topo.singleHost()) return;  // peers on other hosts time out instead (docs/collectives.md)
+  Invalid bad{reason};
+  try {
+    switch (op) {
+      case Op::kBroadcast: local_->broadcast(nullptr, 0, DType::kUInt8, 0, deadline(), bad); break;
+      case Op::kAllreduce: local_->allreduce(nullptr, nullptr, 0, DType::kUInt8, RedOp::kSum, 1.0, deadline(), bad); break;
+      default: local_->barrier(deadline(), bad); break;
+    }
+  } catch (const std::exception&) {
+    // Expected: our own flagged descriptor fails the collective everywhere.
+  }
+}
+
+void Engine::barrier(const Invalid& bad) {
+  if (topo.singleHost()) return local_->barrier(deadline(), bad);
+  glooWait(gloo_all_->barrier(c10d::BarrierOptions()));
+}
+
+void Engine::broadcast(at::Tensor& t, int root) {
+  if (topo.singleHost()) return local_->broadcast(ptr(t), t.numel(), dt(t), root, deadline());
+  hierBroadcast(t, root);
+}
+
+void Engine::allreduce(at::Tensor& t, RedOp op, double premul) {
+  if (topo.singleHost()) return local_->allreduce(ptr(t), ptr(t), t.numel(), dt(t), op, premul, deadline());
+  hierAllreduce(t, op, premul);
+}
+
+void Engine::reduce(at::Tensor& t, RedOp op, double premul, int root) {
+  if (topo.singleHost()) return local_->reduce(ptr(t), ptr(t), t.numel(), dt(t), op, premul, root, deadline());
+  // Across hosts: all-reduce a copy and keep the root's result (reduce is rare off the hot path).
+  at::Tensor tmp = t.clone();
+  hierAllreduce(tmp, op, premul);
+  if (topo.rank == root) t.copy_(tmp);
+}
+
+void Engine::allgather(const at::Tensor& in, std::vector<at::Tensor>& outs) {
+  if (topo.singleHost()) {
+    std::vector<void*> p;
+    for (auto& o : outs) p.push_back(ptr(o));
+    return local_->allgather(ptr(in), p.data(), in.numel(), dt(in), deadline());
+  }
+  std::vector<std::vector<at::Tensor>> o{asCpu(outs)};
+  std::vector<at::Tensor> i{asCpu(in)};
+  glooWait(gloo_all_->allgather(o, i, c10d::AllgatherOptions()));
+}
+
+void Engine::reduceScatter(std::vector<at::Tensor>& ins, at::Tensor& out, RedOp op, double premul) {
+  if (topo.singleHost()) {
+    std::vector<const void*> p;
+    for (auto& i : ins) p.push_back(ptr(i));
+    return local_->reduceScatter(p.data(), ptr(out), out.numel(), dt(out), op, premul, deadline());
+  }
+  // Across hosts: Gloo, with PREMUL_SUM and AVG folded in here.
+  std::vector<at::Tensor> src;
+  for (auto& i : ins) src.push_back(op == RedOp::kPremulSum ? i.mul(premul) : i);
+  std::vector<std::vector<at::Tensor>> in_list{asCpu(src)};
+  std::vector<at::Tensor> out_list{asCpu(out)};
+  c10d::ReduceScatterOptions o;
+  o.reduceOp = glooOp(op, out.scalar_type() == at::kBool);
+  glooWait(gloo_all_->reduce_scatter(out_list, in_list, o));
+  if (op == RedOp::kAvg) out.div_(topo.size);
+}
+
+void Engine::alltoall(std::vector<at::Tensor>& ins, std::vector<at::Tensor>& outs) {
+  if (topo.singleHost()) {
+    std::vector<const void*> sp;
+    std::vector<void*> rp;
+    std::vector<int64_t> sc, rc;
+    for (auto& i : ins) sp.push_back(ptr(i)), sc.push_back(i.numel());
+    for (auto& o : outs) rp.push_back(ptr(o)), rc.push_back(o.numel());
+    return local_->alltoall(sp.data(), sc.data(), rp.data(), rc.data(), dt(ins.at(0)), deadline());
+  }
+  std::vector<at::Tensor> i = asCpu(ins), o = asCpu(outs);
+  glooWait(gloo_all_->alltoall(o, i, c10d::AllToAllOptions()));
+}
+
+void Engine::gather(const at::Tensor& in, std::vector<at::Tensor>& outs, int root) {
+  if (topo.singleHost()) {
+    std::vector<void*> p;
+    for (auto& o : outs) p.push_back(ptr(o));
+    return local_->gather(ptr(in), p.data(), in.numel(), dt(in), root, deadline());
+  }
+  std::vector<std::vector<at::Tensor>> o;
+  if (topo.rank == root) o.push_back(asCpu(outs));
+  std::vector<at::Tensor> i{asCpu(in)};
+  c10d::GatherOptions opts;
+  opts.rootRank = root;
+  glooWait(gloo_all_->gather(o, i, opts));
+}
+
+void Engine::scatter(std::vector<at::Tensor>& ins, at::Tensor& out, int root) {
+  if (topo.singleHost()) {
+    std::vector<const void*> p;
+    for (auto& i : ins) p.push_back(ptr(i));
+    return local_->scatter(p.data(), ptr(out), out.numel(), dt(out), root, deadline());
+  }
+  std::vector<std::vector<at::Tensor>> i;
+  if (topo.rank == root) i.push_back(asCpu(ins));
+  std::vector<at::Tensor> o{asCpu(out)};
+  c10d::ScatterOptions opts;
+  opts.rootRank = root;
+  glooWait(gloo_all_->scatter(o, i, opts));
+}
+
+void Engine::p2p(std::vector<P2PItem>& items) {
+  std::vector<LocalComm::P2POp> local_ops;
+  std::vector<c10::intrusive_ptr<c10d::Work>> remote;
+  for (P2PItem& it : items) {
+    int li = topo.localIndexOf(it.peer);
+    if (li >= 0) {
+      LocalComm::P2POp op;
+      op.is_send = it.is_send;
+      op.peer = li;
+      op.data = static_cast<uint8_t*>(ptr(it.tensor));
+      op.bytes = int64_t(it.tensor.nbytes());
+      op.dtype = dt(it.tensor);
+      op.tag = it.tag;
+      local_ops.push_back(op);
+    } else {
+      std::vector<at::Tensor> t{asCpu(it.tensor)};
+      remote.push_back(it.is_send ? gloo_all_->send(t, it.peer, it.tag) : gloo_all_->recv(t, it.peer, it.tag));
+    }
+  }
+  if (!local_ops.empty()) local_->runP2P(local_ops, deadline());
+  for (auto& w : remote) glooWait(w);
+}
+
+}  // namespace npudist::hccl

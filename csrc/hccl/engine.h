@@ -1,0 +1,88 @@
+// The engine behind one hccl process group: the local communicator of this
+// host and, for groups spanning hosts, the Gloo groups that connect the
+// hosts. Methods take contiguous tensors and run synchronously on the
+// calling thread (the comm stream's, or the caller's on the latency path).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hccl/local_comm.h"
+
+namespace npudist::hccl {
+
+using GlooFactory = std::function<c10::intrusive_ptr<c10d::Backend>(
+    const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, std::chrono::milliseconds timeout)>;
+
+// Who is where, decided per group by exchanging host identities.
+struct Topology {
+  int rank = 0, size = 1;
+  std::vector<std::string> hosts;   // distinct host identities, ordered by their lowest rank
+  std::vector<int> host_of_rank;    // group rank -> host index
+  std::vector<int> local_ranks;     // group ranks on my host, ascending
+  std::vector<int> leaders;         // lowest group rank of each host
+  int my_host = 0, my_local = 0;
+  bool singleHost() const { return hosts.size() == 1; }
+  int localIndexOf(int group_rank) const;  // -1 if not on my host
+};
+
+// One send or receive of a (possibly coalesced) point-to-point batch.
+struct P2PItem {
+  bool is_send;
+  int peer;  // group rank
+  int tag;
+  at::Tensor tensor;  // contiguous
+};
+
+class Engine {
+ public:
+  Engine(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, const std::string& group_name,
+         std::chrono::milliseconds timeout, const GlooFactory& gloo_factory);
+
+  Topology topo;
+  std::string group_name;
+  std::chrono::milliseconds timeout;
+
+  int64_t deadline() const;
+  LocalComm& local() { return *local_; }
+  void abort(const std::string& why);
+  bool broken() const { return !local_->brokenReason().empty(); }
+
+  void barrier(const Invalid& bad = {});
+  void broadcast(at::Tensor& t, int root);
+  void allreduce(at::Tensor& t, RedOp op, double premul);
+  void reduce(at::Tensor& t, RedOp op, double premul, int root);
+  void allgather(const at::Tensor& in, std::vector<at::Tensor>& outs);
+  void reduceScatter(std::vector<at::Tensor>& ins, at::Tensor& out, RedOp op, double premul);
+  void alltoall(std::vector<at::Tensor>& ins, std::vector<at::Tensor>& outs);
+  void gather(const at::Tensor& in, std::vector<at::Tensor>& outs, int root);  // outs: root only
+  void scatter(std::vector<at::Tensor>& ins, at::Tensor& out, int root);        // ins: root only
+  void p2p(std::vector<P2PItem>& items);
+
+  // Announces an invalid input to local peers (see LocalComm::arrive).
+  void announceInvalid(Op op, const std::string& reason);
+
+ private:
+  // Multi-host paths (hierarchy.cpp).
+  void hierAllreduce(at::Tensor& t, RedOp op, double premul);
+  void hierBroadcast(at::Tensor& t, int root);
+  void glooWait(const c10::intrusive_ptr<c10d::Work>& w);
+
+  std::unique_ptr<LocalComm> local_;
+  c10::intrusive_ptr<c10d::Backend> gloo_all_;      // all ranks of the group (multi-host only)
+  c10::intrusive_ptr<c10d::Backend> gloo_leaders_;  // one rank per host (leaders only)
+};
+
+// Environment knobs (docs/env_vars.md).
+std::chrono::milliseconds connectTimeout();  // HCCL_CONNECT_TIMEOUT, seconds (default 120)
+size_t stagingSlotBytes();                    // HCCL_BUFFSIZE, MiB for both slots (default 8)
+size_t oneshotBytes();                        // NPUDIST_HCCL_ONESHOT_BYTES (default 65536)
+
+}  // namespace npudist::hccl

@@ -1,0 +1,60 @@
+// Groups spanning hosts: shared memory within each host, Gloo among one
+// leader per host (COLLECTIVES.md). Only all_reduce and broadcast — the
+// collectives whose volume matters across hosts here — are hierarchical;
+// the others go through a Gloo group of all ranks (engine.cpp).
+#include <c10/util/Exception.h>
+
+#include "core/aten/cpu_alias.h"
+#include "hccl/engine.h"
+
+namespace npudist::hccl {
+
+namespace {
+at::Tensor asCpu(const at::Tensor& t) { return t.is_cpu() ? t : core::aliasAsCpu(t); }
+}  // namespace
+
+void Engine::hierAllreduce(at::Tensor& t, RedOp op, double premul) {
+  const DType dtype = toDType(t.scalar_type());
+  // 1. Reduce onto the host leader (local index 0); AVG sums here, divides at the end.
+  const RedOp local_op = op == RedOp::kAvg ? RedOp::kSum : op;
+  local_->reduce(t.data_ptr(), t.data_ptr(), t.numel(), dtype, local_op, premul, /*root=*/0, deadline());
+  // 2. Leaders all-reduce the host partials with Gloo.
+  if (gloo_leaders_) {
+    const bool is_bool = t.scalar_type() == at::kBool;
+    at::Tensor view = is_bool ? asCpu(t).view(at::kByte) : asCpu(t);
+    c10d::AllreduceOptions o;
+    switch (op) {
+      case RedOp::kProduct: o.reduceOp = is_bool ? c10d::ReduceOp::MIN : c10d::ReduceOp::PRODUCT; break;
+      case RedOp::kMin: o.reduceOp = c10d::ReduceOp::MIN; break;
+      case RedOp::kMax: o.reduceOp = c10d::ReduceOp::MAX; break;
+      default: o.reduceOp = is_bool ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM; break;
+    }
+    std::vector<at::Tensor> v{view};
+    glooWait(gloo_leaders_->allreduce(v, o));
+    if (op == RedOp::kAvg) t.div_(topo.size);
+  }
+  // 3. Fan the result out within the host.
+  local_->broadcast(t.data_ptr(), t.numel(), dtype, /*root=*/0, deadline());
+}
+
+void Engine::hierBroadcast(at::Tensor& t, int root) {
+  const DType dtype = toDType(t.scalar_type());
+  const int root_host = topo.host_of_rank[size_t(root)];
+  // The root's host first spreads the data (so its leader has it), then the
+  // leaders broadcast from the root's host, then the other hosts spread it.
+  if (topo.my_host == root_host) {
+    local_->broadcast(t.data_ptr(), t.numel(), dtype, topo.localIndexOf(root), deadline());
+  }
+  if (gloo_leaders_) {
+    at::Tensor view = t.scalar_type() == at::kBool ? asCpu(t).view(at::kByte) : asCpu(t);
+    std::vector<at::Tensor> v{view};
+    c10d::BroadcastOptions o;
+    o.rootRank = root_host;
+    glooWait(gloo_leaders_->broadcast(v, o));
+  }
+  if (topo.my_host != root_host) {
+    local_->broadcast(t.data_ptr(), t.numel(), dtype, /*root=*/0, deadline());
+  }
+}
+
+}  // namespace npudist::hccl

@@ -1,0 +1,148 @@
+// The communicator among the ranks of one group on one host: the sequence
+// protocol of COLLECTIVES.md over a shared segment. Every collective takes
+// the next sequence number; each rank publishes a descriptor and a step in
+// its control block; peers wait on steps, compare descriptors (mismatches
+// raise on every rank before data moves) and then move data through the
+// per-rank staging slots. Point-to-point uses per-pair channels.
+//
+// All methods run on one thread at a time per communicator (the comm stream).
+#pragma once
+
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hccl/reduce.h"
+#include "hccl/segment.h"
+
+namespace npudist::hccl {
+
+enum class Op : uint32_t {
+  kBarrier = 1, kBroadcast, kAllreduce, kReduce, kAllgather, kReduceScatter, kAlltoall, kGather, kScatter
+};
+const char* opName(Op op);
+
+struct LocalCommConfig {
+  std::string group_name;            // for messages
+  std::vector<int> group_ranks;      // group rank of each local member, ascending
+  int my_index = 0;                  // my position in group_ranks
+  std::string host;                  // host identity (NPUDIST_HOSTNAME or hostname)
+  size_t slot_bytes = 4 << 20;       // each of a rank's two staging slots
+  size_t p2p_chunk_bytes = 512 << 10;
+  size_t oneshot_bytes = 64 << 10;   // up to this, collectives take one step
+  std::chrono::milliseconds connect_timeout{120000};
+};
+
+// A rank's own validation failure, announced to peers so they fail too.
+struct Invalid {
+  std::string reason;
+  explicit operator bool() const { return !reason.empty(); }
+};
+
+class LocalComm {
+ public:
+  // Sets up the segment through `store` (already prefixed for the group):
+  // the lowest local rank creates it and publishes its name; everyone maps it;
+  // the last to map unlinks the name, so nothing is left in /dev/shm however
+  // the processes end.
+  LocalComm(const c10::intrusive_ptr<c10d::Store>& store, const std::string& key_prefix, LocalCommConfig cfg);
+  ~LocalComm();
+
+  int size() const { return n_; }
+  int index() const { return me_; }
+  int groupRankOf(int local) const { return cfg_.group_ranks[size_t(local)]; }
+  uint64_t lastSeq() const { return seq_; }
+  // Non-empty once a timeout, abort or dead peer has broken the protocol.
+  const std::string& brokenReason() const { return broken_; }
+
+  // Raises the abort flag: every local rank's pending and later collectives fail.
+  void abort(const std::string& why);
+
+  // Collectives. Counts are in elements of `dtype`; pointers are host
+  // addresses (npu memory is host memory). `deadline_ns` bounds every wait.
+  void barrier(int64_t deadline_ns, const Invalid& bad = {});
+  void broadcast(void* buf, int64_t count, DType dtype, int root, int64_t deadline_ns, const Invalid& bad = {});
+  // premul: the PREMUL_SUM factor of this rank (ignored for other ops).
+  void allreduce(const void* in, void* out, int64_t count, DType dtype, RedOp op, double premul, int64_t deadline_ns,
+                 const Invalid& bad = {});
+  // out is written on `root` only.
+  void reduce(const void* in, void* out, int64_t count, DType dtype, RedOp op, double premul, int root,
+              int64_t deadline_ns, const Invalid& bad = {});
+  // outs[r] receives rank r's `count` elements.
+  void allgather(const void* in, void* const* outs, int64_t count, DType dtype, int64_t deadline_ns,
+                 const Invalid& bad = {});
+  // ins[r] holds the `count` elements reduced into rank r's out.
+  void reduceScatter(const void* const* ins, void* out, int64_t count, DType dtype, RedOp op, double premul,
+                     int64_t deadline_ns, const Invalid& bad = {});
+  // sends[r]/send_counts[r]: what goes to rank r; recvs[r]/recv_counts[r]: what comes from r.
+  void alltoall(const void* const* sends, const int64_t* send_counts, void* const* recvs, const int64_t* recv_counts,
+                DType dtype, int64_t deadline_ns, const Invalid& bad = {});
+  // outs (root only): outs[r] receives rank r's count elements.
+  void gather(const void* in, void* const* outs, int64_t count, DType dtype, int root, int64_t deadline_ns,
+              const Invalid& bad = {});
+  // ins (root only): ins[r] is sent to rank r.
+  void scatter(const void* const* ins, void* out, int64_t count, DType dtype, int root, int64_t deadline_ns,
+               const Invalid& bad = {});
+
+  // Point-to-point between local ranks. A message is a header plus chunks in
+  // a two-chunk ring per direction; a send returns once its last chunk is in
+  // the ring (it does not wait for the receiver), a receive checks the
+  // header against what it expects. A P2POp progresses without blocking so
+  // that a batch of sends and receives (batch_isend_irecv) runs concurrently.
+  struct P2POp {
+    bool is_send = false;
+    int peer = 0;  // local index
+    uint8_t* data = nullptr;
+    int64_t bytes = 0;
+    DType dtype = DType::kUInt8;
+    int tag = 0;
+    // progress state
+    bool started = false, done = false;
+    uint64_t msg = 0;
+    int64_t offset = 0;
+    std::string error;
+  };
+  // Runs the ops to completion together; throws the first error.
+  void runP2P(std::vector<P2POp>& ops, int64_t deadline_ns);
+
+ private:
+  struct Ctx {
+    Op op;
+    uint64_t seq;
+    int64_t deadline_ns;
+  };
+  Ctx arrive(Op op, DType dtype, RedOp redop, int64_t count, int root, int64_t deadline_ns, const Invalid& bad,
+             const std::function<void(int buf)>& stage = {}, const int64_t* send_counts = nullptr,
+             const int64_t* recv_counts = nullptr);
+  void checkDescriptors(const Ctx& c);
+  void step(const Ctx& c);
+  void waitAll(uint32_t target, const Ctx& c);
+  [[noreturn]] void fail(const Ctx& c, const std::string& what);
+  void checkUsable(Op op);
+  uint8_t* slot(int r, int buf) const { return seg_.slot(r, buf); }
+  std::string label(const Ctx& c) const;
+
+  // Parts of the point-to-point engine.
+  bool progressP2P(P2POp& op);
+  void failP2P(const std::string& what);
+
+  LocalCommConfig cfg_;
+  Segment seg_;
+  std::string name_;
+  int me_ = 0, n_ = 1;
+  uint32_t step_ = 0;
+  uint64_t seq_ = 0;
+  std::string broken_;
+  std::vector<uint64_t> send_msgs_, recv_msgs_;
+  std::vector<uint32_t> send_chunks_, recv_chunks_;
+};
+
+// The host identity used to decide locality: NPUDIST_HOSTNAME, else gethostname().
+std::string hostIdentity();
+
+}  // namespace npudist::hccl

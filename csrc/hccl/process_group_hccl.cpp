@@ -1,0 +1,193 @@
+#include "hccl/process_group_hccl.h"
+
+#include <ATen/core/jit_type.h>
+#include <c10/util/Exception.h>
+
+#include <stdexcept>
+#include <utility>
+
+#include "core/stream.h"
+#include "driver/stream_queue.h"
+
+namespace npudist::hccl {
+
+ProcessGroupHCCL::ProcessGroupHCCL(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                                   c10::intrusive_ptr<Options> options, GlooFactory gloo_factory, int home_device)
+    : c10d::Backend(rank, size),
+      options_(std::move(options)),
+      gloo_factory_(std::move(gloo_factory)),
+      store_(store),
+      home_device_(home_device),
+      comm_stream_(core::newStream(c10::DeviceIndex(home_device), 0)) {
+  const std::string name = options_->group_name.empty() ? std::string("unnamed") : options_->group_name;
+  engine_ = std::make_shared<Engine>(store, rank, size, name, options_->timeout, gloo_factory_);
+  init();
+}
+
+ProcessGroupHCCL::~ProcessGroupHCCL() = default;
+
+void ProcessGroupHCCL::setTimeout(std::chrono::milliseconds timeout) {
+  options_->timeout = timeout;
+  engine_->timeout = timeout;
+}
+
+uint64_t ProcessGroupHCCL::getSequenceNumberForGroup() { return engine_->local().lastSeq(); }
+
+c10d::ErrorType ProcessGroupHCCL::getError() {
+  return engine_->broken() ? c10d::ErrorType::COMM_ERROR : c10d::ErrorType::SUCCESS;
+}
+
+void ProcessGroupHCCL::abort() { engine_->abort("ProcessGroup.abort() on rank " + std::to_string(rank_)); }
+
+void ProcessGroupHCCL::shutdown() {
+  // Let queued collectives finish, then stop; peers are not waited for.
+  std::string ignored;
+  core::driverStream(comm_stream_)->synchronize(&ignored);
+}
+
+c10::intrusive_ptr<c10d::Backend> ProcessGroupHCCL::split(const c10::intrusive_ptr<c10d::Store>& store,
+                                                          const std::vector<int>& ranks,
+                                                          const c10::intrusive_ptr<c10d::Backend::Options>& opts) {
+  auto it = std::find(ranks.begin(), ranks.end(), rank_);
+  if (it == ranks.end()) return nullptr;
+  auto o = c10::make_intrusive<Options>(opts ? opts->timeout : options_->timeout);
+  if (opts) {
+    o->group_name = opts->group_name;
+    o->global_ranks_in_group = opts->global_ranks_in_group;
+  }
+  ++split_count_;
+  return c10::make_intrusive<ProcessGroupHCCL>(store, int(it - ranks.begin()), int(ranks.size()), o, gloo_factory_,
+                                               home_device_);
+}
+
+void ProcessGroupHCCL::runBody(const std::shared_ptr<OpState>& state, const Body& body) {
+  state->start_ns.store(driver::monotonicNs(), std::memory_order_relaxed);
+  std::exception_ptr err;
+  try {
+    body(*engine_);
+  } catch (...) {
+    err = std::current_exception();
+  }
+  state->finish(err);
+}
+
+namespace {
+
+std::string messageOf(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const c10::Error& x) {
+    return x.what_without_backtrace();
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "unknown error";
+  }
+}
+
+}  // namespace
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const char* name,
+                                                        const std::vector<at::Tensor>& inputs,
+                                                        const std::vector<at::Tensor>& outputs, bool async_op,
+                                                        Body body) {
+  c10::DeviceIndex dev = -1;
+  for (const auto* list : {&inputs, &outputs})
+    for (const auto& t : *list)
+      if (t.defined() && t.device().is_privateuseone()) dev = t.device().index();
+
+  auto state = std::make_shared<OpState>();
+  state->device = dev;
+  state->outputs = outputs;
+  state->name = std::string("hccl:") + name;
+  state->future = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
+  std::weak_ptr<Engine> weak_engine = engine_;
+  state->on_abort = [weak_engine](const std::string& why) {
+    if (auto e = weak_engine.lock()) e->abort(why);
+  };
+  auto work = c10::make_intrusive<WorkHCCL>(rank_, type, state, std::nullopt);
+
+  if (coalescing_) {
+    coalesced_bodies_.push_back(std::move(body));
+    coalesced_states_.push_back(state);
+    coalesced_inputs_.insert(coalesced_inputs_.end(), inputs.begin(), inputs.end());
+    coalesced_outputs_.insert(coalesced_outputs_.end(), outputs.begin(), outputs.end());
+    if (dev >= 0) coalesced_device_ = dev;
+    return work;
+  }
+
+  driver::Stream comm = core::driverStream(comm_stream_);
+  if (!async_op && !core::inDeferredWork() && comm->idle()) {
+    // Latency path: nothing queued ahead, and the caller wants the result now.
+    if (dev >= 0) core::waitCurrentStream(dev);
+    runBody(state, body);
+    return work;
+  }
+  if (dev >= 0) comm->addDependencies(core::driverStream(core::currentStream(dev))->frontierSnapshot());
+  auto engine = engine_;
+  state->task = core::launchDeferredTask(
+      comm_stream_,
+      [this_state = state, body = std::move(body), engine] {
+        this_state->start_ns.store(driver::monotonicNs(), std::memory_order_relaxed);
+        std::exception_ptr err;
+        try {
+          body(*engine);
+        } catch (...) {
+          err = std::current_exception();
+        }
+        this_state->finish(err);
+        // Fail the task too, so a stream waiting on it raises (once) at its next kernel.
+        if (err) throw std::runtime_error(messageOf(err));
+      },
+      /*tolerate_failed_deps=*/true);
+  return work;
+}
+
+void ProcessGroupHCCL::rejectInput(Op op, const std::string& reason) {
+  // Peers are told in order, behind whatever this rank has already queued.
+  auto engine = engine_;
+  core::launchDeferred(comm_stream_, [engine, op, reason] { engine->announceInvalid(op, reason); });
+  C10_THROW_ERROR(ValueError, c10::str("hccl ", opName(op), " in group '", engine_->group_name, "' (rank ", rank_,
+                                       "): ", reason, ". The other ranks of the group fail this collective too."));
+}
+
+void ProcessGroupHCCL::startCoalescing() {
+  TORCH_CHECK(!coalescing_, "hccl: startCoalescing called twice without endCoalescing");
+  coalescing_ = true;
+  coalesced_device_ = -1;
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::endCoalescing() {
+  TORCH_CHECK(coalescing_, "hccl: endCoalescing without startCoalescing");
+  coalescing_ = false;
+  auto bodies = std::exchange(coalesced_bodies_, {});
+  auto states = std::exchange(coalesced_states_, {});
+  auto p2p = std::exchange(coalesced_p2p_, {});
+  std::vector<at::Tensor> tensors = std::exchange(coalesced_outputs_, {});
+  coalesced_inputs_.clear();
+  for (const auto& item : p2p) tensors.push_back(item.tensor);
+  // Collectives run in issue order, then the batch's sends and receives all
+  // progress together (so rank pairs exchanging both ways cannot deadlock).
+  Body group = [bodies = std::move(bodies), states, p2p = std::move(p2p)](Engine& engine) mutable {
+    std::exception_ptr first;
+    for (auto& body : bodies) {
+      try {
+        body(engine);
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    }
+    if (!p2p.empty() && !first) {
+      try {
+        engine.p2p(p2p);
+      } catch (...) {
+        first = std::current_exception();
+      }
+    }
+    for (auto& s : states) s->finish(first);
+    if (first) std::rethrow_exception(first);
+  };
+  return submit(c10d::OpType::COALESCED, "coalesced", {}, tensors, /*async_op=*/true, std::move(group));
+}
+
+}  // namespace npudist::hccl

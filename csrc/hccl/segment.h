@@ -1,0 +1,104 @@
+// The shared-memory segment of one communicator (one group, one host) and
+// its layout: a header, a control block per rank, per-rank staging slots and
+// point-to-point channels. Control words sit in their own cache lines.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "hccl/shm_wait.h"
+
+namespace npudist::hccl {
+
+constexpr uint64_t kSegmentMagic = 0x6e70756863636c31ULL;  // "npuhccl1"
+constexpr int kMaxLocalRanks = 64;
+constexpr size_t kNoteBytes = 200;
+
+// What a rank announces when it arrives at a collective (COLLECTIVES.md).
+struct alignas(64) OpDesc {
+  uint64_t seq;
+  uint32_t op;
+  uint32_t redop;
+  uint32_t dtype;
+  uint32_t flags;  // kDescInvalid: this rank failed its own checks (see note)
+  int64_t count;
+  int64_t root;
+  int64_t arrive_ns;  // CLOCK_MONOTONIC, for straggler diagnosis
+};
+constexpr uint32_t kDescInvalid = 1;
+
+struct RankCtrl {
+  WaitWord step;  // how many protocol steps this rank has published
+  alignas(64) std::atomic<int32_t> pid;
+  int32_t group_rank;
+  std::atomic<uint64_t> last_seq_done;
+  OpDesc desc[2];                 // by sequence parity
+  char note[2][kNoteBytes];       // why a descriptor is invalid
+  int64_t send_counts[2][kMaxLocalRanks];  // all_to_all: elements to each rank
+  int64_t recv_counts[2][kMaxLocalRanks];  // all_to_all: elements from each rank
+};
+
+struct P2PChunkHeader {
+  uint64_t msg;    // message number on this channel
+  int64_t total;   // bytes in the whole message
+  int64_t offset;  // of this chunk in the message
+  int64_t len;
+  uint32_t dtype;
+  int32_t tag;
+};
+
+// One direction between two local ranks: a two-chunk ring.
+struct P2PChannel {
+  WaitWord produced;  // chunks written by the sender
+  WaitWord consumed;  // chunks read by the receiver
+  alignas(64) P2PChunkHeader header[2];
+};
+
+struct SegmentHeader {
+  uint64_t magic;
+  uint32_t nranks;
+  uint32_t reserved;
+  uint64_t slot_bytes;
+  uint64_t p2p_chunk_bytes;
+  alignas(64) std::atomic<uint32_t> mapped;  // ranks that have mapped the segment
+  alignas(64) std::atomic<uint32_t> abort;   // 0, or 1 + the local index of the rank that aborted
+  char abort_reason[256];
+};
+
+class Segment {
+ public:
+  // Sizes every region for `nranks`; slot_bytes is each of a rank's two staging slots.
+  static size_t totalBytes(int nranks, size_t slot_bytes, size_t p2p_chunk_bytes);
+
+  // Creates /dev/shm/<name> (mode 0600, must not exist) and initialises the header.
+  static Segment create(const std::string& name, int nranks, size_t slot_bytes, size_t p2p_chunk_bytes);
+  // Maps an existing segment made by create().
+  static Segment open(const std::string& name, int nranks);
+  static void unlinkName(const std::string& name);
+
+  Segment() = default;
+  Segment(Segment&& o) noexcept;
+  Segment& operator=(Segment&& o) noexcept;
+  ~Segment();
+
+  SegmentHeader& header() const { return *reinterpret_cast<SegmentHeader*>(base_); }
+  RankCtrl& ctrl(int r) const;
+  uint8_t* slot(int r, int buf) const;
+  P2PChannel& channel(int src, int dst) const;
+  uint8_t* channelData(int src, int dst, int buf) const;
+  int nranks() const { return nranks_; }
+  size_t slotBytes() const { return slot_bytes_; }
+  size_t p2pChunkBytes() const { return p2p_bytes_; }
+
+ private:
+  void layout();
+  uint8_t* base_ = nullptr;
+  size_t size_ = 0;
+  int nranks_ = 0;
+  size_t slot_bytes_ = 0, p2p_bytes_ = 0;
+  size_t ctrl_off_ = 0, slots_off_ = 0, chan_off_ = 0, chan_data_off_ = 0, chan_stride_ = 0;
+};
+
+}  // namespace npudist::hccl

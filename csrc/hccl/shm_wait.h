@@ -1,0 +1,49 @@
+// Waiting on words in shared memory across processes: spin briefly, yield,
+// then sleep on a futex, as COLLECTIVES.md prescribes for 2 cores and 4-8
+// ranks. Publishers wake sleepers only when one has announced itself.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace npudist::hccl {
+
+// A 32-bit word others wait on, with a count of announced sleepers. Lives in
+// shared memory, alone in its cache line.
+struct alignas(64) WaitWord {
+  std::atomic<uint32_t> value{0};
+  std::atomic<uint32_t> sleepers{0};
+};
+
+// Stores `v` and wakes sleepers, if any.
+void publish(WaitWord& w, uint32_t v);
+
+// Why a wait gave up.
+enum class WaitResult { kReady, kTimeout, kAborted, kPeerDead };
+
+// What a waiter checks while sleeping: a deadline (monotonic ns, 0 = none),
+// an abort word (non-zero = abort), and a liveness probe of the peer it waits
+// on (returns false once the peer process is gone).
+struct WaitPolicy {
+  int64_t deadline_ns = 0;
+  const std::atomic<uint32_t>* abort_flag = nullptr;
+  std::function<bool()> peer_alive;
+};
+
+// Waits until `ready(word value)` holds.
+WaitResult waitUntil(WaitWord& w, const std::function<bool(uint32_t)>& ready, const WaitPolicy& policy);
+
+// Wraparound-safe "a has reached b" for step counters.
+inline bool reached(uint32_t a, uint32_t b) { return int32_t(a - b) >= 0; }
+
+// True while process `pid` exists and is not a zombie.
+bool processAlive(int pid);
+
+// Spin budget before sleeping (NPUDIST_HCCL_SPIN_US, default 20 µs).
+int64_t spinBudgetNs();
+
+int64_t nowNs();
+
+}  // namespace npudist::hccl

@@ -1,0 +1,109 @@
+#include "hccl/work.h"
+
+#include <c10/util/Exception.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "core/stream.h"
+#include "driver/stream_queue.h"
+
+namespace npudist::hccl {
+
+bool blockingWaitRequested() {
+  static const bool on = [] {
+    const char* v = std::getenv("TORCH_HCCL_BLOCKING_WAIT");
+    return v && (std::string(v) == "1" || std::string(v) == "true");
+  }();
+  return on;
+}
+
+void OpState::finish(std::exception_ptr err) {
+  end_ns.store(driver::monotonicNs(), std::memory_order_relaxed);
+  error = err;
+  done.store(true, std::memory_order_release);
+  if (future) {
+    if (err) {
+      future->setErrorIfNeeded(err);
+    } else {
+      future->markCompleted(c10::IValue(outputs));
+    }
+  }
+}
+
+WorkHCCL::WorkHCCL(int rank, c10d::OpType type, std::shared_ptr<OpState> state,
+                   const std::optional<std::vector<at::Tensor>>& inputs)
+    : c10d::Work(rank, type, state->name.c_str(), inputs), state_(std::move(state)) {}
+
+bool WorkHCCL::isCompleted() { return state_->done.load(std::memory_order_acquire); }
+
+bool WorkHCCL::isSuccess() const { return state_->done.load(std::memory_order_acquire) && !state_->error; }
+
+std::exception_ptr WorkHCCL::exception() const {
+  return state_->done.load(std::memory_order_acquire) ? state_->error : nullptr;
+}
+
+std::vector<at::Tensor> WorkHCCL::result() { return state_->outputs; }
+
+void WorkHCCL::blockCurrentStream() { synchronize(); }
+
+// Stream-ordered: the tensors' current stream waits for the collective's
+// task; its next kernel completes it (running it if nobody has started it)
+// and raises the collective's error, if any.
+void WorkHCCL::synchronize() {
+  if (state_->done.load(std::memory_order_acquire) || !state_->task) {
+    if (state_->error) std::rethrow_exception(state_->error);
+    return;
+  }
+  if (state_->device < 0 || core::inDeferredWork()) {
+    waitBlocking(kNoTimeout);
+    return;
+  }
+  core::driverStream(core::currentStream(state_->device))->addDependencies({state_->task});
+}
+
+void WorkHCCL::waitBlocking(std::chrono::milliseconds timeout) {
+  const auto& task = state_->task;
+  if (task && !task->done()) {
+    if (timeout == kNoTimeout) {
+      std::string ignored;  // the collective's own error is in state_->error
+      driver::completeTask(task, &ignored);
+    } else {
+      auto deadline = std::chrono::steady_clock::now() + timeout;
+      auto pause = std::chrono::microseconds(20);
+      while (!task->done()) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+          C10_THROW_ERROR(DistBackendError, c10::str("Work.wait(timeout=", timeout.count(), " ms) timed out for ",
+                                                     state_->name, "; the collective is still pending"));
+        }
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::microseconds(2000));
+      }
+    }
+  }
+  if (state_->error) std::rethrow_exception(state_->error);
+}
+
+bool WorkHCCL::wait(std::chrono::milliseconds timeout) {
+  if (state_->device < 0 || timeout != kNoTimeout || blockingWaitRequested()) {
+    waitBlocking(timeout);
+  } else {
+    synchronize();
+  }
+  return true;
+}
+
+void WorkHCCL::abort() {
+  if (state_->on_abort && !state_->done.load()) state_->on_abort("Work.abort() on " + state_->name);
+}
+
+c10::intrusive_ptr<c10::ivalue::Future> WorkHCCL::getFuture() { return state_->future; }
+
+float WorkHCCL::getDuration() const {
+  int64_t s = state_->start_ns.load(), e = state_->end_ns.load();
+  TORCH_CHECK(state_->done.load() && s && e, "getDuration: ", state_->name, " has not completed");
+  return float(e - s) / 1e6f;
+}
+
+}  // namespace npudist::hccl

@@ -1,0 +1,64 @@
+// WorkHCCL: the c10d::Work of one hccl collective (or coalesced group).
+// wait() is stream-ordered for npu tensors (the current stream waits for
+// the collective, as WorkNCCL::wait does); it blocks for cpu tensors, when
+// given a timeout, or with TORCH_HCCL_BLOCKING_WAIT=1.
+#pragma once
+
+#include <ATen/core/ivalue.h>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include <atomic>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace npudist::driver {
+struct Task;
+}
+
+namespace npudist::hccl {
+
+// What a collective's task and its Work share.
+struct OpState {
+  std::shared_ptr<driver::Task> task;  // null when the collective ran inline
+  std::atomic<bool> done{false};
+  std::exception_ptr error;            // set before done
+  std::vector<at::Tensor> outputs;     // Work.result() and the future's value
+  c10::DeviceIndex device = -1;        // npu device of the tensors; -1: cpu tensors
+  c10::intrusive_ptr<c10::ivalue::Future> future;
+  std::string name;                    // "hccl:all_reduce", for messages
+  std::atomic<int64_t> start_ns{0}, end_ns{0};
+  std::function<void(const std::string&)> on_abort;  // aborts the communicator
+
+  // Called once by whoever ran the collective.
+  void finish(std::exception_ptr err);
+};
+
+class WorkHCCL : public c10d::Work {
+ public:
+  WorkHCCL(int rank, c10d::OpType type, std::shared_ptr<OpState> state,
+           const std::optional<std::vector<at::Tensor>>& inputs);
+
+  bool isCompleted() override;
+  bool isSuccess() const override;
+  std::exception_ptr exception() const override;
+  std::vector<at::Tensor> result() override;
+  void synchronize() override;
+  bool wait(std::chrono::milliseconds timeout = kNoTimeout) override;
+  void blockCurrentStream() override;
+  void abort() override;
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
+  float getDuration() const override;
+
+ private:
+  void waitBlocking(std::chrono::milliseconds timeout);
+  std::shared_ptr<OpState> state_;
+};
+
+// TORCH_HCCL_BLOCKING_WAIT=1: every wait() blocks the calling thread.
+bool blockingWaitRequested();
+
+}  // namespace npudist::hccl

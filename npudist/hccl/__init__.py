@@ -1,0 +1,87 @@
+"""The ``hccl`` c10d backend: collectives between npu ranks.
+
+``import npudist`` registers it, so ordinary PyTorch works::
+
+    dist.init_process_group("hccl")                       # or backend="hccl", device_id=torch.device("npu", i)
+    dist.get_default_backend_for_device("npu") == "hccl"  # True
+    dist.all_reduce(torch.ones(4, device="npu"))
+
+hccl groups accept npu and cpu tensors (npu memory is host memory, one engine
+serves both); Gloo stays PyTorch's default backend for cpu. Within a host,
+ranks exchange data through shared memory; a group spanning hosts (host
+identity: ``NPUDIST_HOSTNAME`` or the hostname) runs all_reduce and broadcast
+hierarchically with Gloo between one leader per host, and its other
+collectives through a Gloo group of all its ranks. ``HCCL_SOCKET_IFNAME`` (or
+``GLOO_SOCKET_IFNAME``) picks the network interface Gloo uses.
+
+Semantics follow ProcessGroupNCCL: collectives run on the group's stream behind
+the issuing stream's pending work; ``Work.wait()`` is stream-ordered for npu
+tensors and blocking for cpu tensors, with a timeout, or with
+``TORCH_HCCL_BLOCKING_WAIT=1``. See docs/collectives.md for the algorithms, the
+environment variables and the errors.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+
+import torch
+import torch.distributed as dist
+
+from npudist import _C
+
+__all__ = ["ProcessGroupHCCL", "is_available"]
+
+if not hasattr(_C, "ProcessGroupHCCL"):
+    _C._register_hccl(_C)
+ProcessGroupHCCL = _C.ProcessGroupHCCL
+
+
+def is_available() -> bool:
+    """True: the hccl backend is built into npudist and registered with torch.distributed."""
+    return True
+
+
+def _socket_ifname() -> str | None:
+    return os.environ.get("HCCL_SOCKET_IFNAME") or os.environ.get("GLOO_SOCKET_IFNAME") or None
+
+
+def _make_gloo(store, rank: int, size: int, timeout: datetime.timedelta):
+    """Builds the Gloo group that connects hosts (called from C++ for groups spanning hosts)."""
+    ifname = _socket_ifname()
+    if ifname is None:
+        return dist.ProcessGroupGloo(store, rank, size, timeout)
+    opts = dist.ProcessGroupGloo._Options()
+    opts._timeout = timeout
+    opts._devices = [dist.ProcessGroupGloo.create_device(interface=ifname)]
+    return dist.ProcessGroupGloo(store, rank, size, opts)
+
+
+def _home_device() -> int:
+    return torch.npu.current_device() if torch.npu.device_count() else 0
+
+
+def _create(dist_backend_opts, backend_options) -> ProcessGroupHCCL:
+    """The creator torch.distributed calls for every hccl group (extended API)."""
+    o = dist_backend_opts
+    return ProcessGroupHCCL(
+        o.store,
+        o.group_rank,
+        o.group_size,
+        o.timeout,
+        o.group_id or "",
+        list(o.global_ranks_in_group or []),
+        _make_gloo,
+        _home_device(),
+    )
+
+
+def _register() -> None:
+    if "HCCL" in dist.Backend._plugins:
+        return
+    # A list, not a string: register_backend iterates it. Listing "cpu" lets hccl
+    # groups take cpu tensors while gloo stays the default backend for cpu.
+    dist.Backend.register_backend("hccl", _create, extended_api=True, devices=["npu", "cpu"])
+
+
+_register()

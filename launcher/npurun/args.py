@@ -165,6 +165,14 @@ def validate(args: argparse.Namespace) -> None:
             raise UsageError(f"--rdzv-endpoint={args.rdzv_endpoint!r} has no port: use HOST:PORT")
     if args.log_dir and os.path.exists(args.log_dir) and not os.path.isdir(args.log_dir):
         raise UsageError(f"--log-dir={args.log_dir!r} is a file, not a directory")
+    if args.logs_specs:
+        raise UsageError("--logs-specs is not supported: npurun writes every rank's output to per-rank files "
+                         "itself (choose the directory with --log-dir)")
+    if args.numa_binding:
+        raise UsageError("--numa-binding binds ranks to the NUMA node of a CUDA device; it does not apply to npus")
+    if args.virtual_local_rank:
+        raise UsageError("--virtual-local-rank narrows CUDA_VISIBLE_DEVICES; with npus every rank would use npu:0. "
+                         "Use LOCAL_RANK with torch.npu.set_device (ASCEND_RT_VISIBLE_DEVICES narrows the npus)")
     tag = os.environ.get("NPUDIST_JOB_TAG")
     if tag is not None and not _TAG_RE.match(tag):
         raise UsageError(f"NPUDIST_JOB_TAG={tag!r} is not a valid job tag: use 1-64 letters, digits, '_' or '.'")

@@ -92,6 +92,20 @@ def _build():
     def broadcast_arrays(*arrays):
         return list(xp.broadcast_arrays(*arrays))
 
+    class finfo_object:
+        def __init__(self, dtype):
+            fi = xp.finfo(dtype)
+            self.bits, self.eps, self.max, self.min = int(fi.bits), float(fi.eps), float(fi.max), float(fi.min)
+            self.smallest_normal = float(fi.smallest_normal)
+            self.dtype = np.dtype(fi.dtype)
+
+    class iinfo_object:
+        def __init__(self, dtype):
+            ii = xp.iinfo(dtype)
+            self.bits, self.max, self.min, self.dtype = int(ii.bits), int(ii.max), int(ii.min), np.dtype(ii.dtype)
+
+    ns.finfo = finfo_object
+    ns.iinfo = iinfo_object
     ns.astype = astype
     ns.clip = clip
     ns.meshgrid = meshgrid

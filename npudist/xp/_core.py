@@ -57,6 +57,9 @@ def as_tensor(obj, dtype=None, copy=None, device=None):
             if a.dtype == object:
                 raise TypeError(f"cannot make an xp array from {type(obj).__name__} {obj!r:.80}: NumPy makes it an "
                                 f"object array (ragged nesting or non-numeric items)")
+        if copy is False:
+            raise ValueError(f"asarray(copy=False): {type(obj).__name__} data is host memory and has to be copied "
+                             f"onto the npu")
         if dtype is not None and a.dtype != dtype:
             a = a.astype(dtype)
         else:

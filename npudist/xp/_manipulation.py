@@ -16,7 +16,7 @@ def _t(a):
 def _np_dt(x):
     if isinstance(x, torch.Tensor):
         return TORCH_TO_NP[x.dtype]
-    return type(x) if type(x) in (int, float, complex) else np.dtype(bool) if type(x) is bool else x
+    return x if type(x) in (int, float, complex) else np.dtype(bool) if type(x) is bool else x
 
 
 def result_dtype(*ops):
@@ -306,6 +306,9 @@ def repeat(a, repeats, axis=None):
     r = repeats._t if isinstance(repeats, ndarray) else (torch.as_tensor(repeats, device=t.device)
                                                          if not isinstance(repeats, int) else repeats)
     if isinstance(r, torch.Tensor):
+        if r.is_floating_point() or r.is_complex():
+            raise TypeError("repeats must be integers")
+        r = r.long()
         if r.ndim == 0:
             r = int(r)
         elif bool((r < 0).any()):

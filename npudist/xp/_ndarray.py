@@ -185,11 +185,13 @@ class ndarray:
         same memory. Implemented through the tensor's own exporter, so torch's __dlpack_device__ (which
         rejects the renamed PrivateUse1 device in torch 2.13) is never consulted."""
         t = self._t
-        if copy:
-            t = t.clone()
         if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
-            raise BufferError(f"xp arrays export only to their own device {self.__dlpack_device__()}, "
-                              f"not {tuple(dl_device)}; use xp.asnumpy for host data")
+            if tuple(dl_device)[0] != 1 or copy is False:
+                raise BufferError(f"xp arrays export to their own device {self.__dlpack_device__()} or, copying, to "
+                                  f"the host (1, 0); not {tuple(dl_device)} with copy={copy}")
+            t = t.cpu()  # a host copy, as the standard allows for another device
+        elif copy:
+            t = t.clone()
         if t.is_conj() or t.is_neg():
             t = t.resolve_conj().resolve_neg()
         if max_version is not None and tuple(max_version) >= (1, 0):

@@ -223,14 +223,14 @@ def _cum(fn, a, axis, dtype, out, ufunc_dtype):
     return _out(r, out)
 
 
-def cumsum(a, axis=None, dtype=None, out=None, _ufunc=False):
+def cumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum (matches numpy.cumsum; axis None flattens)."""
-    return _cum(torch.cumsum, a, axis, dtype, out, _ufunc)
+    return _cum(torch.cumsum, a, axis, dtype, out, False)
 
 
-def cumprod(a, axis=None, dtype=None, out=None, _ufunc=False):
+def cumprod(a, axis=None, dtype=None, out=None):
     """Cumulative product (matches numpy.cumprod)."""
-    return _cum(torch.cumprod, a, axis, dtype, out, _ufunc)
+    return _cum(torch.cumprod, a, axis, dtype, out, False)
 
 
 def _cumulative(fn, x, axis, dtype, include_initial, initial):
@@ -265,6 +265,8 @@ def cum_extreme(name, a, axis=0, dtype=None, out=None):
     if axis is None:
         t, axis = t.reshape(-1), 0
     axis = normalize_axis(axis, t.ndim)
+    if name in ("logical_and", "logical_or"):
+        t = t != 0 if t.dtype != torch.bool else t
     src = t.to(torch.uint8) if t.dtype == torch.bool else t
     fn = torch.cummax if name in ("maximum", "logical_or") else torch.cummin
     r = fn(src, axis).values.to(t.dtype)
@@ -356,7 +358,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
     def ext(v):
         if v is None:
             return None
-        vt = _t(v).to(t.dtype)
+        vt = _t(v)
         if vt.ndim == 0:
             shape = list(t.shape)
             shape[axis] = 1
@@ -364,7 +366,9 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
         return vt
     pre, app = ext(prepend), ext(append)
     parts = [x for x in (pre, t, app) if x is not None]
-    t = torch.cat(parts, dim=axis) if len(parts) > 1 else t
+    if len(parts) > 1:
+        dt = NP_TO_TORCH[to_dtype(np.result_type(*[TORCH_TO_NP[x.dtype] for x in parts]))]
+        t = torch.cat([x.to(dt) for x in parts], dim=axis)
     for _ in range(n):
         hi = t.narrow(axis, 1, _b.max(t.shape[axis] - 1, 0))
         lo = t.narrow(axis, 0, _b.max(t.shape[axis] - 1, 0))

@@ -182,9 +182,16 @@ def _quantile(a, q, axis, out, method, keepdims, skip_nan, scale, interpolation=
     if t.ndim == 0:
         t = t.reshape(1)
         axes = (0,)
+    dt0 = TORCH_TO_NP[t.dtype]
+    q_dt = q.dtype if isinstance(q, ndarray) else (q if isinstance(q, (int, float)) else np.asarray(q).dtype)
+    calc = to_dtype(np.result_type(dt0 if dt0.kind == "f" else _F64, q_dt))
+    if dt0.kind == "f" and calc != dt0:
+        t = t.to(NP_TO_TORCH[calc])
     r = _quantile_t(t, qt, axes, keepdims, method, skip_nan)
     dt = TORCH_TO_NP[t.dtype]
     res_dt = dt if dt.kind == "f" else _F64
+    q_dt = q.dtype if isinstance(q, ndarray) else (q if isinstance(q, (int, float)) else np.asarray(q).dtype)
+    res_dt = to_dtype(np.result_type(res_dt, q_dt))
     if method in ("lower", "higher", "nearest") and dt.kind in "iub":
         res_dt = dt
     return _out(r.to(NP_TO_TORCH[res_dt]), out)
@@ -287,7 +294,7 @@ def digitize(x, bins, right=False):
     if inc:
         r = torch.searchsorted(bt.contiguous(), xt.contiguous(), right=not right)
     else:
-        r = bt.numel() - torch.searchsorted(bt.flip(0).contiguous(), xt.contiguous(), right=right)
+        r = bt.numel() - torch.searchsorted(bt.flip(0).contiguous(), xt.contiguous(), right=not right)
     return wrap(r)
 
 
@@ -312,7 +319,9 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
         dt = np.result_type(TORCH_TO_NP[t.dtype], lo, hi) if TORCH_TO_NP[t.dtype].kind == "f" else _F64
-        edges = torch.linspace(lo, hi, nb + 1, dtype=torch.float64, device=t.device)
+        step = (hi - lo) / nb  # NumPy's linspace: start + i * step, the last edge exactly hi
+        edges = torch.arange(nb + 1, dtype=torch.float64, device=t.device) * step + lo
+        edges[-1] = hi
         return wrap(edges.to(NP_TO_TORCH[to_dtype(dt)]))
     e = _t(bins)
     if e.ndim != 1 or (e.numel() > 1 and bool((torch.diff(e) < 0).any())):
@@ -339,7 +348,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     counts = torch.bincount(idx[keep], weights=w, minlength=nb)[:nb] if w is None or not w.is_complex() else \
         torch.zeros(nb, dtype=w.dtype, device=t.device).index_add_(0, idx[keep], w)
     if density:
-        widths = torch.diff(et)
+        widths = torch.diff(edges).to(torch.float64)
         counts = counts.to(torch.float64) / widths / counts.sum()
     elif weights is not None:
         counts = counts.to(NP_TO_TORCH[to_dtype(np.result_type(TORCH_TO_NP[_t(weights).dtype]))]

@@ -176,9 +176,9 @@ class ufunc:
         from . import _reductions as r
         name = self.__name__
         if name == "add":
-            return r.cumsum(array, axis=axis, dtype=dtype, out=out, _ufunc=True)
+            return r.cumsum(array, axis=axis, dtype=dtype, out=out)
         if name == "multiply":
-            return r.cumprod(array, axis=axis, dtype=dtype, out=out, _ufunc=True)
+            return r.cumprod(array, axis=axis, dtype=dtype, out=out)
         if name in ("maximum", "minimum", "logical_and", "logical_or"):
             return r.cum_extreme(name, array, axis=axis, dtype=dtype, out=out)
         raise NotImplementedError(f"xp.{name}.accumulate is not supported; it exists for add, multiply, maximum, "
@@ -322,6 +322,8 @@ def _copysign(a, b):
 def _sign(t):
     if t.is_complex():
         return torch.sgn(t)
+    if t.is_floating_point():
+        return torch.where(torch.isnan(t), t, torch.sign(t))
     return torch.sign(t)
 
 
@@ -334,8 +336,43 @@ def _spacing(t):
     return torch.nextafter(t.abs(), inf) - t.abs()
 
 
+def _lex(op):
+    """Comparison with NumPy's lexicographic order for complex numbers (real part, then imaginary)."""
+    def run(a, b):
+        if not (isinstance(a, torch.Tensor) and a.is_complex()):
+            return op(a, b)
+        if not isinstance(b, torch.Tensor):
+            b = torch.tensor(b, dtype=a.dtype, device=a.device)
+        ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+        return op(ar, br) | ((ar == br) & op(ai, bi)) if op in (torch.lt, torch.gt) else \
+            op(ar, br) & ((ar != br) | op(ai, bi))
+    return run
+
+
+def _complex_extreme(op, nan_wins):
+    def run(a, b):
+        if not a.is_complex():
+            return op(a, b)
+        first = _lex(torch.gt if op in (torch.maximum, torch.fmax) else torch.lt)(a, b)
+        na, nb = torch.isnan(a), torch.isnan(b)
+        if nan_wins:
+            pick_a = first | na | (~nb & (a == b))
+        else:
+            pick_a = (first & ~na) | nb | (a == b)
+        return torch.where(pick_a, a, b)
+    return run
+
+
 _floor_divide = _int_div_guard(torch.floor_divide, 0)
-_remainder = _int_div_guard(torch.remainder, 0)
+def _float_remainder(a, b):
+    r = torch.remainder(a, b)
+    if r.is_floating_point():  # NumPy: a zero remainder takes the divisor's sign
+        bt = b if isinstance(b, torch.Tensor) else torch.tensor(b, dtype=r.dtype, device=r.device)
+        r = torch.where(r == 0, torch.zeros_like(r).copysign(bt), r)
+    return r
+
+
+_remainder = _int_div_guard(_float_remainder, 0)
 _fmod = _int_div_guard(torch.fmod, 0)
 
 _U = [  # name, kernel, numpy name
@@ -358,8 +395,9 @@ _B = [  # name, kernel, numpy name, torch accepts a Python scalar second operand
     ("add", torch.add, None, True), ("subtract", torch.sub, None, True), ("multiply", torch.mul, None, True),
     ("true_divide", torch.true_divide, "divide", True), ("floor_divide", _floor_divide, None, True),
     ("remainder", _remainder, None, True), ("fmod", _fmod, None, True), ("power", _power, None, True),
-    ("float_power", torch.pow, None, True), ("maximum", torch.maximum, None, False),
-    ("minimum", torch.minimum, None, False), ("fmax", torch.fmax, None, False), ("fmin", torch.fmin, None, False),
+    ("float_power", torch.pow, None, True), ("maximum", _complex_extreme(torch.maximum, True), None, False),
+    ("minimum", _complex_extreme(torch.minimum, True), None, False),
+    ("fmax", _complex_extreme(torch.fmax, False), None, False), ("fmin", _complex_extreme(torch.fmin, False), None, False),
     ("arctan2", torch.atan2, None, False), ("hypot", torch.hypot, None, False), ("copysign", _copysign, None, False),
     ("nextafter", torch.nextafter, None, False), ("logaddexp", torch.logaddexp, None, False),
     ("logaddexp2", torch.logaddexp2, None, False), ("heaviside", _heaviside, None, False),
@@ -370,8 +408,9 @@ _B = [  # name, kernel, numpy name, torch accepts a Python scalar second operand
     ("right_shift", _shift(torch.bitwise_right_shift, True), None, False),
     ("logical_and", torch.logical_and, None, False), ("logical_or", torch.logical_or, None, False),
     ("logical_xor", torch.logical_xor, None, False), ("equal", torch.eq, None, True),
-    ("not_equal", torch.ne, None, True), ("less", torch.lt, None, True), ("less_equal", torch.le, None, True),
-    ("greater", torch.gt, None, True), ("greater_equal", torch.ge, None, True),
+    ("not_equal", torch.ne, None, True), ("less", _lex(torch.lt), None, True),
+    ("less_equal", _lex(torch.le), None, True), ("greater", _lex(torch.gt), None, True),
+    ("greater_equal", _lex(torch.ge), None, True),
 ]
 
 UFUNCS = {}

@@ -166,6 +166,8 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 def vecdot(x1, x2, /, *, axis=-1):
     """Vector dot product over axis, conjugating x1 (matches numpy.vecdot / Array API vecdot)."""
     a, b = _pair(x1, x2, "vecdot")
+    if a.ndim == 0 or b.ndim == 0 or a.shape[normalize_axis(axis, a.ndim)] != b.shape[normalize_axis(axis, b.ndim)]:
+        raise ValueError(f"vecdot: x1 and x2 must have the same size along axis {axis}")
     shape = torch.broadcast_shapes(a.shape, b.shape)
     a, b = a.broadcast_to(shape), b.broadcast_to(shape)
     ax = normalize_axis(axis, len(shape))
@@ -173,7 +175,7 @@ def vecdot(x1, x2, /, *, axis=-1):
         a = a.conj()
     if a.dtype == torch.bool:
         return wrap((a & b).any(ax))
-    return wrap(f64(lambda x, y: (x * y).sum(ax), a, b))
+    return wrap(f64(lambda x, y: (x * y).sum(ax, dtype=x.dtype), a, b))
 
 
 def matrix_transpose(x, /):

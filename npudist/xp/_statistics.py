@@ -184,16 +184,13 @@ def _quantile(a, q, axis, out, method, keepdims, skip_nan, scale, interpolation=
         axes = (0,)
     dt0 = TORCH_TO_NP[t.dtype]
     q_dt = q.dtype if isinstance(q, ndarray) else (q if isinstance(q, (int, float)) else np.asarray(q).dtype)
-    calc = to_dtype(np.result_type(dt0 if dt0.kind == "f" else _F64, q_dt))
-    if dt0.kind == "f" and calc != dt0:
-        t = t.to(NP_TO_TORCH[calc])
+    if method in ("lower", "higher", "nearest"):
+        res_dt = dt0  # the result is an element of the input
+    else:
+        res_dt = to_dtype(np.result_type(dt0 if dt0.kind == "f" else _F64, q_dt))
+        if dt0.kind == "f" and res_dt != dt0:
+            t = t.to(NP_TO_TORCH[res_dt])
     r = _quantile_t(t, qt, axes, keepdims, method, skip_nan)
-    dt = TORCH_TO_NP[t.dtype]
-    res_dt = dt if dt.kind == "f" else _F64
-    q_dt = q.dtype if isinstance(q, ndarray) else (q if isinstance(q, (int, float)) else np.asarray(q).dtype)
-    res_dt = to_dtype(np.result_type(res_dt, q_dt))
-    if method in ("lower", "higher", "nearest") and dt.kind in "iub":
-        res_dt = dt
     return _out(r.to(NP_TO_TORCH[res_dt]), out)
 
 

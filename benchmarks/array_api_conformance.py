@@ -33,7 +33,7 @@ def main():
     report = os.path.join(tempfile.mkdtemp(), "report.json")
     env = dict(os.environ, ARRAY_API_TESTS_MODULE=MODULE)
     cmd = [sys.executable, "-m", "pytest", "array_api_tests", "-q", "-p", "no:cacheprovider",
-           f"--max-examples={args.max_examples}", "--hypothesis-disable-deadline", "--disable-extension", "fft",
+           f"--max-examples={args.max_examples}", "--hypothesis-disable-deadline",
            "--json-report", f"--json-report-file={report}", "--timeout=600", *args.pytest_args]
     print("running:", " ".join(cmd), f"(in {args.suite})", flush=True)
     proc = subprocess.run(cmd, cwd=args.suite, env=env, capture_output=True, text=True)

@@ -93,7 +93,12 @@ def from_dlpack(x, /, *, device=None, copy=None):
     Producers on the npu (xp arrays, npu tensors) share memory; host producers (NumPy, cpu tensors)
     are copied onto the npu, since npu memory comes from the npu allocator. copy=False then raises
     ValueError (BufferError for a foreign device)."""
-    t = torch.from_dlpack(x)
+    if isinstance(x, ndarray):
+        t = x._t
+    elif isinstance(x, torch.Tensor):
+        t = x  # torch's own __dlpack_device__ rejects the renamed PrivateUse1 device (torch 2.13)
+    else:
+        t = torch.from_dlpack(x)
     np_t = TORCH_TO_NP.get(t.dtype)
     if np_t is None:
         to_dtype(t.dtype)

@@ -399,11 +399,13 @@ std::string splitRows(const at::Tensor& t, const std::vector<int64_t>& splits, i
 }
 
 std::vector<at::Tensor> rowParts(const at::Tensor& t, const std::vector<int64_t>& rows) {
-  at::Tensor flat2 = t.dim() ? t.reshape({t.size(0), -1}) : t.reshape({-1, 1});
+  const int64_t dim0 = t.dim() ? t.size(0) : t.numel();
+  const int64_t cols = dim0 ? t.numel() / dim0 : 0;
+  at::Tensor flat = t.reshape({-1});
   std::vector<at::Tensor> parts;
   int64_t start = 0;
   for (int64_t r : rows) {
-    parts.push_back(flat2.narrow(0, start, r).reshape({-1}));
+    parts.push_back(flat.narrow(0, start * cols, r * cols));
     start += r;
   }
   return parts;

@@ -36,7 +36,7 @@ void futexWakeAll(std::atomic<uint32_t>* addr) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(addr), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
-constexpr int64_t kYieldBudgetNs = 50'000;
+constexpr int64_t kYieldBudgetNs = 200'000;  // a peer sharing our core gets to run
 constexpr int64_t kSleepSliceNs = 2'000'000;     // re-check abort and deadline this often
 constexpr int64_t kLivenessPeriodNs = 50'000'000;  // probe the peer's process this often
 
@@ -51,12 +51,12 @@ int64_t nowNs() {
 int64_t spinBudgetNs() {
   static const int64_t budget = [] {
     const char* v = std::getenv("NPUDIST_HCCL_SPIN_US");
-    if (!v || !*v) return int64_t(20'000);
+    if (!v || !*v) return int64_t(50'000);
     char* end = nullptr;
     long us = std::strtol(v, &end, 10);
     if (*end != '\0' || us < 0 || us > 1'000'000) {
       std::fprintf(stderr, "npudist: ignoring NPUDIST_HCCL_SPIN_US=%s (want microseconds, 0..1000000)\n", v);
-      return int64_t(20'000);
+      return int64_t(50'000);
     }
     return int64_t(us) * 1000;
   }();

@@ -41,7 +41,8 @@ inline bool reached(uint32_t a, uint32_t b) { return int32_t(a - b) >= 0; }
 // True while process `pid` exists and is not a zombie.
 bool processAlive(int pid);
 
-// Spin budget before sleeping (NPUDIST_HCCL_SPIN_US, default 20 µs).
+// Spin budget before yielding (NPUDIST_HCCL_SPIN_US, default 50 µs); then
+// ~200 µs of sched_yield, then futex sleep.
 int64_t spinBudgetNs();
 
 int64_t nowNs();

@@ -10,9 +10,11 @@ from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, np_dtype, to_dtype, torch_dtype
 _PY_SCALAR_DTYPE = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}
 
 
+ndarray = None  # set by _ndarray when the class exists (avoids an import on every call)
+
+
 def wrap(t):
     """torch tensor (supported dtype, any device) -> xp.ndarray sharing its memory."""
-    from ._ndarray import ndarray
     a = object.__new__(ndarray)
     a._t = t
     return a
@@ -27,7 +29,6 @@ def as_tensor(obj, dtype=None, copy=None, device=None):
     shared unless a copy or dtype change is needed; ``copy=False`` then raises ValueError).
 
     ``dtype`` is a normalized numpy.dtype or None; NumPy's rules pick the dtype of Python data."""
-    from ._ndarray import ndarray
     tdt = NP_TO_TORCH[dtype] if dtype is not None else None
     if isinstance(obj, ndarray):
         t = obj._t
@@ -91,8 +92,7 @@ def as_tensor(obj, dtype=None, copy=None, device=None):
 
 
 def operand(x):
-    """Operand of an elementwise op: (tensor or python scalar, dtype or python type)."""
-    from ._ndarray import ndarray
+    """Operand of an elementwise op: a tensor or a Python scalar."""
     if isinstance(x, ndarray):
         return x._t
     tp = type(x)

@@ -439,9 +439,13 @@ def _norm_index(idx, n):
     if idx.dtype == torch.bool:
         raise IndexError("arrays used as indices must be of integer type")
     idx = idx.long()
-    if idx.numel() and (bool((idx >= n).any()) or bool((idx < -n).any())):
-        raise IndexError(f"index out of bounds for axis with size {n}")
-    return torch.where(idx < 0, idx + n, idx)
+    if not idx.numel():
+        return idx
+    lo, hi = torch.aminmax(idx)
+    lo, hi = int(lo), int(hi)
+    if hi >= n or lo < -n:
+        raise IndexError(f"index {hi if hi >= n else lo} is out of bounds for axis with size {n}")
+    return torch.where(idx < 0, idx + n, idx) if lo < 0 else idx
 
 
 def take(a, indices, axis=None, out=None, mode="raise"):

@@ -384,6 +384,10 @@ class ndarray:
         return _ops.not_equal(self, o)
 
 
+from . import _core  # noqa: E402
+_core.ndarray = ndarray
+
+
 def _shape_arg(shape, numel=None):
     if isinstance(shape, (int, np.integer)) or hasattr(shape, "__index__") and not isinstance(shape, (tuple, list)):
         return (int(shape),)

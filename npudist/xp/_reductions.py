@@ -147,20 +147,14 @@ def _arg(name, a, axis, out, keepdims, nan):
     if flat.dtype == torch.bool:
         flat = flat.to(torch.uint8)
     is_max = "max" in name
-    if flat.is_floating_point():
+    if nan and flat.is_floating_point():  # nanarg*: ignore NaN, all-NaN slices raise
         isn = torch.isnan(flat)
-        if nan:  # nanarg*: ignore NaN, all-NaN slices raise
-            allnan = isn.all() if dim is None else isn.all(dim)
-            if bool(allnan.any()):
-                raise ValueError("All-NaN slice encountered")
-            flat = torch.where(isn, torch.tensor(float("-inf") if is_max else float("inf"), dtype=flat.dtype,
-                                                 device=flat.device), flat)
-        elif bool(isn.any()):  # NumPy: the first NaN wins
-            first_nan = torch.argmax(isn.to(torch.uint8), dim=dim if dim is not None else 0)
-            has = isn.any(dim) if dim is not None else isn.any()
-            r = torch.where(has, first_nan, (torch.argmax if is_max else torch.argmin)(
-                torch.where(isn, torch.zeros_like(flat), flat), dim=dim if dim is not None else 0))
-            return _arg_out(r, t, dim, keepdims, out)
+        allnan = isn.all() if dim is None else isn.all(dim)
+        if bool(allnan.any()):
+            raise ValueError("All-NaN slice encountered")
+        flat = torch.where(isn, torch.tensor(float("-inf") if is_max else float("inf"), dtype=flat.dtype,
+                                             device=flat.device), flat)
+    # torch.argmax/argmin return the first NaN, as NumPy does
     r = (torch.argmax if is_max else torch.argmin)(flat, dim=dim if dim is not None else 0)
     return _arg_out(r, t, dim, keepdims, out)
 

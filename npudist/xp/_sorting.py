@@ -41,7 +41,8 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
         raise ValueError("order= applies to structured arrays, which xp does not have")
     if t.is_complex():
         return wrap(torch.gather(t, axis, _argsort_t(t, axis, descending)))
-    return wrap(torch.sort(t, dim=axis, stable=True, descending=descending).values)
+    # values only: stability is unobservable except for descending ties of -0.0/+0.0 and NaNs
+    return wrap(torch.sort(t, dim=axis, stable=descending, descending=descending).values)
 
 
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):

@@ -13,6 +13,7 @@ import torch
 
 from . import _config
 from ._core import check_same_kind, operand, wrap
+from ._ndarray import ndarray as _nd
 from ._dtypes import DEMOTE_TORCH, NP_TO_TORCH, TORCH_TO_NP, to_dtype
 
 _state = _config.state
@@ -52,12 +53,13 @@ class ufunc:
     def __repr__(self):
         return f"<xp.ufunc '{self.__name__}'>"
 
-    def _resolve(self, types, dtype):
-        key = (types, dtype)
+    def _resolve(self, key_types, dtype):
+        key = (key_types, dtype)
         try:
             return self._cache[key]
         except KeyError:
             pass
+        types = tuple(TORCH_TO_NP[k] if isinstance(k, torch.dtype) else (_BOOL if k is bool else k) for k in key_types)
         try:
             if dtype is not None:
                 loop = self._np.resolve_dtypes(tuple(dtype if not isinstance(t, type) else t for t in types) + (None,) * self.nout,
@@ -70,6 +72,7 @@ class ufunc:
         for d in loop:
             if d not in NP_TO_TORCH:
                 to_dtype(d)  # raises UnsupportedDTypeError
+        loop = tuple(NP_TO_TORCH[d] for d in loop)
         self._cache[key] = loop
         return loop
 
@@ -82,20 +85,35 @@ class ufunc:
                 args = args[:nin]
             else:
                 raise TypeError(f"xp.{self.__name__} takes {nin} positional argument(s) but {len(args)} were given")
-        ops = [operand(a) for a in args]
+        ops = []
+        key = []
+        device = None
+        for a in args:
+            tp = type(a)
+            if tp is _nd:
+                t = a._t
+                ops.append(t)
+                key.append(t.dtype)
+                device = t.device
+            elif tp in _PY_TYPES:
+                ops.append(a)
+                key.append(tp)
+            else:
+                o = operand(a)
+                ops.append(o)
+                if isinstance(o, torch.Tensor):
+                    key.append(o.dtype)
+                    device = o.device
+                else:
+                    key.append(type(o))
         if dtype is not None:
             dtype = to_dtype(dtype)
-        loop = self._resolve(tuple(_key_type(o) for o in ops), dtype)
-        device = None
-        for o in ops:
-            if isinstance(o, torch.Tensor):
-                device = o.device
-                break
+        loop = self._resolve(tuple(key), dtype)
         if device is None:
             device = _config.device()
         conv = []
         for i, o in enumerate(ops):
-            tdt = NP_TO_TORCH[loop[i]]
+            tdt = loop[i]
             if isinstance(o, torch.Tensor):
                 conv.append(o if o.dtype == tdt else o.to(tdt))
             else:
@@ -108,18 +126,29 @@ class ufunc:
                             conv.extend(x.to(wide) if isinstance(x, torch.Tensor) else
                                         torch.tensor(x, dtype=wide, device=device) for x in ops[i:])
                             break
-                        raise OverflowError(f"Python integer {o} out of bounds for {loop[i]}")
+                        raise OverflowError(f"Python integer {o} out of bounds for {TORCH_TO_NP[tdt]}")
                 if self._scalar_ok and i == 1:
                     conv.append(o)
                 else:
                     conv.append(torch.tensor(o, dtype=tdt, device=device))
-        out_tdts = [NP_TO_TORCH[d] for d in loop[nin:]]
-        res = self._compute(conv, out_tdts)
+        out_tdts = loop[nin:]
+        if _state.float64_mode == "off":
+            try:
+                res = self._fn(*conv)
+            except (RuntimeError, NotImplementedError) as e:
+                res = self._retry(conv, e)
+            res = _cast_back(res, out_tdts)
+        else:
+            res = self._compute(conv, out_tdts)
         if self.nout == 1:
-            return _finish(res, out, where, casting, loop[nin])
+            if out is None and where is True:
+                r = object.__new__(_nd)
+                r._t = res
+                return r
+            return _finish(res, out, where, casting, TORCH_TO_NP[out_tdts[0]])
         if out is None:
             out = (None,) * self.nout
-        return tuple(_finish(r, o, where, casting, d) for r, o, d in zip(res, out, loop[nin:]))
+        return tuple(_finish(r, o, where, casting, TORCH_TO_NP[d]) for r, o, d in zip(res, out, out_tdts))
 
     def _compute(self, conv, out_tdts):
         mode = _state.float64_mode
@@ -138,6 +167,10 @@ class ufunc:
         try:
             return self._fn(*conv)
         except (RuntimeError, NotImplementedError) as e:
+            return self._retry(conv, e)
+
+    def _retry(self, conv, e):
+        if True:
             msg = str(e)
             if "not implemented for" not in msg and "not supported for" not in msg:
                 raise

@@ -1,0 +1,180 @@
+"""npudist.xp vs NumPy over an op x dtype matrix, in one process, interleaved.
+
+For every (op, dtype) the NumPy call and the xp call run alternately (numpy, xp, numpy, xp, ...)
+for --reps repetitions of enough calls to take ~20 ms; we report the median and best time per
+call of each and the speed ratio NumPy time / xp time (>1: xp is faster). Two sizes: --size
+elements (default 1M; matmul uses a sqrt(size) square matrix) and tiny arrays (16 elements), where
+the figure is xp's per-op overhead in microseconds. Both sides get the same number of threads
+(--threads, default 1: torch.set_num_threads and threadpoolctl's limit on NumPy's BLAS), because
+NumPy's own loops are single-threaded and, on these shared 2-core machines, torch's OpenMP pool
+collapses under load (measured: 30 ms instead of 1.5 ms for a 1M-element maximum at load 9).
+The BLAS libraries and thread counts (threadpoolctl) are printed and stored.
+
+    python benchmarks/xp_vs_numpy.py [--reps 7] [--size 1000000] [--json benchmarks/results/xp_vs_numpy.json]
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import time
+
+import numpy as np
+import torch
+
+import npudist.xp as xp
+
+DTYPES = ["float32", "float64", "int32", "int64"]
+
+
+def ops(size):
+    n = int(math.isqrt(size))
+
+    def data(mod, dt, shape=(size,), seed=0):
+        rng = np.random.default_rng(seed)
+        a = rng.uniform(0.5, 2.0, shape) if np.dtype(dt).kind == "f" else rng.integers(1, 1000, shape)
+        return mod.asarray(a.astype(dt))
+
+    return {
+        # name: (dtypes, setup(mod, dt) -> args, fn(mod, *args))
+        "add": (DTYPES, lambda m, d: (data(m, d), data(m, d, seed=1)), lambda m, a, b: m.add(a, b)),
+        "multiply_scalar": (DTYPES, lambda m, d: (data(m, d),), lambda m, a: a * 3),
+        "divide": (DTYPES, lambda m, d: (data(m, d), data(m, d, seed=1)), lambda m, a, b: a / b),
+        "sqrt": (["float32", "float64"], lambda m, d: (data(m, d),), lambda m, a: m.sqrt(a)),
+        "exp": (["float32", "float64"], lambda m, d: (data(m, d),), lambda m, a: m.exp(a)),
+        "sin": (["float32", "float64"], lambda m, d: (data(m, d),), lambda m, a: m.sin(a)),
+        "maximum": (DTYPES, lambda m, d: (data(m, d), data(m, d, seed=1)), lambda m, a, b: m.maximum(a, b)),
+        "greater": (DTYPES, lambda m, d: (data(m, d), data(m, d, seed=1)), lambda m, a, b: a > b),
+        "where": (DTYPES, lambda m, d: (data(m, d), data(m, d, seed=1)), lambda m, a, b: m.where(a > b, a, b)),
+        "clip": (DTYPES, lambda m, d: (data(m, d),), lambda m, a: m.clip(a, 1, 100)),
+        "astype": (DTYPES, lambda m, d: (data(m, d),), lambda m, a: a.astype(np.float32 if a.dtype != np.float32
+                                                                                else np.float64)),
+        "sum": (DTYPES, lambda m, d: (data(m, d),), lambda m, a: m.sum(a)),
+        "mean": (["float32", "float64"], lambda m, d: (data(m, d),), lambda m, a: m.mean(a)),
+        "max": (DTYPES, lambda m, d: (data(m, d),), lambda m, a: m.max(a)),
+        "std": (["float32", "float64"], lambda m, d: (data(m, d),), lambda m, a: m.std(a)),
+        "sum_axis0": (DTYPES, lambda m, d: (data(m, d, (n, size // n)),), lambda m, a: m.sum(a, axis=0)),
+        "cumsum": (DTYPES, lambda m, d: (data(m, d),), lambda m, a: m.cumsum(a)),
+        "argmax": (DTYPES, lambda m, d: (data(m, d),), lambda m, a: m.argmax(a)),
+        "sort": (DTYPES, lambda m, d: (data(m, d),), lambda m, a: m.sort(a)),
+        "argsort": (["float32", "int64"], lambda m, d: (data(m, d),), lambda m, a: m.argsort(a, kind="stable")),
+        "unique": (["int32", "int64"], lambda m, d: (data(m, d),), lambda m, a: m.unique(a)),
+        "take": (DTYPES, lambda m, d: (data(m, d), m.asarray(np.random.default_rng(2).integers(0, size, size))),
+                 lambda m, a, i: m.take(a, i)),
+        "bool_index": (DTYPES, lambda m, d: (data(m, d),), lambda m, a: a[a > 500]),
+        "transpose_copy": (DTYPES, lambda m, d: (data(m, d, (n, size // n)),), lambda m, a: m.ascontiguousarray(a.T)),
+        "matmul": (["float32", "float64"], lambda m, d: (data(m, d, (n, n)), data(m, d, (n, n), 1)),
+                   lambda m, a, b: a @ b),
+        "bincount": (["int64"], lambda m, d: (data(m, d),), lambda m, a: m.bincount(a)),
+        "histogram": (["float32", "float64"], lambda m, d: (data(m, d),), lambda m, a: m.histogram(a, bins=64)[0]),
+    }
+
+
+def timed(fn, calls):
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - t0) / calls
+
+
+def calibrate(fn, target=0.02):
+    fn()
+    t = timed(fn, 1)
+    return max(1, min(20000, int(target / max(t, 1e-7))))
+
+
+def sync_xp(fn):
+    def run():
+        r = fn()
+        torch.npu.synchronize()
+        return r
+    return run
+
+
+def bench(size, reps, tiny):
+    rows = []
+    for name, (dts, setup, fn) in ops(size).items():
+        for dt in dts:
+            args_np = setup(np, dt)
+            args_xp = setup(xp, dt)
+            f_np = lambda: fn(np, *args_np)  # noqa: E731
+            f_xp = sync_xp(lambda: fn(xp, *args_xp))
+            # check the two agree before timing (a benchmark of wrong results means nothing)
+            r_np, r_xp = f_np(), f_xp()
+            r_np = r_np if isinstance(r_np, np.ndarray) else np.asarray(r_np)
+            np.testing.assert_allclose(xp.asnumpy(r_xp), r_np, rtol=1e-3 if dt == "float32" else 1e-6,
+                                       err_msg=f"{name} {dt}")
+            calls = min(calibrate(f_np), calibrate(f_xp))
+            t_np, t_xp = [], []
+            for _ in range(reps):
+                t_np.append(timed(f_np, calls))
+                t_xp.append(timed(f_xp, calls))
+            ratios = [a / b for a, b in zip(t_np, t_xp)]
+            rows.append({"op": name, "dtype": dt, "elements": size if not tiny else 16, "calls_per_rep": calls,
+                         "numpy_median_us": statistics.median(t_np) * 1e6, "xp_median_us": statistics.median(t_xp) * 1e6,
+                         "numpy_best_us": min(t_np) * 1e6, "xp_best_us": min(t_xp) * 1e6,
+                         "speed_median": statistics.median(ratios), "speed_best": min(t_np) / min(t_xp),
+                         "overhead_us": (statistics.median(t_xp) - statistics.median(t_np)) * 1e6})
+            print(f"{name:15s} {dt:8s} {rows[-1]['elements']:>8d}  numpy {rows[-1]['numpy_median_us']:10.1f} us"
+                  f"  xp {rows[-1]['xp_median_us']:10.1f} us  speed {rows[-1]['speed_median']:6.2f}", flush=True)
+    return rows
+
+
+def blas_info():
+    try:
+        from threadpoolctl import threadpool_info
+        return [{k: d.get(k) for k in ("internal_api", "version", "num_threads", "threading_layer", "architecture",
+                                        "filepath")} for d in threadpool_info()]
+    except ImportError:
+        return "threadpoolctl not installed"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--reps", type=int, default=7)
+    p.add_argument("--size", type=int, default=1_000_000)
+    p.add_argument("--threads", type=int, default=1, help="threads for torch and NumPy's BLAS (same on both sides)")
+    p.add_argument("--json", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
+                                                   "xp_vs_numpy.json"))
+    args = p.parse_args()
+    torch.set_num_threads(args.threads)
+    try:
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(args.threads)
+    except ImportError:
+        pass
+    info = {"blas": blas_info(), "torch_threads": torch.get_num_threads(), "numpy": np.__version__,
+            "torch": torch.__version__, "machine": platform.machine(), "cpus": os.cpu_count(),
+            "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"), "float64_mode": xp.get_float64_mode(), "threads": args.threads,
+            "load_average": os.getloadavg()}
+    print("BLAS / thread pools:", json.dumps(info["blas"], indent=1))
+    print(f"torch intra-op threads {info['torch_threads']}, numpy {np.__version__}, torch {torch.__version__}")
+    print(f"\n== {args.size} elements, {args.reps} interleaved reps ==")
+    big = bench(args.size, args.reps, tiny=False)
+    print(f"\n== 16 elements (per-op overhead), {args.reps} interleaved reps ==")
+    small = bench(16, args.reps, tiny=True)
+    med = statistics.median(r["speed_median"] for r in big)
+    geo = math.exp(statistics.mean(math.log(r["speed_median"]) for r in big))
+    overhead = statistics.median(r["overhead_us"] for r in small)
+    tiny_xp = statistics.median(r["xp_median_us"] for r in small)
+    tiny_np = statistics.median(r["numpy_median_us"] for r in small)
+    print(f"\n{'op':15s} {'dtype':8s} {'numpy us':>10s} {'xp us':>10s} {'speed':>6s} | {'tiny np us':>10s} "
+          f"{'tiny xp us':>10s}")
+    for b, s in zip(big, small):
+        print(f"{b['op']:15s} {b['dtype']:8s} {b['numpy_median_us']:10.1f} {b['xp_median_us']:10.1f} "
+              f"{b['speed_median']:6.2f} | {s['numpy_median_us']:10.2f} {s['xp_median_us']:10.2f}")
+    print(f"\nmedian speed (NumPy time / xp time) over {len(big)} (op, dtype) pairs at {args.size} elements: "
+          f"{med:.2f} (geometric mean {geo:.2f}); xp faster in {sum(r['speed_median'] >= 1 for r in big)}")
+    print(f"tiny arrays (16 elements): median per-op time xp {tiny_xp:.1f} us vs NumPy {tiny_np:.1f} us; "
+          f"median overhead {overhead:.1f} us per op")
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump({"info": info, "size": args.size, "reps": args.reps, "median_speed": med, "geomean_speed": geo,
+                   "tiny_median_overhead_us": overhead, "tiny_xp_median_us": tiny_xp, "tiny_numpy_median_us": tiny_np,
+                   "rows": big, "tiny_rows": small}, f, indent=1)
+    print("JSON:", args.json)
+
+
+if __name__ == "__main__":
+    main()

@@ -276,7 +276,7 @@ def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
     """2-D array with ones on diagonal k (matches numpy.eye)."""
     M = N if M is None else M
     t = torch.zeros((N, M), dtype=NP_TO_TORCH[_dt(dtype)], device=_dev(device))
-    if N and M:
+    if N and M and -N < k < M:
         t.diagonal(k).fill_(1)
     return wrap(t)
 

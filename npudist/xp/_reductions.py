@@ -79,7 +79,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=Tr
     if not axes:
         r = t.clone()
     else:
-        r = _reduce_dims(lambda x, d, k: f64(torch.prod, x, d, keepdim=k), t, axes, keepdims)
+        r = _reduce_dims(lambda x, d, k: f64(torch.prod, x, d, keepdim=k, dtype=x.dtype), t, axes, keepdims)
     if initial is not None and initial != 1:
         r = r * initial
     return _out(r, out)

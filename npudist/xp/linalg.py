@@ -345,6 +345,8 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     if t.ndim < 2:
         return wrap(torch.tensor(int(bool((t != 0).any())), device=t.device))
     t = _lin(t, "matrix_rank")
+    tol = tol._t if isinstance(tol, ndarray) else tol
+    rtol = rtol._t if isinstance(rtol, ndarray) else rtol
     return wrap(_call(torch.linalg.matrix_rank, t, atol=tol, rtol=rtol, hermitian=hermitian))
 
 

@@ -699,6 +699,21 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
     hi = a_max if a_max is not None else max
     from ._ufuncs import maximum, minimum
     r = a if isinstance(a, ndarray) else wrap(_t(a))
+    if (type(lo) in (int, float, type(None)) and type(hi) in (int, float, type(None)) and (lo is not None or hi is not None)
+            and not r._t.is_complex() and r._t.dtype != torch.bool
+            and result_dtype(r._t, *[v for v in (lo, hi) if v is not None]) == r.dtype):
+        if r._t.is_floating_point() or all(v is None or -2**63 <= v < 2**63 for v in (lo, hi)):
+            from ._ufuncs import _INT_TDT  # one pass with torch.clamp (same values as maximum/minimum)
+            if r._t.dtype in _INT_TDT:
+                info = torch.iinfo(r._t.dtype)
+                for v in (lo, hi):
+                    if v is not None and not info.min <= v <= info.max:
+                        raise OverflowError(f"Python integer {v} out of bounds for {r.dtype}")
+            res = torch.clamp(r._t, lo, hi)
+            if out is not None:
+                out._t.copy_(res)
+                return out
+            return wrap(res)
     if lo is not None:
         r = maximum(r, lo)
     if hi is not None:

@@ -16,7 +16,22 @@ def _t(a):
     return a._t if isinstance(a, ndarray) else as_tensor(a)
 
 
+_KEY_INT = {torch.float16: torch.int16, torch.float32: torch.int32, torch.float64: torch.int64}
+
+
+def _float_keys(t):
+    """Order-preserving integer keys of a float tensor (NaN last, -0.0 equal to +0.0): PyTorch's
+    CPU sort of integers is several times faster than its sort of floats."""
+    it = _KEY_INT[t.dtype]
+    nan = torch.tensor(float("nan"), dtype=t.dtype, device=t.device)
+    bits = torch.where(torch.isnan(t), nan.abs(), t + 0.0).view(it)  # t + 0.0: -0.0 becomes +0.0 (ties, as NumPy)
+    nbits = bits.element_size() * 8
+    return bits ^ ((bits >> (nbits - 1)) & torch.iinfo(it).max)
+
+
 def _argsort_t(t, dim, descending=False):
+    if t.dtype in _KEY_INT and not descending and t.numel() > 4096:
+        return torch.argsort(_float_keys(t), dim=dim, stable=True)
     if t.is_complex():
         i1 = torch.argsort(t.imag, dim=dim, stable=True, descending=descending)
         re = torch.gather(t.real, dim, i1)
@@ -41,6 +56,8 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
         raise ValueError("order= applies to structured arrays, which xp does not have")
     if t.is_complex():
         return wrap(torch.gather(t, axis, _argsort_t(t, axis, descending)))
+    if t.dtype in _KEY_INT and not descending and t.numel() > 4096:
+        return wrap(torch.gather(t, axis, torch.sort(_float_keys(t), dim=axis).indices))
     # values only: stability is unobservable except for descending ties of -0.0/+0.0 and NaNs
     return wrap(torch.sort(t, dim=axis, stable=descending, descending=descending).values)
 

@@ -41,6 +41,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     dt = _float_dtype(t, dtype)
     tdt = NP_TO_TORCH[dt]
     axes = normalize_axes(axis, t.ndim)
+    if where is True and axes and (tdt.is_floating_point or tdt.is_complex):
+        return _out(f64(torch.mean, t.to(tdt), dim=axes, keepdim=keepdims), out)
     x = _mask(t, where, 0).to(tdt)
     if not axes:
         return _out(x.clone(), out)
@@ -63,6 +65,9 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     tdt = NP_TO_TORCH[dt]
     axes = normalize_axes(axis, t.ndim)
     x = t.to(tdt)
+    if where is True and mean is None and axes and (x.is_floating_point() or x.is_complex()):
+        r = f64(torch.var, x, dim=axes, correction=ddof, keepdim=keepdims)
+        return _out(r, out)
     n = _count(t, axes, where)
     if mean is not None:
         m = _t(mean).to(tdt)

@@ -358,3 +358,21 @@ def test_isdtype_and_info():
     assert xp.isdtype(np.dtype(np.float32), ("integral", "real floating"))
     assert xp.finfo(np.float32).eps == np.finfo(np.float32).eps
     assert xp.iinfo(xp.asarray([1], dtype=np.int16)).max == 32767
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=DT_IDS)
+def test_large_float_sort_with_special_values(dtype):
+    """Large float sorts go through order-preserving integer keys: NaN last, infinities, stability."""
+    @numpy_xp_compare()
+    def check(xp):
+        rng = np.random.default_rng(3)
+        a = rng.standard_normal(10_000).astype(dtype)
+        a[::97] = np.nan
+        a[::101] = -np.inf
+        a[::103] = np.inf
+        a[::107] = 0.0
+        a[5::109] = 1.5
+        x = xp.asarray(a)
+        return (xp.sort(x), xp.argsort(x, kind="stable"), xp.sort(x.reshape(100, 100), axis=0),
+                xp.argsort(x.reshape(100, 100), axis=1, kind="stable"), xp.unique(x))
+    check()

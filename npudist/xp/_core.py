@@ -104,6 +104,18 @@ def operand(x):
     return as_tensor(x)
 
 
+def result(res, out=None):
+    """Wraps a result tensor, or copies it into ``out`` (an xp array of the result's shape)."""
+    if out is None:
+        return wrap(res)
+    if not hasattr(out, "_t"):
+        raise TypeError(f"out must be an xp.ndarray, got {type(out).__name__}")
+    if tuple(out._t.shape) != tuple(res.shape):
+        raise ValueError(f"output array has shape {tuple(out._t.shape)}, the result has {tuple(res.shape)}")
+    out._t.copy_(res)
+    return out
+
+
 def to_numpy(t):
     """torch tensor -> NumPy array (a host copy)."""
     if t.is_conj() or t.is_neg():

@@ -4,7 +4,7 @@ import operator
 import numpy as np
 import torch
 
-from ._core import as_tensor, normalize_axes, normalize_axis, operand, wrap
+from ._core import as_tensor, normalize_axes, normalize_axis, operand, result, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._ndarray import ndarray
 
@@ -157,10 +157,7 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
             raise ValueError(f"all the input array dimensions must match: an array has {nd} dimension(s) and "
                              f"another {t.ndim}")
     res = torch.cat(ts, dim=normalize_axis(axis, nd))
-    if out is not None:
-        out._t.copy_(res)
-        return out
-    return wrap(res)
+    return result(res, out)
 
 
 def concat(arrays, /, *, axis=0):
@@ -176,10 +173,7 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
         if t.shape != shape:
             raise ValueError("all input arrays must have the same shape")
     res = torch.stack(ts, dim=normalize_axis(axis, ts[0].ndim + 1))
-    if out is not None:
-        out._t.copy_(res)
-        return out
-    return wrap(res)
+    return result(res, out)
 
 
 def atleast_1d(*arys):
@@ -464,10 +458,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         idx = _norm_index(idx, n)
     res = t.index_select(axis, idx.reshape(-1))
     res = res.reshape(tuple(t.shape[:axis]) + tuple(idx.shape) + tuple(t.shape[axis + 1:]))
-    if out is not None:
-        out._t.copy_(res)
-        return out
-    return wrap(res)
+    return result(res, out)
 
 
 def take_along_axis(arr, indices, axis=-1):
@@ -710,10 +701,7 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
                     if v is not None and not info.min <= v <= info.max:
                         raise OverflowError(f"Python integer {v} out of bounds for {r.dtype}")
             res = torch.clamp(r._t, lo, hi)
-            if out is not None:
-                out._t.copy_(res)
-                return out
-            return wrap(res)
+            return result(res, out)
     if lo is not None:
         r = maximum(r, lo)
     if hi is not None:

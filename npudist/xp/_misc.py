@@ -4,7 +4,7 @@ import contextlib
 import numpy as np
 import torch
 
-from ._core import as_tensor, operand, wrap
+from ._core import as_tensor, operand, result, wrap
 from ._dtypes import NP_TO_TORCH, SUPPORTED_DTYPES, TORCH_TO_NP, to_dtype
 from ._ndarray import ndarray
 
@@ -156,10 +156,7 @@ def round(a, decimals=0, out=None):
     else:
         f = 10 ** (-decimals)
         r = (torch.round(t.to(torch.float64) / f) * f).to(t.dtype)
-    if out is not None:
-        out._t.copy_(r)
-        return out
-    return wrap(r)
+    return result(r, out)
 
 
 around = round

@@ -7,7 +7,7 @@ import builtins as _b
 import numpy as np
 import torch
 
-from ._core import as_tensor, f64, normalize_axes, normalize_axis, wrap
+from ._core import as_tensor, f64, normalize_axes, normalize_axis, result, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, sum_dtype, to_dtype
 from ._ndarray import ndarray
 
@@ -19,13 +19,7 @@ def _t(a):
     return a._t if isinstance(a, ndarray) else as_tensor(a)
 
 
-def _out(res, out):
-    if out is None:
-        return wrap(res)
-    if tuple(out._t.shape) != tuple(res.shape):
-        raise ValueError(f"output array has shape {tuple(out._t.shape)}, the result has {tuple(res.shape)}")
-    out._t.copy_(res)
-    return out
+_out = result
 
 
 def _mask(t, where, fill):

@@ -7,7 +7,7 @@ from collections import namedtuple
 import numpy as np
 import torch
 
-from ._core import as_tensor, f64, normalize_axis, wrap
+from ._core import as_tensor, f64, normalize_axis, result, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._ndarray import ndarray
 
@@ -66,10 +66,7 @@ def matmul(x1, x2, /, out=None, **kwargs):
         raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 (size {b.shape[-2 if b.ndim > 1 else 0]} "
                          f"is different from {a.shape[-1]})")
     r = _bool_aware(torch.matmul, a, b)
-    if out is not None:
-        out._t.copy_(r)
-        return out
-    return wrap(r)
+    return result(r, out)
 
 
 def dot(a, b, out=None):
@@ -82,10 +79,7 @@ def dot(a, b, out=None):
         r = _bool_aware(torch.matmul, at, bt)
     else:
         r = _bool_aware(lambda x, y: torch.tensordot(x, y, dims=([x.ndim - 1], [y.ndim - 2])), at, bt)
-    if out is not None:
-        out._t.copy_(r)
-        return out
-    return wrap(r)
+    return result(r, out)
 
 
 def vdot(a, b):
@@ -106,10 +100,7 @@ def outer(a, b, out=None):
     at, bt = _pair(a, b, "outer")
     r = _bool_aware(torch.outer, at.reshape(-1), bt.reshape(-1)) if at.dtype != torch.bool else \
         at.reshape(-1, 1) & bt.reshape(1, -1)
-    if out is not None:
-        out._t.copy_(r)
-        return out
-    return wrap(r)
+    return result(r, out)
 
 
 def tensordot(a, b, axes=2):
@@ -137,10 +128,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     dt = to_dtype(np.result_type(*[TORCH_TO_NP[t.dtype] for t in ts])) if dtype is None else to_dtype(dtype)
     ts = [t.to(NP_TO_TORCH[dt]) for t in ts]
     r = _bool_aware(lambda *x: torch.einsum(subscripts, *x), *ts)
-    if out is not None:
-        out._t.copy_(r)
-        return out
-    return wrap(r)
+    return result(r, out)
 
 
 def kron(a, b):

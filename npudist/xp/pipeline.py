@@ -241,25 +241,21 @@ class Prefetcher:
         torch.npu.set_device(self._device)
         try:
             for item in it:
-                while not self._stop.is_set():
-                    try:
-                        self._q.put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if self._stop.is_set():
+                if not self._put(item):
                     return
-            self._put_end(_END)
+            self._put(_END)
         except BaseException as e:  # noqa: BLE001  (handed to the consumer)
-            self._put_end(e)
+            self._put(e)
 
-    def _put_end(self, item):
+    def _put(self, item):
+        """Queues item unless close() was called (then returns False)."""
         while not self._stop.is_set():
             try:
                 self._q.put(item, timeout=0.1)
-                return
+                return True
             except queue.Full:
                 continue
+        return False
 
     def __iter__(self):
         return self

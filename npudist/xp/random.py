@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from . import _config
-from ._core import as_tensor, wrap
+from ._core import as_tensor, result, wrap
 from ._dtypes import NP_TO_TORCH, to_dtype
 from ._ndarray import ndarray
 
@@ -87,10 +87,7 @@ class Generator:
     def random(self, size=None, dtype=np.float64, out=None):
         """Uniform floats in [0, 1) (matches Generator.random)."""
         r = self._u(self._shape(size) if out is None else tuple(out._t.shape), self._fdt(dtype))
-        if out is not None:
-            out._t.copy_(r)
-            return out
-        return wrap(r)
+        return result(r, out)
 
     def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
         """Uniform integers in [low, high) or [low, high] (matches Generator.integers)."""
@@ -120,10 +117,7 @@ class Generator:
 
     def standard_normal(self, size=None, dtype=np.float64, out=None):
         r = self._n(self._shape(size) if out is None else tuple(out._t.shape), self._fdt(dtype))
-        if out is not None:
-            out._t.copy_(r)
-            return out
-        return wrap(r)
+        return result(r, out)
 
     def normal(self, loc=0.0, scale=1.0, size=None):
         """Normal(loc, scale) (matches Generator.normal; scale must be >= 0)."""
@@ -343,10 +337,7 @@ class Generator:
         else:
             keys = self._u(tuple(t.shape))
             r = torch.gather(t, axis, torch.argsort(keys, dim=axis))
-        if out is not None:
-            out._t.copy_(r)
-            return out
-        return wrap(r)
+        return result(r, out)
 
     def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
         """Random sample from a (an int means arange(a)) (matches Generator.choice)."""

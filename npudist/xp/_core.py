@@ -5,7 +5,7 @@ import numpy as np
 import torch
 
 from . import _config
-from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, np_dtype, to_dtype, torch_dtype
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, np_dtype, to_dtype
 
 _PY_SCALAR_DTYPE = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}
 

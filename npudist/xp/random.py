@@ -6,7 +6,6 @@ normal, ...) use a global RandomState. Streams come from a torch npu Generator, 
 reproducible for a seed but are not NumPy's bit streams (the same seed gives different numbers
 than NumPy). Gamma-family variates use Marsaglia and Tsang's method on this generator.
 """
-import math
 import operator
 
 import numpy as np

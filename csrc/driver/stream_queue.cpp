@@ -83,6 +83,13 @@ bool completeTask(const TaskPtr& task, std::string* error) {
   return true;
 }
 
+bool runIfUnclaimed(const TaskPtr& task) {
+  int expected = Task::kPending;
+  if (!task->state.compare_exchange_strong(expected, Task::kRunning, std::memory_order_acq_rel)) return false;
+  runClaimed(*task);
+  return true;
+}
+
 // ---------------------------------------------------------------- StreamObject
 
 TaskPtr StreamObject::enqueue(std::function<void()> fn, bool tolerate_failed_deps) {

@@ -53,6 +53,11 @@ using TaskPtr = std::shared_ptr<Task>;
 // would deadlock (the task is running further up this thread's own stack).
 bool completeTask(const TaskPtr& task, std::string* error);
 
+// Runs `task` here if nobody has claimed it, without completing its
+// dependencies (the caller knows they are complete). Returns false if it was
+// already claimed.
+bool runIfUnclaimed(const TaskPtr& task);
+
 int64_t monotonicNs();
 
 }  // namespace npudist::driver

@@ -181,14 +181,15 @@ void LocalComm::waitAll(uint32_t target, const Ctx& c) {
     std::vector<int> behind, dead;
     for (int q = 0; q < n_; ++q) {
       if (q == me_) continue;
-      if (!reached(seg_.ctrl(q).step.value.load(), target)) behind.push_back(cfg_.group_ranks[size_t(q)]);
+      if (reached(seg_.ctrl(q).step.value.load(), target)) continue;
+      behind.push_back(cfg_.group_ranks[size_t(q)]);
       if (!processAlive(seg_.ctrl(q).pid.load())) dead.push_back(cfg_.group_ranks[size_t(q)]);
     }
     if (res == WaitResult::kPeerDead || !dead.empty()) {
       fail(c, c10::str("rank(s) ", rankList(dead), " exited while this collective was in progress"));
     }
     std::ostringstream os;
-    os << "timed out after " << (c.deadline_ns ? "the group's timeout" : "?") << "; rank(s) " << rankList(behind)
+    os << "timed out after " << double(nowNs() - c.start_ns) / 1e9 << " s (the group's timeout); rank(s) " << rankList(behind)
        << " have not reached it (their last collective:";
     for (int q = 0; q < n_; ++q) {
       if (q == me_ || reached(seg_.ctrl(q).step.value.load(), target)) continue;
@@ -212,7 +213,7 @@ LocalComm::Ctx LocalComm::arrive(Op op, DType dtype, RedOp redop, int64_t count,
                                  const Invalid& bad, const std::function<void(int)>& stage,
                                  const int64_t* send_counts, const int64_t* recv_counts) {
   checkUsable(op);
-  Ctx c{op, ++seq_, deadline_ns};
+  Ctx c{op, ++seq_, deadline_ns, nowNs()};
   const int par = int(c.seq & 1);
   RankCtrl& mine = seg_.ctrl(me_);
   if (stage && !bad) stage(par);

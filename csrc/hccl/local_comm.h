@@ -115,6 +115,7 @@ class LocalComm {
     Op op;
     uint64_t seq;
     int64_t deadline_ns;
+    int64_t start_ns;
   };
   Ctx arrive(Op op, DType dtype, RedOp redop, int64_t count, int root, int64_t deadline_ns, const Invalid& bad,
              const std::function<void(int buf)>& stage = {}, const int64_t* send_counts = nullptr,

@@ -125,9 +125,15 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
   }
   if (dev >= 0) comm->addDependencies(core::driverStream(core::currentStream(dev))->frontierSnapshot());
   auto engine = engine_;
+  auto status = std::make_shared<driver::Task>();
+  status->fn = [weak_state = std::weak_ptr<OpState>(state)] {
+    auto s = weak_state.lock();
+    if (s && s->error) throw std::runtime_error(messageOf(s->error));
+  };
+  state->status = status;
   state->task = core::launchDeferredTask(
       comm_stream_,
-      [this_state = state, body = std::move(body), engine] {
+      [this_state = state, body = std::move(body), engine, status] {
         this_state->start_ns.store(driver::monotonicNs(), std::memory_order_relaxed);
         std::exception_ptr err;
         try {
@@ -136,10 +142,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
           err = std::current_exception();
         }
         this_state->finish(err);
-        // Fail the task too, so a stream waiting on it raises (once) at its next kernel.
-        if (err) throw std::runtime_error(messageOf(err));
+        driver::runIfUnclaimed(status);
       },
       /*tolerate_failed_deps=*/true);
+  {
+    std::lock_guard<std::mutex> g(status->deps_mutex);
+    if (!status->done()) status->deps = {state->task};
+  }
   return work;
 }
 

@@ -60,7 +60,7 @@ void WorkHCCL::synchronize() {
     waitBlocking(kNoTimeout);
     return;
   }
-  core::driverStream(core::currentStream(state_->device))->addDependencies({state_->task});
+  core::driverStream(core::currentStream(state_->device))->addDependencies({state_->status});
 }
 
 void WorkHCCL::waitBlocking(std::chrono::milliseconds timeout) {

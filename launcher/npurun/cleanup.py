@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import glob
 import os
+import shutil
 import signal
 import time
 
@@ -132,7 +133,6 @@ def remove_shm(tag: str) -> list[str]:
         except FileNotFoundError:
             pass
         except IsADirectoryError:
-            import shutil
             shutil.rmtree(path, ignore_errors=True)
             removed.append(os.path.basename(path))
     return removed

@@ -142,7 +142,7 @@ class Launch:
             for rank, f in e.failures.items():
                 err = output.first_error_line(logs.stderr_file(f.local_rank) if logs else None)
                 if err is None and isinstance(f.message, dict):
-                    err = str(f.message.get("message", "")).splitlines()[0] or None
+                    err = (str(f.message.get("message", "")).splitlines() or [None])[0]
                 outcome.failures.append(output.RankFailure(rank, f.local_rank, f.pid, f.exitcode, err))
         except SignalException as e:
             outcome.status = "interrupted"

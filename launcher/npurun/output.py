@@ -64,6 +64,7 @@ class NpurunLogsSpecs(DefaultLogsSpecs):
 
 
 _TRACEBACK = "Traceback (most recent call last):"
+_RANK_PREFIX = re.compile(r"^\[rank\d+\]:\s?")
 _ERRORISH = re.compile(r"error|exception|fatal|abort|killed", re.IGNORECASE)
 
 
@@ -78,7 +79,8 @@ def first_error_line(path: str | None, limit: int = 4 << 20) -> str | None:
     with open(path, "rb") as f:
         f.seek(max(0, os.path.getsize(path) - limit))
         lines = f.read().decode(errors="replace").splitlines()
-    lines = [ln.rstrip() for ln in lines]
+    # torch.distributed's excepthook prefixes a rank's traceback lines with "[rankN]: "
+    lines = [_RANK_PREFIX.sub("", ln.rstrip()) for ln in lines]
     starts = [i for i, ln in enumerate(lines) if ln.strip() == _TRACEBACK]
     if starts:
         for ln in lines[starts[-1] + 1:]:

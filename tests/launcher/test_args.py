@@ -137,6 +137,9 @@ def test_first_error_line(tmp_path):
                    "Traceback (most recent call last):\n  File \"x.py\", line 3\n    g()\n    ^^^\n"
                    "RuntimeError: hccl: peer rank 2 is gone\n  extra detail\n")
     assert output.first_error_line(str(log)) == "RuntimeError: hccl: peer rank 2 is gone"
+    log.write_text("[rank3]: Traceback (most recent call last):\n[rank3]:   File \"x.py\", line 1\n"
+                   "[rank3]: ValueError: node1 boom\n")
+    assert output.first_error_line(str(log)) == "ValueError: node1 boom"
     log.write_text("step 1\nfatal: disk full\nbye\n")
     assert output.first_error_line(str(log)) == "fatal: disk full"
     assert output.first_error_line(str(tmp_path / "none")) is None

@@ -65,3 +65,16 @@ def test_static_rendezvous_two_nodes():
         assert code == 0, out + err
         f = facts(out)
         assert list(f) == [i] and f[i]["world"] == "2" and f[i]["sum"] == "3" and f[i]["host"] == f"h{i}"
+
+
+@pytest.mark.slow
+def test_a_failing_rank_on_one_node_ends_the_job_on_both():
+    port = free_port()
+    common = ["--nnodes", "2", "--nproc", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}",
+              "--rdzv-id", "fail-test", JOB, "collective-fail"]
+    nodes = [Running(common, env={"NPUDIST_HOSTNAME": f"host{i}"}) for i in range(2)]
+    results = [n.finish(timeout=180) for n in nodes]
+    assert all(code != 0 for code, _, _ in results), results
+    errs = "\n".join(err for _, _, err in results)
+    assert "first error: ValueError: boom from rank 1" in errs
+    assert errs.count("npurun: job FAILED") == 2

@@ -52,6 +52,16 @@ if mode == "ok":
     print(f"stderr line of rank {rank}", file=sys.stderr, flush=True)
     dist.destroy_process_group()
 
+elif mode == "collective-fail":  # rank 1 raises while the others wait in an all_reduce
+    backend = "hccl" if dist.is_backend_available("hccl") else "gloo"
+    dist.init_process_group(backend)
+    torch.npu.set_device(local_rank)
+    say(rank=rank, pid=os.getpid(), tag=tag, ready=1)
+    if rank == 1:
+        raise ValueError("boom from rank 1")
+    t = torch.ones(1, device="npu" if backend == "hccl" else "cpu")
+    dist.all_reduce(t)
+
 elif mode == "raise":  # rank 1 raises, the others wait (in a sleep, or a collective)
     shm(f"r{rank}")
     say(rank=rank, pid=os.getpid(), tag=tag, orphan=orphan() if rank == 0 else "-", ready=1)

@@ -19,14 +19,15 @@ from ._creation import (arange, array, asanyarray, asarray, ascontiguousarray, a
                         empty_like, eye, from_dlpack, frombuffer, fromfunction, fromiter, full, full_like, geomspace,
                         identity, indices, linspace, logspace, meshgrid, ones, ones_like, to_torch, tri, tril, triu,
                         zeros, zeros_like)
-from ._manipulation import (append, argwhere, array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays,
-                            broadcast_shapes, broadcast_to, choose, clip, column_stack, compress, concat, concatenate,
-                            copyto, count_nonzero, delete, diag_indices, diagonal, dsplit, dstack, expand_dims,
-                            extract, flatnonzero, flip, fliplr, flipud, hsplit, hstack, insert, matrix_transpose,
-                            moveaxis, ndim, nonzero, pad, permute_dims, place, put, put_along_axis, ravel,
-                            ravel_multi_index, repeat, reshape, resize, roll, rollaxis, rot90, row_stack, select,
-                            shape, size, split, squeeze, stack, swapaxes, take, take_along_axis, tile, trace,
-                            transpose, tril_indices, triu_indices, unravel_index, unstack, vsplit, vstack, where)
+from ._manipulation import (append, array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays,
+                            broadcast_shapes, broadcast_to, clip, column_stack, concat, concatenate, copyto, delete,
+                            diagonal, dsplit, dstack, expand_dims, flip, fliplr, flipud, hsplit, hstack, insert,
+                            matrix_transpose, moveaxis, ndim, pad, permute_dims, ravel, repeat, reshape, resize, roll,
+                            rollaxis, rot90, row_stack, shape, size, split, squeeze, stack, swapaxes, tile, trace,
+                            transpose, unstack, vsplit, vstack)
+from ._indexing_routines import (argwhere, choose, compress, count_nonzero, diag_indices, extract, flatnonzero,
+                                 nonzero, place, put, put_along_axis, ravel_multi_index, select, take,
+                                 take_along_axis, tril_indices, triu_indices, unravel_index, where)
 from ._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, cumulative_prod, cumulative_sum,
                           diff, ediff1d, max, min, nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmin,
                           nanprod, nansum, prod, ptp, sum)

@@ -429,130 +429,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
     return wrap(t)
 
 
-def _norm_index(idx, n):
-    if idx.dtype == torch.bool:
-        raise IndexError("arrays used as indices must be of integer type")
-    idx = idx.long()
-    if not idx.numel():
-        return idx
-    lo, hi = torch.aminmax(idx)
-    lo, hi = int(lo), int(hi)
-    if hi >= n or lo < -n:
-        raise IndexError(f"index {hi if hi >= n else lo} is out of bounds for axis with size {n}")
-    return torch.where(idx < 0, idx + n, idx) if lo < 0 else idx
-
-
-def take(a, indices, axis=None, out=None, mode="raise"):
-    """Elements at indices along axis (matches numpy.take, modes raise/wrap/clip)."""
-    t = _t(a)
-    idx = _t(indices)
-    if axis is None:
-        t, axis = t.reshape(-1), 0
-    axis = normalize_axis(axis, t.ndim)
-    n = t.shape[axis]
-    if mode == "wrap":
-        idx = idx.long().remainder(n)
-    elif mode == "clip":
-        idx = idx.long().clamp(0, n - 1)
-    else:
-        idx = _norm_index(idx, n)
-    res = t.index_select(axis, idx.reshape(-1))
-    res = res.reshape(tuple(t.shape[:axis]) + tuple(idx.shape) + tuple(t.shape[axis + 1:]))
-    return result(res, out)
-
-
-def take_along_axis(arr, indices, axis=-1):
-    """Picks values along axis with an index array of matching rank (matches numpy.take_along_axis)."""
-    t = _t(arr)
-    idx = _t(indices)
-    if axis is None:
-        t, axis = t.reshape(-1), 0
-    axis = normalize_axis(axis, t.ndim)
-    if idx.ndim != t.ndim:
-        raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    idx = _norm_index(idx, t.shape[axis])
-    shape = list(torch.broadcast_shapes(tuple(s if i != axis else 1 for i, s in enumerate(t.shape)),
-                                        tuple(s if i != axis else 1 for i, s in enumerate(idx.shape))))
-    ts = shape.copy()
-    ts[axis] = t.shape[axis]
-    ish = shape.copy()
-    ish[axis] = idx.shape[axis]
-    return wrap(torch.gather(t.expand(ts), axis, idx.expand(ish)))
-
-
-def put_along_axis(arr, indices, values, axis):
-    """In place: arr[..., indices, ...] = values along axis (matches numpy.put_along_axis)."""
-    t = _t(arr)
-    idx = _t(indices)
-    if axis is None:
-        t, axis = t.reshape(-1), 0
-    axis = normalize_axis(axis, t.ndim)
-    idx = _norm_index(idx, t.shape[axis])
-    v = _t(values).to(t.dtype).expand(idx.shape) if _t(values).ndim <= idx.ndim else _t(values)
-    t.scatter_(axis, idx, v.contiguous())
-
-
-def put(a, ind, v, mode="raise"):
-    """In place a.flat[ind] = v (matches numpy.put)."""
-    t = a._t
-    flat = t.view(-1)
-    idx = _t(ind).reshape(-1)
-    n = flat.numel()
-    idx = idx.long().remainder(n) if mode == "wrap" else idx.long().clamp(0, n - 1) if mode == "clip" else _norm_index(idx, n)
-    vals = _t(v).to(t.dtype).reshape(-1)
-    if vals.numel() != idx.numel():
-        vals = vals.repeat(-(-idx.numel() // max(vals.numel(), 1)))[:idx.numel()]
-    flat[idx] = vals
-
-
-def where(condition, x=None, y=None):
-    """Elementwise choice (matches numpy.where; one argument: nonzero)."""
-    if x is None and y is None:
-        return nonzero(condition)
-    if x is None or y is None:
-        raise ValueError("either both or neither of x and y should be given")
-    c = _t(condition)
-    if c.dtype != torch.bool:
-        c = c != 0
-    ox, oy = operand(x), operand(y)
-    dt = NP_TO_TORCH[result_dtype(ox, oy)]
-    dev = c.device
-    tx = ox.to(dt) if isinstance(ox, torch.Tensor) else torch.tensor(ox, dtype=dt, device=dev)
-    ty = oy.to(dt) if isinstance(oy, torch.Tensor) else torch.tensor(oy, dtype=dt, device=dev)
-    return wrap(torch.where(c, tx, ty))
-
-
-def nonzero(a):
-    """Indices of non-zero elements, one int64 array per axis (matches numpy.nonzero)."""
-    t = _t(a)
-    if t.ndim == 0:
-        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d(scalar).nonzero() instead.")
-    return tuple(wrap(i) for i in torch.nonzero(t, as_tuple=True))
-
-
-def argwhere(a):
-    t = _t(a)
-    if t.ndim == 0:
-        t = t.reshape(1)
-        return wrap(torch.nonzero(t)[:, :0])
-    return wrap(torch.nonzero(t))
-
-
-def flatnonzero(a):
-    return wrap(torch.nonzero(_t(a).reshape(-1)).reshape(-1))
-
-
-def count_nonzero(a, axis=None, *, keepdims=False):
-    """Number of non-zero values (matches numpy.count_nonzero; int64)."""
-    t = _t(a)
-    axes = normalize_axes(axis, t.ndim)
-    nz = t != 0
-    if not axes:
-        return wrap(nz.long())
-    r = nz.sum(dim=axes, keepdim=keepdims)
-    return wrap(r)
-
-
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """Diagonal view (matches numpy.diagonal)."""
     t = _t(a)
@@ -579,33 +455,6 @@ def copyto(dst, src, casting="same_kind", where=True):
         dst._t.copy_(st)
     else:
         dst._t.copy_(torch.where(_t(where), st, dst._t))
-
-
-def compress(condition, a, axis=None, out=None):
-    t = _t(a)
-    c = _t(condition).reshape(-1).bool()
-    if axis is None:
-        t, axis = t.reshape(-1), 0
-    axis = normalize_axis(axis, t.ndim)
-    idx = torch.nonzero(c).reshape(-1)
-    if idx.numel() and int(idx.max()) >= t.shape[axis]:
-        raise IndexError("condition longer than the axis")
-    return wrap(t.index_select(axis, idx))
-
-
-def extract(condition, arr):
-    return wrap(_t(arr).reshape(-1)[_t(condition).reshape(-1).bool()])
-
-
-def place(arr, mask, vals):
-    t = arr._t
-    m = _t(mask).bool()
-    n = int(m.sum())
-    v = _t(vals).reshape(-1).to(t.dtype)
-    if n and v.numel() == 0:
-        raise ValueError("Cannot insert from an empty array!")
-    if n:
-        t[m] = v.repeat(-(-n // v.numel()))[:n]
 
 
 def delete(arr, obj, axis=None):
@@ -714,90 +563,6 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
     return r
 
 
-def choose(a, choices, out=None, mode="raise"):
-    idx = _t(a).long()
-    cs = broadcast_arrays(idx, *[wrap(_t(c)) for c in choices])
-    stacked = torch.stack([c._t for c in cs[1:]])
-    n = stacked.shape[0]
-    i = cs[0]._t
-    if mode == "wrap":
-        i = i.remainder(n)
-    elif mode == "clip":
-        i = i.clamp(0, n - 1)
-    elif i.numel() and (bool((i < 0).any()) or bool((i >= n).any())):
-        raise ValueError("invalid entry in choice array")
-    return wrap(torch.gather(stacked, 0, i.unsqueeze(0)).squeeze(0))
-
-
-def select(condlist, choicelist, default=0):
-    """Values from choicelist where condlist is true, first match wins (matches numpy.select)."""
-    if len(condlist) != len(choicelist):
-        raise ValueError("list of cases must be same length as list of conditions")
-    result = full_default = None
-    ops = [operand(c) for c in choicelist] + [operand(default)]
-    dt = NP_TO_TORCH[result_dtype(*ops)]
-    conds = [_t(c) for c in condlist]
-    shape = torch.broadcast_shapes(*[c.shape for c in conds], *[o.shape for o in ops if isinstance(o, torch.Tensor)])
-    dev = conds[0].device if conds else None
-    result = torch.full(shape, 0, dtype=dt, device=dev) + (ops[-1].to(dt) if isinstance(ops[-1], torch.Tensor) else ops[-1])
-    for c, o in zip(reversed(conds), reversed(ops[:-1])):
-        if c.dtype != torch.bool:
-            raise TypeError("invalid entry in condlist: should be boolean ndarray")
-        v = o.to(dt) if isinstance(o, torch.Tensor) else torch.tensor(o, dtype=dt, device=dev)
-        result = torch.where(c, v, result)
-    del full_default
-    return wrap(result)
-
-
-def unravel_index(indices, shape, order="C"):
-    """Flat indices -> tuple of coordinate arrays (matches numpy.unravel_index)."""
-    idx = _t(indices).long()
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    n = int(np.prod(shape))
-    if idx.numel() and (bool((idx < 0).any()) or bool((idx >= n).any())):
-        raise ValueError(f"index out of bounds for array of size {n}")
-    if order == "F":
-        return tuple(wrap(c) for c in reversed(torch.unravel_index(idx, shape[::-1])))
-    return tuple(wrap(c) for c in torch.unravel_index(idx, shape))
-
-
-def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
-    coords = [_t(c).long() for c in multi_index]
-    dims = tuple(dims)
-    res = torch.zeros_like(coords[0])
-    order_dims = range(len(dims)) if order == "C" else reversed(range(len(dims)))
-    for i in order_dims:
-        c = coords[i]
-        if mode == "wrap":
-            c = c.remainder(dims[i])
-        elif mode == "clip":
-            c = c.clamp(0, dims[i] - 1)
-        elif c.numel() and (bool((c < 0).any()) or bool((c >= dims[i]).any())):
-            raise ValueError("invalid entry in coordinates array")
-        res = res * dims[i] + c
-    return wrap(res)
-
-
-def tril_indices(n, k=0, m=None):
-    i = torch.tril_indices(n, n if m is None else m, k, device=_dev())
-    return wrap(i[0]), wrap(i[1])
-
-
-def triu_indices(n, k=0, m=None):
-    i = torch.triu_indices(n, n if m is None else m, k, device=_dev())
-    return wrap(i[0]), wrap(i[1])
-
-
-def diag_indices(n, ndim=2):
-    i = torch.arange(n, device=_dev())
-    return (wrap(i),) * ndim
-
-
-def _dev():
-    from ._config import device
-    return device()
-
-
 def shape(a):
     return tuple(_t(a).shape) if not isinstance(a, ndarray) else a.shape
 
@@ -809,3 +574,6 @@ def ndim(a):
 def size(a, axis=None):
     t = _t(a)
     return t.numel() if axis is None else t.shape[axis]
+
+
+from ._indexing_routines import _norm_index  # noqa: E402  (used by delete)

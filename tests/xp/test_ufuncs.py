@@ -219,3 +219,26 @@ def test_special_values_float():
             expected = getattr(np, name)(vals)
         got = getattr(xp, name)(xp.asarray(vals)).get()
         np.testing.assert_array_equal(got, expected, err_msg=name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_every_dtype_pair(name):
+    """Full sweep: every ordered pair of dtypes against NumPy (values and result dtype)."""
+    for d1, d2 in itertools.product(ALL_DTYPES, repeat=2):
+        try:
+            getattr(np, name).resolve_dtypes((np.dtype(d1), np.dtype(d2), None))
+        except TypeError:
+            continue
+        low = 0 if name in ("left_shift", "right_shift", "power", "gcd", "lcm") else None
+        high = 6 if name in ("left_shift", "right_shift", "power") else None
+
+        @numpy_xp_compare(rtol=3e-3, atol=3e-3)
+        def check(xp):
+            with np.errstate(all="ignore"):
+                a = sample(xp, (3, 4), d1, seed=1, low=low, high=high)
+                b = sample(xp, (4,), d2, seed=2, low=low, high=high)
+                if name in ("floor_divide", "remainder", "fmod", "divide"):
+                    b = xp.where(b == 0, xp.asarray(1, dtype=d2), b)
+                return getattr(xp, name)(a, b)
+        check()

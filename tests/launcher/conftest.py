@@ -1,9 +1,11 @@
 """Helpers for launcher tests: start npurun as a real process, read its output, free ports."""
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -16,8 +18,17 @@ _CLEAN_ENV = ("NPUDIST_DEVICE_COUNT", "ASCEND_RT_VISIBLE_DEVICES", "OMP_NUM_THRE
               "NPUDIST_HOSTNAME", "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE")
 
 
+# npurun keeps the temporary log directory of a failed run: give the tests' runs their own TMPDIR
+_TMPDIR = tempfile.mkdtemp(prefix="npurun-tests-")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_TMPDIR, ignore_errors=True)
+
+
 def npurun_env(extra=None):
     env = {k: v for k, v in os.environ.items() if k not in _CLEAN_ENV and not k.startswith("PET_")}
+    env["TMPDIR"] = _TMPDIR
     env.update(extra or {})
     return env
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <numeric>
 
 #include "core/aten/cpu_alias.h"
 
@@ -114,9 +115,11 @@ void Engine::glooWait(const c10::intrusive_ptr<c10d::Work>& w) {
 
 namespace {
 at::Tensor asCpu(const at::Tensor& t) { return t.is_cpu() ? t : core::aliasAsCpu(t); }
-std::vector<at::Tensor> asCpu(const std::vector<at::Tensor>& ts) {
+// Data-movement collectives go through Gloo as bytes: Gloo lacks some dtypes (int16).
+at::Tensor asCpuBytes(const at::Tensor& t) { return asCpu(t).reshape({-1}).view(at::kByte); }
+std::vector<at::Tensor> asCpuBytes(const std::vector<at::Tensor>& ts) {
   std::vector<at::Tensor> out;
-  for (const auto& t : ts) out.push_back(asCpu(t));
+  for (const auto& t : ts) out.push_back(asCpuBytes(t));
   return out;
 }
 c10d::ReduceOp glooOp(RedOp op, bool is_bool) {
@@ -128,6 +131,17 @@ c10d::ReduceOp glooOp(RedOp op, bool is_bool) {
   }
 }
 void* ptr(const at::Tensor& t) { return t.data_ptr(); }
+}  // namespace
+
+// Gloo reduces float16/bfloat16/float/double/int8/uint8/int32/int64; int16
+// travels as int32 (same wrap-around once narrowed back), bool as uint8.
+at::ScalarType glooReductionDtype(at::ScalarType t) {
+  if (t == at::kShort) return at::kInt;
+  if (t == at::kBool) return at::kByte;
+  return t;
+}
+
+namespace {
 DType dt(const at::Tensor& t) { return toDType(t.scalar_type()); }
 }  // namespace
 
@@ -174,8 +188,8 @@ void Engine::allgather(const at::Tensor& in, std::vector<at::Tensor>& outs) {
     for (auto& o : outs) p.push_back(ptr(o));
     return local_->allgather(ptr(in), p.data(), in.numel(), dt(in), deadline());
   }
-  std::vector<std::vector<at::Tensor>> o{asCpu(outs)};
-  std::vector<at::Tensor> i{asCpu(in)};
+  std::vector<std::vector<at::Tensor>> o{asCpuBytes(outs)};
+  std::vector<at::Tensor> i{asCpuBytes(in)};
   glooWait(gloo_all_->allgather(o, i, c10d::AllgatherOptions()));
 }
 
@@ -186,14 +200,17 @@ void Engine::reduceScatter(std::vector<at::Tensor>& ins, at::Tensor& out, RedOp 
     return local_->reduceScatter(p.data(), ptr(out), out.numel(), dt(out), op, premul, deadline());
   }
   // Across hosts: Gloo, with PREMUL_SUM and AVG folded in here.
+  const at::ScalarType wire = glooReductionDtype(out.scalar_type());
   std::vector<at::Tensor> src;
-  for (auto& i : ins) src.push_back(op == RedOp::kPremulSum ? i.mul(premul) : i);
-  std::vector<std::vector<at::Tensor>> in_list{asCpu(src)};
-  std::vector<at::Tensor> out_list{asCpu(out)};
+  for (auto& i : ins) src.push_back((op == RedOp::kPremulSum ? i.mul(premul) : i).to(wire).cpu());
+  at::Tensor result = at::empty(out.sizes(), out.options().device(at::kCPU).dtype(wire));
+  std::vector<std::vector<at::Tensor>> in_list{src};
+  std::vector<at::Tensor> out_list{result};
   c10d::ReduceScatterOptions o;
   o.reduceOp = glooOp(op, out.scalar_type() == at::kBool);
   glooWait(gloo_all_->reduce_scatter(out_list, in_list, o));
-  if (op == RedOp::kAvg) out.div_(topo.size);
+  if (op == RedOp::kAvg) result.div_(topo.size);
+  out.copy_(result);
 }
 
 void Engine::alltoall(std::vector<at::Tensor>& ins, std::vector<at::Tensor>& outs) {
@@ -205,8 +222,21 @@ void Engine::alltoall(std::vector<at::Tensor>& ins, std::vector<at::Tensor>& out
     for (auto& o : outs) rp.push_back(ptr(o)), rc.push_back(o.numel());
     return local_->alltoall(sp.data(), sc.data(), rp.data(), rc.data(), dt(ins.at(0)), deadline());
   }
-  std::vector<at::Tensor> i = asCpu(ins), o = asCpu(outs);
-  glooWait(gloo_all_->alltoall(o, i, c10d::AllToAllOptions()));
+  // Gloo's list all_to_all wants equal sizes: pack bytes and use the split form.
+  std::vector<at::Tensor> i = asCpuBytes(ins), o = asCpuBytes(outs);
+  std::vector<int64_t> in_splits, out_splits;
+  for (const auto& t : i) in_splits.push_back(t.numel());
+  for (const auto& t : o) out_splits.push_back(t.numel());
+  at::Tensor packed_in = at::cat(i);
+  at::Tensor packed_out = at::empty({std::accumulate(out_splits.begin(), out_splits.end(), int64_t(0))}, packed_in.options());
+  // Gloo may move from the split vectors it is given: pass copies.
+  std::vector<int64_t> out_arg = out_splits, in_arg = in_splits;
+  glooWait(gloo_all_->alltoall_base(packed_out, packed_in, out_arg, in_arg, c10d::AllToAllOptions()));
+  int64_t off = 0;
+  for (size_t k = 0; k < o.size(); ++k) {
+    o[k].copy_(packed_out.narrow(0, off, out_splits[k]));
+    off += out_splits[k];
+  }
 }
 
 void Engine::gather(const at::Tensor& in, std::vector<at::Tensor>& outs, int root) {
@@ -216,8 +246,8 @@ void Engine::gather(const at::Tensor& in, std::vector<at::Tensor>& outs, int roo
     return local_->gather(ptr(in), p.data(), in.numel(), dt(in), root, deadline());
   }
   std::vector<std::vector<at::Tensor>> o;
-  if (topo.rank == root) o.push_back(asCpu(outs));
-  std::vector<at::Tensor> i{asCpu(in)};
+  if (topo.rank == root) o.push_back(asCpuBytes(outs));
+  std::vector<at::Tensor> i{asCpuBytes(in)};
   c10d::GatherOptions opts;
   opts.rootRank = root;
   glooWait(gloo_all_->gather(o, i, opts));
@@ -230,8 +260,8 @@ void Engine::scatter(std::vector<at::Tensor>& ins, at::Tensor& out, int root) {
     return local_->scatter(p.data(), ptr(out), out.numel(), dt(out), root, deadline());
   }
   std::vector<std::vector<at::Tensor>> i;
-  if (topo.rank == root) i.push_back(asCpu(ins));
-  std::vector<at::Tensor> o{asCpu(out)};
+  if (topo.rank == root) i.push_back(asCpuBytes(ins));
+  std::vector<at::Tensor> o{asCpuBytes(out)};
   c10d::ScatterOptions opts;
   opts.rootRank = root;
   glooWait(gloo_all_->scatter(o, i, opts));
@@ -252,7 +282,7 @@ void Engine::p2p(std::vector<P2PItem>& items) {
       op.tag = it.tag;
       local_ops.push_back(op);
     } else {
-      std::vector<at::Tensor> t{asCpu(it.tensor)};
+      std::vector<at::Tensor> t{asCpuBytes(it.tensor)};
       remote.push_back(it.is_send ? gloo_all_->send(t, it.peer, it.tag) : gloo_all_->recv(t, it.peer, it.tag));
     }
   }

@@ -80,6 +80,9 @@ class Engine {
   c10::intrusive_ptr<c10d::Backend> gloo_leaders_;  // one rank per host (leaders only)
 };
 
+// The dtype a reduction travels in through Gloo (it lacks int16 and bool sums).
+at::ScalarType glooReductionDtype(at::ScalarType t);
+
 // Environment knobs (docs/env_vars.md).
 std::chrono::milliseconds connectTimeout();  // HCCL_CONNECT_TIMEOUT, seconds (default 120)
 size_t stagingSlotBytes();                    // HCCL_BUFFSIZE, MiB for both slots (default 8)

@@ -37,7 +37,7 @@ npudist::hccl::GlooFactory wrapFactory(py::object factory) {
 
 void registerHccl(py::module& m) {
   using Options = ProcessGroupHCCL::Options;
-  py::class_<ProcessGroupHCCL, c10d::Backend, c10::intrusive_ptr<ProcessGroupHCCL>>(m, "ProcessGroupHCCL",
+  auto cls = py::class_<ProcessGroupHCCL, c10d::Backend, c10::intrusive_ptr<ProcessGroupHCCL>>(m, "ProcessGroupHCCL",
                                                                                       R"(npudist's c10d backend "hccl".
 
 Create it through torch.distributed (init_process_group("hccl"), new_group);
@@ -57,12 +57,25 @@ the constructor is what the backend registry calls.)")
            }),
            py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout"), py::arg("group_name"),
            py::arg("global_ranks"), py::arg("gloo_factory"), py::arg("home_device"))
+      .def("perform_nocolor_split", [](ProcessGroupHCCL&, const at::Device&) {},
+           "Called by torch.distributed on ranks outside a new sub-group; hccl groups are made "
+           "from the store alone, so there is nothing to do.")
       .def_property_readonly("hosts", [](const ProcessGroupHCCL& pg) { return pg.topology().hosts; },
                              "Host identities of the group, ordered by their lowest rank.")
       .def_property_readonly("local_ranks", [](const ProcessGroupHCCL& pg) { return pg.topology().local_ranks; },
                              "Group ranks on this rank's host.")
       .def_property_readonly("home_device", &ProcessGroupHCCL::homeDevice,
-                             "The npu whose stream carries this group's collectives.");
+                             "The npu whose stream carries this group's collectives.")
+      .def_property_readonly("options", [](ProcessGroupHCCL& pg) {
+             return c10::static_intrusive_pointer_cast<Options>(pg.getBackendOptions());
+           },
+           "The group's options (timeout, name); split_group copies them for the new group.");
+  // split_group deep-copies the parent's options, so they must be copyable.
+  py::class_<Options, c10d::Backend::Options, c10::intrusive_ptr<Options>>(cls, "Options")
+      .def(py::init([](std::chrono::milliseconds timeout) { return c10::make_intrusive<Options>(timeout); }),
+           py::arg("timeout") = kBackendDefaultTimeout)
+      .def("__copy__", [](const Options& o) { return c10::make_intrusive<Options>(o); })
+      .def("__deepcopy__", [](const Options& o, py::dict) { return c10::make_intrusive<Options>(o); });
 }
 
 }  // namespace npudist::bindings

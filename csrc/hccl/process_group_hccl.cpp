@@ -50,14 +50,20 @@ c10::intrusive_ptr<c10d::Backend> ProcessGroupHCCL::split(const c10::intrusive_p
                                                           const c10::intrusive_ptr<c10d::Backend::Options>& opts) {
   auto it = std::find(ranks.begin(), ranks.end(), rank_);
   if (it == ranks.end()) return nullptr;
+  // ProcessGroup::splitGroup asks once per device type (npu and cpu share this
+  // backend): hand out one communicator for the same split.
+  if (last_split_ && last_split_store_ == store.get() && last_split_ranks_ == ranks) return last_split_;
   auto o = c10::make_intrusive<Options>(opts ? opts->timeout : options_->timeout);
   if (opts) {
     o->group_name = opts->group_name;
     o->global_ranks_in_group = opts->global_ranks_in_group;
   }
   ++split_count_;
-  return c10::make_intrusive<ProcessGroupHCCL>(store, int(it - ranks.begin()), int(ranks.size()), o, gloo_factory_,
-                                               home_device_);
+  last_split_ = c10::make_intrusive<ProcessGroupHCCL>(store, int(it - ranks.begin()), int(ranks.size()), o,
+                                                      gloo_factory_, home_device_);
+  last_split_store_ = store.get();
+  last_split_ranks_ = ranks;
+  return last_split_;
 }
 
 void ProcessGroupHCCL::runBody(const std::shared_ptr<OpState>& state, const Body& body) {

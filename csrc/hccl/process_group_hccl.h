@@ -110,6 +110,9 @@ class ProcessGroupHCCL : public c10d::Backend {
   int home_device_;
   c10::Stream comm_stream_;
   uint64_t split_count_ = 0;
+  c10::intrusive_ptr<c10d::Backend> last_split_;
+  const c10d::Store* last_split_store_ = nullptr;
+  std::vector<int> last_split_ranks_;
 
   // Coalescing (start/endCoalescing): bodies gathered, then one task.
   bool coalescing_ = false;

@@ -1,4 +1,5 @@
 """Helpers shared by the hccl test workers (run inside each rank)."""
+import faulthandler
 import json
 import os
 import sys
@@ -8,6 +9,9 @@ import torch
 import torch.distributed as dist
 
 import npudist  # noqa: F401  registers npu and hccl
+
+# A hung rank prints every thread's stack before the test's timeout kills it.
+faulthandler.dump_traceback_later(float(os.environ.get("WORKER_HANG_DUMP_S", "150")), exit=True)
 
 # Several ranks share 2 cores: one intra-op thread each (as torchrun sets OMP_NUM_THREADS=1).
 torch.set_num_threads(1)

@@ -1,0 +1,22 @@
+"""Sub-groups (new_group, split_group), DeviceMesh 1-D/2-D and functional
+collectives on hccl, on one host and across two simulated hosts."""
+import pytest
+
+from ._ranks import launch
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("hosts", [None, ["hA", "hA", "hB", "hB"]], ids=["one_host", "two_hosts"])
+def test_groups_and_meshes(hosts):
+    r = launch("groups.py", 4, hosts=hosts, timeout=240)
+    assert r.returncodes == [0] * 4, r.explain()
+    for rank in range(4):
+        topo, res = r.results(rank)
+        assert topo["default_backend"] == "hccl"
+        if hosts:
+            assert topo["hosts"] == ["hA", "hB"]
+            assert topo["local_ranks"] == ([0, 1] if rank < 2 else [2, 3])
+        else:
+            assert len(topo["hosts"]) == 1 and topo["local_ranks"] == [0, 1, 2, 3]
+        assert res["nfail"] == 0, "\n".join(res["failures"])
+        assert res["checks"] >= 14

@@ -5,12 +5,13 @@ for --reps repetitions of enough calls to take ~20 ms; we report the median and 
 call of each and the speed ratio NumPy time / xp time (>1: xp is faster). Two sizes: --size
 elements (default 1M; matmul uses a sqrt(size) square matrix) and tiny arrays (16 elements), where
 the figure is xp's per-op overhead in microseconds. Both sides get the same number of threads
-(--threads, default 1: torch.set_num_threads and threadpoolctl's limit on NumPy's BLAS), because
-NumPy's own loops are single-threaded and, on these shared 2-core machines, torch's OpenMP pool
-collapses under load (measured: 30 ms instead of 1.5 ms for a 1M-element maximum at load 9).
+(--threads, default torch's default: torch.set_num_threads and threadpoolctl's limit on NumPy's
+BLAS); NumPy's own loops are single-threaded. On a loaded shared machine pass --threads 1:
+torch's OpenMP pool collapses under load (measured: 30 ms instead of 1.5 ms for a 1M-element
+maximum at load 9).
 The BLAS libraries and thread counts (threadpoolctl) are printed and stored.
 
-    python benchmarks/xp_vs_numpy.py [--reps 7] [--size 1000000] [--json benchmarks/results/xp_vs_numpy.json]
+    python benchmarks/xp_vs_numpy.py [--reps 5] [--threads N] [--size 1000000] [--json benchmarks/results/xp_vs_numpy.json]
 """
 import argparse
 import json
@@ -134,10 +135,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--reps", type=int, default=7)
     p.add_argument("--size", type=int, default=1_000_000)
-    p.add_argument("--threads", type=int, default=1, help="threads for torch and NumPy's BLAS (same on both sides)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="threads for torch and NumPy's BLAS, the same on both sides (default: torch's default); "
+                        "use 1 on a loaded machine")
     p.add_argument("--json", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                                                    "xp_vs_numpy.json"))
     args = p.parse_args()
+    if args.threads is None:
+        args.threads = torch.get_num_threads()
     torch.set_num_threads(args.threads)
     try:
         from threadpoolctl import threadpool_limits

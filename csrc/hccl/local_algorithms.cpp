@@ -94,15 +94,23 @@ void LocalComm::reduce(const void* in, void* out, int64_t count, DType dtype, Re
   const auto* src = static_cast<const uint8_t*>(in);
   auto* dst = static_cast<uint8_t*>(out);
   int k = 0;
+  // Peers never read this rank's own slice from its slot, so (unless it must
+  // be scaled for PREMUL_SUM) it is reduced straight from the input.
+  const bool stage_own = op == RedOp::kPremulSum;
   for (int64_t start = 0; start < count; start += chunk, ++k) {
     const int64_t len = std::min(chunk, count - start);
     const int b = k & 1;
-    stage(slot(me_, b), src + start * int64_t(es), len, dtype, op, premul);
-    step(c);
     int64_t lo, hi;
+    for (int r = 0; r < n_; ++r) {
+      if (r == me_ && !stage_own) continue;
+      slice(len, n_, r, &lo, &hi);
+      stage(slot(me_, b) + lo * int64_t(es), src + (start + lo) * int64_t(es), hi - lo, dtype, op, premul);
+    }
+    step(c);
     slice(len, n_, me_, &lo, &hi);
     if (hi > lo) {
       for (int r = 0; r < n_; ++r) ptrs[size_t(r)] = slot(r, b) + lo * int64_t(es);
+      if (!stage_own) ptrs[size_t(me_)] = src + (start + lo) * int64_t(es);
       reduceInto(slot(me_, b) + lo * int64_t(es), ptrs.data(), n_, hi - lo, dtype, op, n_);
     }
     step(c);

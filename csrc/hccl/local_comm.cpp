@@ -391,7 +391,7 @@ void LocalComm::runP2P(std::vector<P2POp>& ops, int64_t deadline_ns) {
       checkUsable(Op::kBarrier);
     }
     const int64_t idle = now - idle_since;
-    if (idle < spinBudgetNs()) continue;
+    if (idle < 5'000) continue;
     if (deadline_ns && now > deadline_ns) {
       std::vector<int> peers;
       for (const P2POp& op : ops)
@@ -410,7 +410,7 @@ void LocalComm::runP2P(std::vector<P2POp>& ops, int64_t deadline_ns) {
       }
       next_probe = now + 50'000'000;
     }
-    if (idle < spinBudgetNs() + 50'000) {
+    if (idle < spinBudgetNs()) {
       std::this_thread::yield();
     } else {
       // Several words may be pending: sleep briefly rather than on one futex.

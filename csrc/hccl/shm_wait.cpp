@@ -36,7 +36,7 @@ void futexWakeAll(std::atomic<uint32_t>* addr) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(addr), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
-constexpr int64_t kYieldBudgetNs = 200'000;  // a peer sharing our core gets to run
+constexpr int64_t kPureSpinNs = 5'000;
 constexpr int64_t kSleepSliceNs = 2'000'000;     // re-check abort and deadline this often
 constexpr int64_t kLivenessPeriodNs = 50'000'000;  // probe the peer's process this often
 
@@ -51,12 +51,12 @@ int64_t nowNs() {
 int64_t spinBudgetNs() {
   static const int64_t budget = [] {
     const char* v = std::getenv("NPUDIST_HCCL_SPIN_US");
-    if (!v || !*v) return int64_t(50'000);
+    if (!v || !*v) return int64_t(1'000'000);
     char* end = nullptr;
     long us = std::strtol(v, &end, 10);
     if (*end != '\0' || us < 0 || us > 1'000'000) {
       std::fprintf(stderr, "npudist: ignoring NPUDIST_HCCL_SPIN_US=%s (want microseconds, 0..1000000)\n", v);
-      return int64_t(50'000);
+      return int64_t(1'000'000);
     }
     return int64_t(us) * 1000;
   }();
@@ -89,17 +89,19 @@ WaitResult waitUntil(WaitWord& w, const std::function<bool(uint32_t)>& ready, co
   auto aborted = [&] { return policy.abort_flag && policy.abort_flag->load(std::memory_order_acquire) != 0; };
   if (ready(w.value.load(std::memory_order_acquire))) return WaitResult::kReady;
   const int64_t start = nowNs();
-  const int64_t spin_end = start + spinBudgetNs();
-  // Spin: a peer on another core answers within a microsecond.
+  // Spin briefly: a peer running on another core answers within a microsecond.
   for (int i = 0;; ++i) {
     NPUDIST_PAUSE();
     if (ready(w.value.load(std::memory_order_acquire))) return WaitResult::kReady;
-    if ((i & 63) == 63 && nowNs() >= spin_end) break;
+    if ((i & 63) == 63 && nowNs() >= start + kPureSpinNs) break;
   }
-  // Yield: the peer may be runnable on our core.
-  while (nowNs() < start + spinBudgetNs() + kYieldBudgetNs) {
+  // Then poll with sched_yield: as cheap as spinning when the core is ours,
+  // and it hands the core over when the peer (or anyone) needs it.
+  const int64_t yield_end = start + spinBudgetNs();
+  while (nowNs() < yield_end) {
     sched_yield();
     if (ready(w.value.load(std::memory_order_acquire))) return WaitResult::kReady;
+    if (aborted()) return WaitResult::kAborted;
   }
   // Sleep on the futex in slices, checking abort, deadline and the peer's life.
   int64_t next_probe = nowNs() + kLivenessPeriodNs;

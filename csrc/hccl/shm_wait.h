@@ -41,8 +41,8 @@ inline bool reached(uint32_t a, uint32_t b) { return int32_t(a - b) >= 0; }
 // True while process `pid` exists and is not a zombie.
 bool processAlive(int pid);
 
-// Spin budget before yielding (NPUDIST_HCCL_SPIN_US, default 50 µs); then
-// ~200 µs of sched_yield, then futex sleep.
+// How long a waiter polls before sleeping on the futex (NPUDIST_HCCL_SPIN_US,
+// default 1000 µs): 5 µs of pure spinning, then polling with sched_yield.
 int64_t spinBudgetNs();
 
 int64_t nowNs();

@@ -1,0 +1,52 @@
+"""A soak of random interleaved collectives, and the shared segment's
+lifecycle (mode 0600, unlinked once mapped, nothing left after exit)."""
+import os
+import uuid
+
+import pytest
+
+from ._ranks import launch
+
+
+def _soak(nranks, iters, seed):
+    r = launch("soak.py", nranks, [iters, seed], env={"HCCL_BUFFSIZE": "1"}, timeout=1500)
+    assert r.returncodes == [0] * nranks, r.explain()
+    for rank in range(nranks):
+        res = r.results(rank)[-1]
+        assert res["nfail"] == 0, "\n".join(res["failures"])
+        assert res["checks"] > iters // 2
+
+
+@pytest.mark.timeout(300)
+def test_soak_short():
+    _soak(3, 120, 11)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("nranks,seed", [(2, 21), (4, 22)])
+def test_soak_long(nranks, seed):
+    _soak(nranks, 2500, seed)
+
+
+@pytest.mark.timeout(120)
+def test_segment_mode_unlinked_and_cleaned():
+    tag = "life" + uuid.uuid4().hex[:8]
+    r = launch("lifecycle.py", 2, env={"NPUDIST_JOB_TAG": tag}, timeout=90)
+    assert r.returncodes == [0, 0], r.explain()
+    for rank in range(2):
+        res = r.results(rank)[-1]
+        assert res["mapped"] >= 1 and res["deleted"], res
+        assert set(res["modes"]) == {"0o600"}, res
+        assert res["listed"] == []
+    assert [n for n in os.listdir("/dev/shm") if tag in n] == []
+
+
+@pytest.mark.timeout(120)
+def test_detail_debug_catches_cross_host_mismatch():
+    tag = "dbg" + uuid.uuid4().hex[:8]
+    r = launch("lifecycle.py", 2, env={"NPUDIST_JOB_TAG": tag, "TORCH_DISTRIBUTED_DEBUG": "DETAIL"},
+               hosts=["hA", "hB"], timeout=90)
+    for rank in range(2):
+        res = r.results(rank)[-1]
+        assert res["error"] and "size" in res["error"].lower() or "shape" in (res["error"] or "").lower(), res

@@ -50,3 +50,15 @@ def test_detail_debug_catches_cross_host_mismatch():
     for rank in range(2):
         res = r.results(rank)[-1]
         assert res["error"] and "size" in res["error"].lower() or "shape" in (res["error"] or "").lower(), res
+
+
+@pytest.mark.timeout(120)
+def test_collectives_overlap_compute():
+    """async_op=True and side-stream collectives complete while the issuing
+    thread computes (nobody waits for them), as on CUDA."""
+    r = launch("overlap.py", 2, timeout=100)
+    assert r.returncodes == [0, 0], r.explain()
+    for rank in range(2):
+        res = r.results(rank)[-1]
+        assert res["nfail"] == 0, res["failures"]
+        assert res["done_async"] and res["done_side"], res

@@ -66,15 +66,15 @@ c10::intrusive_ptr<c10d::Backend> ProcessGroupHCCL::split(const c10::intrusive_p
   return last_split_;
 }
 
-void ProcessGroupHCCL::runBody(const std::shared_ptr<OpState>& state, const Body& body) {
-  state->start_ns.store(driver::monotonicNs(), std::memory_order_relaxed);
+void ProcessGroupHCCL::runBody(Engine& engine, OpState& state, const Body& body) {
+  state.start_ns.store(driver::monotonicNs(), std::memory_order_relaxed);
   std::exception_ptr err;
   try {
-    body(*engine_);
+    body(engine);
   } catch (...) {
     err = std::current_exception();
   }
-  state->finish(err);
+  state.finish(err);
 }
 
 namespace {
@@ -126,7 +126,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
   if (!async_op && !core::inDeferredWork() && comm->idle()) {
     // Latency path: nothing queued ahead, and the caller wants the result now.
     if (dev >= 0) core::waitCurrentStream(dev);
-    runBody(state, body);
+    runBody(*engine_, *state, body);
     return work;
   }
   if (dev >= 0) comm->addDependencies(core::driverStream(core::currentStream(dev))->frontierSnapshot());
@@ -140,14 +140,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
   state->task = core::launchDeferredTask(
       comm_stream_,
       [this_state = state, body = std::move(body), engine, status] {
-        this_state->start_ns.store(driver::monotonicNs(), std::memory_order_relaxed);
-        std::exception_ptr err;
-        try {
-          body(*engine);
-        } catch (...) {
-          err = std::current_exception();
-        }
-        this_state->finish(err);
+        runBody(*engine, *this_state, body);
         driver::runIfUnclaimed(status);
       },
       /*tolerate_failed_deps=*/true);

@@ -101,7 +101,8 @@ class ProcessGroupHCCL : public c10d::Backend {
   // A rank whose input failed its own checks still arrives (flagged), so that
   // its peers fail with its reason instead of waiting; then it raises.
   [[noreturn]] void rejectInput(Op op, const std::string& reason);
-  void runBody(const std::shared_ptr<OpState>& state, const Body& body);
+  // Runs a collective's body and completes its state (and future).
+  static void runBody(Engine& engine, OpState& state, const Body& body);
 
   c10::intrusive_ptr<Options> options_;
   std::shared_ptr<Engine> engine_;

@@ -49,7 +49,8 @@ def test_detail_debug_catches_cross_host_mismatch():
                hosts=["hA", "hB"], timeout=90)
     for rank in range(2):
         res = r.results(rank)[-1]
-        assert res["error"] and "size" in res["error"].lower() or "shape" in (res["error"] or "").lower(), res
+        err = res["error"] or ""
+        assert "Detected mismatch between collectives" in err and "TensorShape=[4]" in err, res
 
 
 @pytest.mark.timeout(120)

@@ -76,10 +76,11 @@ def _shm_entries(tag):
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("scenario", ["timeout", "death", "abort"])
+@pytest.mark.parametrize("scenario", ["timeout", "death", "abort", "connect"])
 def test_broken_group(scenario):
     tag = "t" + uuid.uuid4().hex[:10]
-    r = launch("faults.py", WORLD, [scenario], env={"NPUDIST_JOB_TAG": tag}, timeout=90)
+    env = {"NPUDIST_JOB_TAG": tag, "HCCL_CONNECT_TIMEOUT": "3"}
+    r = launch("faults.py", WORLD, [scenario], env=env, timeout=90)
     survivors = [0, 1] if scenario == "death" else list(range(WORLD))
     results = {rank: r.results(rank)[-1] for rank in survivors}
     if scenario == "timeout":
@@ -93,11 +94,16 @@ def test_broken_group(scenario):
             err = results[rank]["error"]
             assert "2" in err and "exited while this collective was in progress" in err, err
             assert results[rank]["elapsed"] < 30, results[rank]  # far below the 120 s group timeout
+    elif scenario == "connect":
+        for rank in (0, 1):
+            err = results[rank]["error"]
+            assert "timed out after 3 s (HCCL_CONNECT_TIMEOUT): ranks 2 never joined" in err, err
+            assert results[rank]["elapsed"] < 30
     else:
         for rank in (1, 2):
             assert "aborted by rank 0" in results[rank]["error"], results[rank]
     for rank in survivors:
         assert r.returncodes[rank] == 0, r.explain()
-        if results[rank]["error"]:  # a rank that saw the failure cannot use the group any more
+        if results[rank]["error"] and scenario != "connect":  # a rank that saw the failure cannot use the group
             assert "unusable after an earlier failure" in results[rank]["after"], results[rank]
     assert _shm_entries(tag) == []

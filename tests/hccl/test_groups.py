@@ -13,6 +13,7 @@ def test_groups_and_meshes(hosts):
     for rank in range(4):
         topo, res = r.results(rank)
         assert topo["default_backend"] == "hccl"
+        assert topo["cpu_default_backend"] == "gloo"  # gloo stays PyTorch's default for cpu
         if hosts:
             assert topo["hosts"] == ["hA", "hB"]
             assert topo["local_ranks"] == ([0, 1] if rank < 2 else [2, 3])

@@ -5,6 +5,8 @@ timeout  - rank WORLD-1 never joins an all_reduce; the others time out
 death    - rank WORLD-1 is killed (SIGKILL) before an all_reduce; the others
            fail promptly, long before the 120 s group timeout.
 abort    - rank 0 aborts the group while the others wait in all_reduce.
+connect  - rank WORLD-1 never calls new_group; the others' setup fails after
+           HCCL_CONNECT_TIMEOUT (set to 3 s by the test) naming it.
 """
 import datetime
 import os
@@ -36,6 +38,11 @@ try:
         if RANK == last:
             os.kill(os.getpid(), signal.SIGKILL)
         dist.all_reduce(x)
+    elif scenario == "connect":
+        if RANK != last:
+            dist.new_group(list(range(WORLD)))
+        else:
+            time.sleep(6)
     elif scenario == "abort":
         if RANK == 0:
             time.sleep(1.0)

@@ -11,7 +11,8 @@ chk = Checker()
 init()
 backend = dist.group.WORLD._get_backend(torch.device("npu"))
 report(kind="topology", hosts=list(backend.hosts), local_ranks=list(backend.local_ranks),
-       default_backend=dist.get_default_backend_for_device("npu"))
+       default_backend=dist.get_default_backend_for_device("npu"),
+       cpu_default_backend=dist.get_default_backend_for_device("cpu"))
 
 # new_group: evens and odds (every rank calls new_group for both)
 evens, odds = dist.new_group([0, 2]), dist.new_group([1, 3])

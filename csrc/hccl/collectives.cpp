@@ -456,7 +456,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::send(std::vector<at::Tensor>& t
   TORCH_CHECK_VALUE(why.empty(), "hccl send: ", why);
   TORCH_CHECK_VALUE(dst >= 0 && dst < size_ && dst != rank_, "hccl send: invalid destination rank ", dst,
                     " (group of ", size_, " ranks, this is rank ", rank_, ")");
-  P2PItem item{true, dst, tag, tensors[0].contiguous()};
+  P2PItem item{true, dst, tag, tensors[0].contiguous(), {}};
   if (coalescing_) {
     coalesced_p2p_.push_back(item);
     return submit(c10d::OpType::SEND, "send", tensors, {}, true, [](Engine&) {});
@@ -474,8 +474,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::recv(std::vector<at::Tensor>& t
   TORCH_CHECK_VALUE(src >= 0 && src < size_ && src != rank_, "hccl recv: invalid source rank ", src, " (group of ",
                     size_, " ranks, this is rank ", rank_, ")");
   at::Tensor t = tensors[0];
-  TORCH_CHECK_VALUE(t.is_contiguous(), "hccl recv: the tensor must be contiguous (call .contiguous() and copy back)");
-  P2PItem item{false, src, tag, t};
+  P2PItem item{false, src, tag, t.is_contiguous() ? t : at::empty_like(t, at::MemoryFormat::Contiguous),
+               t.is_contiguous() ? at::Tensor() : t};
   if (coalescing_) {
     coalesced_p2p_.push_back(item);
     return submit(c10d::OpType::RECV, "recv", {}, tensors, true, [](Engine&) {});

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <numeric>
 
 #include "core/aten/cpu_alias.h"
@@ -35,6 +36,13 @@ size_t stagingSlotBytes() { return size_t(envInt("HCCL_BUFFSIZE", 8, 1, 4096, "M
 
 size_t oneshotBytes() { return size_t(envInt("NPUDIST_HCCL_ONESHOT_BYTES", 65536, 0, 1 << 26, "bytes")); }
 
+int nextIncarnation(const std::string& group_name) {
+  static std::mutex mutex;
+  static std::map<std::string, int> counts;
+  std::lock_guard<std::mutex> g(mutex);
+  return counts[group_name]++;
+}
+
 int Topology::localIndexOf(int group_rank) const {
   auto it = std::lower_bound(local_ranks.begin(), local_ranks.end(), group_rank);
   return it != local_ranks.end() && *it == group_rank ? int(it - local_ranks.begin()) : -1;
@@ -44,13 +52,16 @@ Engine::Engine(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                std::chrono::milliseconds op_timeout, const GlooFactory& gloo_factory)
     : group_name(name), timeout(op_timeout) {
   const auto connect = connectTimeout();
+  // A group name comes back after destroy_process_group + init_process_group
+  // while the store (an agent's) lives on: every incarnation has its own keys.
+  const std::string prefix = "hccl/" + std::to_string(nextIncarnation(name)) + "/";
   topo.rank = rank;
   topo.size = size;
   // Locality is decided per group from the hosts its ranks report.
   const std::string me = hostIdentity();
-  store->set("hccl/host/" + std::to_string(rank), bytesOf(me));
+  store->set(prefix + "host/" + std::to_string(rank), bytesOf(me));
   std::vector<std::string> keys;
-  for (int r = 0; r < size; ++r) keys.push_back("hccl/host/" + std::to_string(r));
+  for (int r = 0; r < size; ++r) keys.push_back(prefix + "host/" + std::to_string(r));
   try {
     store->wait(keys, connect);
   } catch (const std::exception& e) {
@@ -88,14 +99,14 @@ Engine::Engine(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
   cfg.slot_bytes = stagingSlotBytes();
   cfg.oneshot_bytes = std::min(oneshotBytes(), cfg.slot_bytes);
   cfg.connect_timeout = connect;
-  local_ = std::make_unique<LocalComm>(store, "hccl/local/" + std::to_string(topo.my_host), cfg);
+  local_ = std::make_unique<LocalComm>(store, prefix + "local/" + std::to_string(topo.my_host), cfg);
 
   if (!topo.singleHost()) {
     TORCH_CHECK(gloo_factory, "hccl: group '", name, "' spans ", topo.hosts.size(),
                 " hosts but no Gloo factory was given (create hccl groups through torch.distributed)");
-    gloo_all_ = gloo_factory(c10::make_intrusive<c10d::PrefixStore>("hccl/gloo_all", store), rank, size, op_timeout);
+    gloo_all_ = gloo_factory(c10::make_intrusive<c10d::PrefixStore>(prefix + "gloo_all", store), rank, size, op_timeout);
     if (topo.leaders[size_t(topo.my_host)] == rank) {
-      gloo_leaders_ = gloo_factory(c10::make_intrusive<c10d::PrefixStore>("hccl/gloo_leaders", store), topo.my_host,
+      gloo_leaders_ = gloo_factory(c10::make_intrusive<c10d::PrefixStore>(prefix + "gloo_leaders", store), topo.my_host,
                                    int(topo.hosts.size()), op_timeout);
     }
   }
@@ -288,6 +299,8 @@ void Engine::p2p(std::vector<P2PItem>& items) {
   }
   if (!local_ops.empty()) local_->runP2P(local_ops, deadline());
   for (auto& w : remote) glooWait(w);
+  for (P2PItem& it : items)
+    if (!it.is_send && it.user.defined()) it.user.copy_(it.tensor);
 }
 
 }  // namespace npudist::hccl

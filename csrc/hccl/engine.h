@@ -39,6 +39,7 @@ struct P2PItem {
   int peer;  // group rank
   int tag;
   at::Tensor tensor;  // contiguous
+  at::Tensor user;    // recv into a non-contiguous tensor: copied here afterwards
 };
 
 class Engine {
@@ -79,6 +80,10 @@ class Engine {
   c10::intrusive_ptr<c10d::Backend> gloo_all_;      // all ranks of the group (multi-host only)
   c10::intrusive_ptr<c10d::Backend> gloo_leaders_;  // one rank per host (leaders only)
 };
+
+// How many groups named `group_name` this process has created before (ranks
+// create and destroy a group in the same order, so they agree).
+int nextIncarnation(const std::string& group_name);
 
 // The dtype a reduction travels in through Gloo (it lacks int16 and bool sums).
 at::ScalarType glooReductionDtype(at::ScalarType t);

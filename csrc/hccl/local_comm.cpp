@@ -158,7 +158,11 @@ void LocalComm::checkUsable(Op op) {
 }
 
 void LocalComm::fail(const Ctx& c, const std::string& what) {
-  broken_ = label(c) + ": " + what;
+  const std::string why = label(c) + ": " + what;
+  // Peers that arrive late must not complete this collective with our data
+  // (or wait for us): the abort flag fails their collectives at once.
+  abort(c10::str("rank ", cfg_.group_ranks[size_t(me_)], " gave up: ", why));
+  broken_ = why;
   C10_THROW_ERROR(DistBackendError, broken_);
 }
 
@@ -207,6 +211,10 @@ void LocalComm::step(const Ctx& c) {
   ++step_;
   publish(seg_.ctrl(me_).step, step_);
   waitAll(step_, c);
+  // A peer that gave up (timeout, dead rank) may have arrived before it did.
+  if (uint32_t a = seg_.header().abort.load(std::memory_order_acquire)) {
+    fail(c, c10::str("aborted by rank ", cfg_.group_ranks[size_t(a - 1)], ": ", seg_.header().abort_reason));
+  }
 }
 
 LocalComm::Ctx LocalComm::arrive(Op op, DType dtype, RedOp redop, int64_t count, int root, int64_t deadline_ns,

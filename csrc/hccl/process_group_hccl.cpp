@@ -123,10 +123,21 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
   }
 
   driver::Stream comm = core::driverStream(comm_stream_);
+  state->blocking_wait = !async_op && (dev < 0 || core::currentStreamId(dev) == 0);
   if (!async_op && !core::inDeferredWork() && comm->idle()) {
     // Latency path: nothing queued ahead, and the caller wants the result now.
-    if (dev >= 0) core::waitCurrentStream(dev);
+    // An error of earlier work on the caller's stream is raised after this
+    // collective has run, so that this rank stays in step with its peers.
+    std::exception_ptr earlier;
+    if (dev >= 0) {
+      try {
+        core::waitCurrentStream(dev);
+      } catch (...) {
+        earlier = std::current_exception();
+      }
+    }
     runBody(*engine_, *state, body);
+    if (earlier) std::rethrow_exception(earlier);
     return work;
   }
   if (dev >= 0) comm->addDependencies(core::driverStream(core::currentStream(dev))->frontierSnapshot());

@@ -86,7 +86,7 @@ void WorkHCCL::waitBlocking(std::chrono::milliseconds timeout) {
 }
 
 bool WorkHCCL::wait(std::chrono::milliseconds timeout) {
-  if (state_->device < 0 || timeout != kNoTimeout || blockingWaitRequested()) {
+  if (state_->device < 0 || state_->blocking_wait || timeout != kNoTimeout || blockingWaitRequested()) {
     waitBlocking(timeout);
   } else {
     synchronize();

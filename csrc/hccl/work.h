@@ -32,6 +32,9 @@ struct OpState {
   std::exception_ptr error;            // set before done
   std::vector<at::Tensor> outputs;     // Work.result() and the future's value
   c10::DeviceIndex device = -1;        // npu device of the tensors; -1: cpu tensors
+  // async_op=False on the default stream: the caller wants the result now, so
+  // wait() blocks and raises the collective's own error (DistBackendError).
+  bool blocking_wait = false;
   c10::intrusive_ptr<c10::ivalue::Future> future;
   std::string name;                    // "hccl:all_reduce", for messages
   std::atomic<int64_t> start_ns{0}, end_ns{0};

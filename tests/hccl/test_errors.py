@@ -66,6 +66,7 @@ def test_unsupported_raises_value_error(error_cases, case, needle):
 def test_p2p_size_mismatch_and_wait_timeout(error_cases):
     assert "rank 0 sent 4 float32 elements but this rank expects 5" in error_cases[1]["p2p_size"]["error"]
     assert error_cases[0]["p2p_size"]["error"] is None  # the sender's send completed (documented)
+    assert all(error_cases[r]["recv_noncontig"]["error"] is None for r in range(WORLD)), error_cases[1]["recv_noncontig"]
     assert "Work.wait(timeout=300 ms) timed out" in error_cases[0]["wait_timeout"]["error"]
     assert error_cases[1]["wait_timeout"]["error"] is None
     assert all(error_cases[r]["wait_timeout"]["ok_after"] for r in range(WORLD))
@@ -88,6 +89,8 @@ def test_broken_group(scenario):
             err = results[rank]["error"]
             assert "timed out after" in err and "rank(s) [2] have not reached it" in err, err
             assert results[rank]["elapsed"] < 30
+        # The late rank fails at once instead of completing with the others' stale data.
+        assert "gave up" in results[2]["after"] and "timed out" in results[2]["after"], results[2]
     elif scenario == "death":
         assert r.returncodes[2] == -9
         for rank in (0, 1):

@@ -21,3 +21,14 @@ def test_groups_and_meshes(hosts):
             assert len(topo["hosts"]) == 1 and topo["local_ranks"] == [0, 1, 2, 3]
         assert res["nfail"] == 0, "\n".join(res["failures"])
         assert res["checks"] >= 14
+
+
+@pytest.mark.timeout(200)
+def test_reinit_over_a_persistent_store():
+    r = launch("reinit.py", 3, env={"HCCL_CONNECT_TIMEOUT": "20"}, timeout=150)
+    assert r.returncodes == [0] * 3, r.explain()
+    for rank in range(3):
+        sums = r.results(rank)[-1]["sums"]
+        assert [s[0] for s in sums] == [float(3 * it + 3) for it in range(3)], sums
+        if rank < 2:
+            assert [s[1] for s in sums] == [2.0] * 3

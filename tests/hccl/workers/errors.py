@@ -53,6 +53,19 @@ if WORLD > 1:
             dist.recv(torch.empty(5, device=DEV), 0)
     case("p2p_size", p2p_size)
 
+    def recv_noncontig():
+        if RANK == 0:
+            dist.send(torch.arange(6.0, device=DEV), 1)
+            dist.send(torch.arange(6.0, device=DEV) + 100, 1)
+        elif RANK == 1:
+            a = torch.zeros(12, device=DEV)[::2]
+            dist.recv(a, 0)
+            b = torch.zeros(6, device=DEV)
+            dist.recv(b, 0)
+            if a.tolist() != list(range(6)) or b.tolist() != [100.0 + i for i in range(6)]:
+                raise AssertionError(f"wrong data {a.tolist()} {b.tolist()}")
+    case("recv_noncontig", recv_noncontig)
+
     def wait_timeout():
         if RANK == 0:
             w = dist.all_reduce(torch.ones(2, device=DEV), async_op=True)

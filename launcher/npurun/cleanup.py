@@ -9,7 +9,10 @@
   killed with -9, daemonised helpers).
 - ``remove_shm`` deletes ``/dev/shm/npudist-<tag>-*`` once the ranks are gone.
 - SIGINT and SIGTERM to npurun reach the ranks as SIGTERM, with ``--shutdown-timeout``
-  seconds before SIGKILL; a second signal kills at once.
+  seconds before SIGKILL; a second signal kills at once. This holds also while torch's
+  agent is blocked in a C++ store call (where Python runs no signal handler): a thread
+  sees the signal through ``signal.set_wakeup_fd`` and, if the main thread has not
+  handled it within ``BLOCKED_AFTER`` s, ends npurun itself (``SignalState.on_blocked``).
 """
 from __future__ import annotations
 
@@ -18,11 +21,15 @@ import glob
 import os
 import shutil
 import signal
+import socket
+import threading
 import time
+from typing import Callable
 
 from torch.distributed.elastic.multiprocessing import SignalException
 
 SHM_DIR = "/dev/shm"
+BLOCKED_AFTER = 1.0  # seconds the main thread may take to run the Python signal handler
 _PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -145,25 +152,80 @@ class SignalState:
     SIGTERM as the signal: the agent sends the ranks SIGTERM and SIGKILLs what is left after
     the grace period (``--shutdown-timeout``). A second signal during the grace period
     SIGKILLs every process of the job at once.
+
+    Python runs signal handlers in the main thread only, between bytecodes; while the agent
+    waits in a C++ call (a store operation) nothing would happen. A watcher thread reads
+    the signal numbers from ``signal.set_wakeup_fd``; when the main thread has not run the
+    handler ``BLOCKED_AFTER`` s after a SIGINT/SIGTERM, it calls ``on_blocked(signum)``
+    (in a new thread, once), which ends npurun; a further signal then kills at once.
     """
 
-    def __init__(self):
+    def __init__(self, on_blocked: Callable[[int], None] | None = None):
         self.received: list[int] = []
+        self.on_blocked = on_blocked
+        self.taken_over = False  # on_blocked runs: the main thread must not act on signals any more
+        self._seen = 0
+        self._quiet = False
+        self._wake: tuple[socket.socket, socket.socket] | None = None
 
     def _handler(self, signum, frame):
         self.received.append(signum)
+        if self.taken_over:
+            return
         if len(self.received) == 1:
             raise SignalException(f"npurun (pid {os.getpid()}) got {signal.Signals(signum).name}",
                                   sigval=signal.SIGTERM)
         stop_descendants(grace=0)
 
     def install(self) -> None:
-        """Installs the SIGINT and SIGTERM handlers (torch's agent must not be given these two)."""
+        """Installs the SIGINT and SIGTERM handlers (torch's agent must not be given these two)
+        and, with ``on_blocked``, the watcher thread."""
         signal.signal(signal.SIGINT, self._handler)
         signal.signal(signal.SIGTERM, self._handler)
+        if self.on_blocked is None or self._wake is not None:
+            return
+        r, w = socket.socketpair()
+        r.setblocking(True)
+        w.setblocking(False)
+        try:
+            signal.set_wakeup_fd(w.fileno(), warn_on_full_buffer=False)
+        except ValueError:  # not the main thread
+            r.close()
+            w.close()
+            return
+        self._wake = (r, w)
+        threading.Thread(target=self._watch, name="npurun-signals", daemon=True).start()
+
+    def _watch(self) -> None:
+        r = self._wake[0]
+        while True:
+            try:
+                data = r.recv(64)
+            except OSError:
+                return
+            if not data:
+                return
+            for signum in data:
+                if signum not in (signal.SIGINT, signal.SIGTERM):
+                    continue
+                self._seen += 1
+                if self.taken_over:  # a further signal while npurun ends itself: no more grace
+                    stop_descendants(grace=0)
+                    continue
+                if self._quiet:
+                    continue
+                deadline = time.monotonic() + BLOCKED_AFTER
+                while time.monotonic() < deadline and len(self.received) < self._seen:
+                    time.sleep(0.02)
+                if len(self.received) < self._seen and not self._quiet and not self.taken_over:
+                    self.taken_over = True
+                    threading.Thread(target=self.on_blocked, args=(signum,), name="npurun-signal-exit",
+                                     daemon=True).start()
 
     def quiet(self) -> None:
         """After the run: record further SIGINT/SIGTERM instead of raising, so cleanup completes."""
+        self._quiet = True
+
         def record(signum, frame):
             self.received.append(signum)
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import sys
 import tempfile
+import threading
 import time
 
 from . import args as npuargs
-from . import cleanup, output, plan as npuplan, rendezvous
+from . import cleanup, jobwatch, output, plan as npuplan, rendezvous
 from . import env as npuenv
 
 
@@ -59,6 +61,15 @@ class Launch:
         self.grace = args.shutdown_timeout if args.shutdown_timeout is not None else \
             int(os.environ.get("TORCH_ELASTIC_SHUTDOWN_TIMEOUT", "30"))
         self.entrypoint, self.cmd_args = _command(args)
+        self.host_label = os.environ.get("NPUDIST_HOSTNAME") or socket.gethostname()
+        self.node_id = f"{self.host_label}/{os.getpid()}"
+        # several nodes (jobwatch.py): npurun's store server, board, agent phase, watch thread
+        self.server = self.board = self.phase = self.watch = None
+        self.signals: cleanup.SignalState | None = None
+        self.logs: output.NpurunLogsSpecs | None = None
+        self.start = time.monotonic()
+        self.log_dir: str | None = None
+        self._final = threading.Lock()  # whoever takes it prints the summary and decides the exit code
 
     def plan(self, log_dir: str) -> npuplan.Plan:
         """The plan --dry-run prints."""
@@ -115,6 +126,116 @@ class Launch:
         print(f"npurun: restarting the job (attempt {attempt + 1} of {self.args.max_restarts + 1})",
               file=sys.stderr, flush=True)
 
+    def _start_watch(self) -> None:
+        """Several nodes: npurun's store server (c10d host), board, agent phase and watch thread."""
+        if self.max_nodes <= 1 or self.args.rdzv_backend != "c10d":
+            return
+        from torch.distributed.elastic.rendezvous.utils import parse_rendezvous_endpoint
+        self.server = rendezvous.own_store(self.args, self.conf, self.max_nodes)
+        host, port = parse_rendezvous_endpoint(rendezvous.endpoint(self.args), default_port=29400)
+        if port == 0:
+            return
+        self.board = jobwatch.Board(host, port, self.args.rdzv_id, server=self.server)
+        self.phase = jobwatch.AgentPhase(on_succeeded=self._local_succeeded)
+        self.phase.install()
+        self.watch = jobwatch.Watch(self.board, self.phase, lambda: self.node_id, self._stuck)
+        self.watch.start()
+
+    def _local_succeeded(self) -> None:
+        # runs in the agent's thread right before its exit barrier: the others can count this node
+        self.board.add("succeeded")
+
+    def _group_world_size(self) -> int:
+        envs = self.logs.envs if self.logs else {}
+        env = next(iter(envs.values()), {})
+        return int(env.get("GROUP_WORLD_SIZE", self.max_nodes))
+
+    def _publish(self, outcome: output.Outcome) -> None:
+        if self.board is None or outcome.status != "failed" or not outcome.failures:
+            return
+        record = {"node": self.node_id, "host": self.host_label,
+                  "failures": [{"rank": f.rank, "local_rank": f.local_rank, "pid": f.pid, "exitcode": f.exitcode,
+                                "error": f.error} for f in outcome.failures]}
+        try:
+            self.board.publish_failure(record)
+        except jobwatch.BoardUnreachable:
+            pass
+
+    def _linger(self) -> None:
+        """The end of a several-node run: say this node is finished; the node hosting the store
+        keeps it up (at most jobwatch.LINGER s, or until a signal) until every node is finished."""
+        if self.board is None:
+            return
+        try:
+            self.board.add("finished")
+        except jobwatch.BoardUnreachable:
+            return
+        if self.server is None:
+            return
+        deadline = time.monotonic() + jobwatch.LINGER
+        nodes = self._group_world_size()
+        while time.monotonic() < deadline and not (self.signals and self.signals.received):
+            try:
+                if self.board.count("finished") >= nodes:
+                    return
+            except jobwatch.BoardUnreachable:
+                return
+            time.sleep(0.1)
+
+    def _claim(self) -> bool:
+        return self._final.acquire(blocking=False)
+
+    def _end_from_thread(self, outcome: output.Outcome, grace: float) -> None:
+        """Ends npurun from a helper thread while the agent is blocked: stop the job, remove its
+        /dev/shm entries, print the summary, exit (logs are kept: the outcome is never "ok")."""
+        if self.signals is not None:
+            self.signals.taken_over = True
+        if self.watch is not None:
+            self.watch.stop()
+        try:
+            outcome.killed_leftovers = len(cleanup.stop_descendants(grace=grace))
+            outcome.removed_shm = cleanup.remove_shm(self.tag)
+            self._publish(outcome)
+            if outcome.status != "interrupted":
+                self._linger()
+            outcome.seconds = time.monotonic() - self.start
+            outcome.attempts = len(self.logs.attempts) if self.logs else 0
+            outcome.log_dir = (self.logs.attempt_dir() if self.logs else None) or self.log_dir
+            print(output.summary(outcome), file=sys.stderr, flush=True)
+        finally:
+            sys.stdout.flush()
+            os._exit(outcome.exit_code())
+
+    def _new_outcome(self) -> output.Outcome:
+        return output.Outcome(status="ok", seconds=0.0, nproc=self.nproc, max_restarts=self.args.max_restarts,
+                              node=self.host_label)
+
+    def _stuck(self, reason: str) -> None:
+        """Watch thread: the local ranks are done and the agent waits for nodes that will not come."""
+        if not self._claim():
+            return
+        outcome = self._new_outcome()
+        if reason == "remote-failure":
+            outcome.status = "failed"
+            outcome.remote_failures = output.remote_failures(self.watch.remote)
+        else:
+            outcome.status = "error"
+            outcome.message = self._lost_message()
+        self._end_from_thread(outcome, grace=min(self.grace, 5))
+
+    def _lost_message(self) -> str:
+        return (f"lost the rendezvous store at {rendezvous.endpoint(self.args)} before every node finished: the "
+                f"npurun hosting it ended (its ranks probably failed; see its output). This node's "
+                f"{self.nproc} local rank(s) did not fail")
+
+    def _signal_exit(self, signum: int) -> None:
+        """Signal watcher: SIGINT/SIGTERM while the agent is blocked in a C++ call."""
+        if not self._claim():
+            return
+        outcome = self._new_outcome()
+        outcome.status, outcome.signal_name = "interrupted", signal.Signals(signum).name
+        self._end_from_thread(outcome, grace=self.grace)
+
     def run(self) -> output.Outcome:
         """Starts the job and returns its outcome; always stops leftovers and removes /dev/shm entries."""
         from torch.distributed.elastic.multiprocessing import SignalException
@@ -123,20 +244,30 @@ class Launch:
         from torch.distributed.launcher.api import elastic_launch
 
         a = self.args
-        start = time.monotonic()
+        self.start = start = time.monotonic()
         own_dir = not a.log_dir
-        log_dir = a.log_dir or tempfile.mkdtemp(prefix="npurun-")
-        outcome = output.Outcome(status="ok", seconds=0.0, nproc=self.nproc, max_restarts=a.max_restarts)
-        signals = cleanup.SignalState()
+        self.log_dir = log_dir = a.log_dir or tempfile.mkdtemp(prefix="npurun-")
+        outcome = self._new_outcome()
+        signals = self.signals = cleanup.SignalState(on_blocked=self._signal_exit)
         logs = None
         try:
             signals.install()
             cleanup.become_subreaper()
             os.environ.update(npuenv.launcher_env(self.tag))
             self.preflight()
+            self._start_watch()
             extra = {i: {npuenv.THREADS: self.threads[i]} for i in range(self.nproc)}
-            logs = output.NpurunLogsSpecs(log_dir, self.console, self.ranks_filter, extra, self._between_attempts)
+            logs = self.logs = output.NpurunLogsSpecs(log_dir, self.console, self.ranks_filter, extra,
+                                                      self._between_attempts)
             elastic_launch(self.config(logs), self.entrypoint)(*self.cmd_args)
+            if self.watch is not None:
+                reachable = self.watch.poll()
+                if self.watch.remote:
+                    outcome.status = "failed"
+                elif (not reachable and self.server is None and a.rdzv_backend == "c10d"
+                      and self.watch.succeeded < self._group_world_size()):
+                    # torch treats a failed exit barrier as success; the store host left early
+                    outcome.status, outcome.message = "error", self._lost_message()
         except ChildFailedError as e:
             outcome.status = "failed"
             for rank, f in e.failures.items():
@@ -161,9 +292,16 @@ class Launch:
             outcome.status = "error"
             outcome.message = (f"rendezvous at {rendezvous.endpoint(a)} failed: {e} "
                                f"({type(e).__name__}{': ' + str(e.__cause__) if e.__cause__ else ''})")
+            if logs and logs.attempts and self.watch is not None and self.watch.remote:
+                outcome.status = "failed"  # the job ran; the store went away after another node failed
         except Exception as e:  # a launcher-side failure: still clean up and say what happened
             outcome.status, outcome.message = "error", f"{type(e).__name__}: {e}"
         finally:
+            if not self._claim():  # a helper thread is ending npurun (it exits the process)
+                while True:
+                    time.sleep(3600)
+            if self.watch is not None:
+                self.watch.stop()
             signals.quiet()
             second_signal = len(signals.received) > 1
             leftovers = cleanup.stop_descendants(grace=0 if second_signal else min(self.grace, 5))
@@ -171,6 +309,13 @@ class Launch:
             outcome.removed_shm = cleanup.remove_shm(self.tag)
             if outcome.status == "ok" and signals.received:
                 outcome.status, outcome.signal_name = "interrupted", signal.Signals(signals.received[0]).name
+            if self.watch is not None:
+                if outcome.status == "failed":
+                    self._publish(outcome)
+                    self.watch.poll()
+                if outcome.status == "failed" and self.watch.remote:
+                    outcome.remote_failures = output.remote_failures(self.watch.remote)
+                self._linger()
         outcome.seconds = time.monotonic() - start
         outcome.attempts = len(logs.attempts) if logs else 0
         outcome.log_dir = (logs.attempt_dir() if logs else None) or log_dir

@@ -40,6 +40,7 @@ class NpurunLogsSpecs(DefaultLogsSpecs):
         self.extra_env = extra_env or {}
         self.before_attempt = before_attempt
         self.attempts: list[LogsDest] = []
+        self.envs: dict[int, dict[str, str]] = {}  # the last attempt's rank environments
 
     def reify(self, envs: dict[int, dict[str, str]]) -> LogsDest:
         """Log destinations of one attempt (see the class docstring for what else happens here)."""
@@ -47,6 +48,7 @@ class NpurunLogsSpecs(DefaultLogsSpecs):
             self.before_attempt(len(self.attempts))
         for local_rank, env in envs.items():
             env.update(self.extra_env.get(local_rank, {}))
+        self.envs = envs
         dest = super().reify(envs)
         self.attempts.append(dest)
         return dest
@@ -134,6 +136,9 @@ class Outcome:
     max_restarts: int = 0
     killed_leftovers: int = 0
     removed_shm: list[str] = field(default_factory=list)
+    # ranks of other nodes that failed (several nodes): (host label, failure), as they published them
+    remote_failures: list[tuple[str, RankFailure]] = field(default_factory=list)
+    node: str | None = None  # this node's host label, shown next to remote failures
 
     def exit_code(self) -> int:
         """0 on success; the first failed rank's exit code (128+signal if it was killed);
@@ -142,8 +147,9 @@ class Outcome:
             return 0
         if self.status == "interrupted":
             return 128 + int(getattr(signal, self.signal_name or "SIGTERM"))
-        if self.status == "failed" and self.failures:
-            code = self.failures[0].exitcode
+        first = self.failures[0] if self.failures else (self.remote_failures[0][1] if self.remote_failures else None)
+        if self.status == "failed" and first is not None:
+            code = first.exitcode
             if code > 0:
                 return min(code, 255)
             if code < 0:
@@ -155,12 +161,40 @@ def _stopped_by_us(f: RankFailure) -> bool:
     return f.exitcode in (-signal.SIGTERM, -signal.SIGKILL)
 
 
+def _remote_lines(o: Outcome) -> list[str]:
+    out = []
+    for host, f in o.remote_failures:
+        pid = f", pid {f.pid}" if f.pid else ""
+        out.append(f"  rank {f.rank} on node {host} (local rank {f.local_rank}{pid}): {describe_exit(f.exitcode)}")
+        if f.error:
+            out.append(f"      first error: {f.error}")
+    return out
+
+
+def remote_failures(records: list[dict]) -> list[tuple[str, RankFailure]]:
+    """(host, RankFailure) of the failure records other nodes published (jobwatch.Board)."""
+    out = []
+    for rec in records:
+        for f in rec.get("failures", []):
+            out.append((str(rec.get("host", "?")), RankFailure(int(f.get("rank", -1)), int(f.get("local_rank", -1)),
+                                                             int(f.get("pid", 0)), int(f.get("exitcode", 1)),
+                                                             f.get("error"))))
+    return out
+
+
 def summary(o: Outcome) -> str:
     """The closing summary: status, each failed rank (exit, first error line), restarts, logs."""
     out = []
     restarts = f"; restarts used {o.attempts - 1} of {o.max_restarts}" if o.attempts > 1 or o.max_restarts else ""
     if o.status == "ok":
         out.append(f"npurun: all {o.nproc} local ranks finished successfully in {o.seconds:.1f} s{restarts}")
+    elif o.status == "failed" and not o.failures:
+        host, first = o.remote_failures[0]
+        out.append(f"npurun: job FAILED after {o.seconds:.1f} s: rank {first.rank} on node {host} failed "
+                   f"({describe_exit(first.exitcode)}){restarts}")
+        out.extend(_remote_lines(o))
+        out.append(f"  this node's {o.nproc} local rank(s){' (' + o.node + ')' if o.node else ''} did not fail; "
+                   f"npurun stopped waiting for the other nodes")
     elif o.status == "failed":
         first = o.failures[0]
         out.append(f"npurun: job FAILED after {o.seconds:.1f} s: rank {first.rank} failed first "
@@ -173,6 +207,7 @@ def summary(o: Outcome) -> str:
             if f.error and not (i > 0 and _stopped_by_us(f)):
                 line += f"\n      first error: {f.error}"
             out.append(line)
+        out.extend(_remote_lines(o))
     elif o.status == "interrupted":
         out.append(f"npurun: interrupted by {o.signal_name} after {o.seconds:.1f} s: ranks were sent SIGTERM "
                    f"(SIGKILL after the grace period){restarts}")

@@ -125,3 +125,31 @@ def wait_reachable(host: str, port: int, timeout: float) -> float:
         f"Check that --rdzv-endpoint/--master-addr is node 0's address as seen from this node, that npurun "
         f"is running there, that port {port} is open between the hosts, and that every node passes the same "
         f"endpoint; --rdzv-connect-timeout sets how long to wait")
+
+
+def own_store(args, conf: dict[str, str], max_nodes: int):
+    """For a several-node c10d job on the node that hosts the store: npurun's own TCPStore
+    server on the endpoint, or None (another process hosts it, or not such a job).
+
+    Sets ``conf["is_host"] = "0"`` when npurun hosts it: the agent connects to npurun's
+    server as a client, so the store lives as long as npurun does (see jobwatch.py).
+    """
+    from datetime import timedelta
+
+    from torch.distributed import TCPStore
+
+    if args.rdzv_backend != "c10d" or max_nodes <= 1 or conf.get("store_type", "tcp").strip().lower() != "tcp":
+        return None
+    host, port = parse_rendezvous_endpoint(endpoint(args), default_port=29400)
+    if port == 0:
+        return None
+    is_host = _truthy(conf["is_host"]) if "is_host" in conf else None
+    if is_host is False or (is_host is None and not is_local_address(host)):
+        return None
+    try:
+        server = TCPStore(host, port, is_master=True, multi_tenant=True, wait_for_workers=False,
+                          timeout=timedelta(seconds=float(conf.get("read_timeout", 60))))
+    except Exception:  # the port is taken (another npurun on this machine hosts it): be a client, as torch
+        return None
+    conf["is_host"] = "0"
+    return server

@@ -62,6 +62,23 @@ elif mode == "collective-fail":  # rank 1 raises while the others wait in an all
     t = torch.ones(1, device="npu" if backend == "hccl" else "cpu")
     dist.all_reduce(t)
 
+elif mode == "collective-exit":  # all ranks all_reduce; then rank argv[2] exits 3, ranks >= argv[3] sleep first
+    fail_rank = int(sys.argv[2])
+    sleep_from = int(sys.argv[3]) if len(sys.argv) > 3 else 1 << 30
+    backend = "hccl" if dist.is_backend_available("hccl") else "gloo"
+    dist.init_process_group(backend)
+    torch.npu.set_device(local_rank)
+    t = torch.ones(2, device="npu" if backend == "hccl" else "cpu")
+    dist.all_reduce(t)
+    if backend == "hccl":
+        torch.npu.synchronize()
+    dist.destroy_process_group()
+    say(rank=rank, pid=os.getpid(), sum=int(t[0].item()), done=1)
+    if rank >= sleep_from:
+        time.sleep(600)
+    if rank == fail_rank:
+        sys.exit(3)
+
 elif mode == "raise":  # rank 1 raises, the others wait (in a sleep, or a collective)
     shm(f"r{rank}")
     say(rank=rank, pid=os.getpid(), tag=tag, orphan=orphan() if rank == 0 else "-", ready=1)

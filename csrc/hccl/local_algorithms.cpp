@@ -112,13 +112,11 @@ void LocalComm::reduce(const void* in, void* out, int64_t count, DType dtype, Re
       for (int r = 0; r < n_; ++r) ptrs[size_t(r)] = slot(r, b) + lo * int64_t(es);
       if (!stage_own) ptrs[size_t(me_)] = src + (start + lo) * int64_t(es);
       // Straight into this rank's output too (it is read only by this rank).
-      reduceInto(slot(me_, b) + lo * int64_t(es), ptrs.data(), n_, hi - lo, dtype, op, n_,
-                 receives ? dst + (start + lo) * int64_t(es) : nullptr);
+      reduceInto(slot(me_, b) + lo * int64_t(es), ptrs.data(), n_, hi - lo, dtype, op, n_);
     }
     step(c);
     if (receives) {
       for (int r = 0; r < n_; ++r) {
-        if (r == me_) continue;
         slice(len, n_, r, &lo, &hi);
         if (hi > lo)
           std::memcpy(dst + (start + lo) * int64_t(es), slot(r, b) + lo * int64_t(es), size_t(hi - lo) * es);

@@ -124,7 +124,7 @@ template <typename A> inline A maxNan(A a, A b) {
 }
 
 template <typename T, typename F>
-void reduceTyped(T* out, T* out2, const void* const* ins, int nin, int64_t count, F op, bool average, int divisor) {
+void reduceTyped(T* out, const void* const* ins, int nin, int64_t count, F op, bool average, int divisor) {
   using A = typename Acc<T>::type;
   A acc[kBlock];
   for (int64_t base = 0; base < count; base += kBlock) {
@@ -138,33 +138,29 @@ void reduceTyped(T* out, T* out2, const void* const* ins, int nin, int64_t count
     T* o = out + base;
     if (average) {
       const A d = A(divisor);
-      for (int64_t i = 0; i < len; ++i) acc[i] = acc[i] / d;
-    }
-    for (int64_t i = 0; i < len; ++i) o[i] = T(acc[i]);
-    if (out2) {
-      T* o2 = out2 + base;
-      for (int64_t i = 0; i < len; ++i) o2[i] = T(acc[i]);
+      for (int64_t i = 0; i < len; ++i) o[i] = T(acc[i] / d);
+    } else {
+      for (int64_t i = 0; i < len; ++i) o[i] = T(acc[i]);
     }
   }
 }
 
 template <typename T>
-void reduceOp(void* out, void* out2, const void* const* ins, int nin, int64_t count, RedOp op, int divisor) {
+void reduceOp(void* out, const void* const* ins, int nin, int64_t count, RedOp op, int divisor) {
   using A = typename Acc<T>::type;
   T* o = static_cast<T*>(out);
-  T* o2 = static_cast<T*>(out2);
   switch (op) {
     case RedOp::kSum:
     case RedOp::kPremulSum:
-      return reduceTyped<T>(o, o2, ins, nin, count, [](A a, A b) { return addWrap(a, b); }, false, 1);
+      return reduceTyped<T>(o, ins, nin, count, [](A a, A b) { return addWrap(a, b); }, false, 1);
     case RedOp::kAvg:
-      return reduceTyped<T>(o, o2, ins, nin, count, [](A a, A b) { return addWrap(a, b); }, true, divisor);
+      return reduceTyped<T>(o, ins, nin, count, [](A a, A b) { return addWrap(a, b); }, true, divisor);
     case RedOp::kProduct:
-      return reduceTyped<T>(o, o2, ins, nin, count, [](A a, A b) { return mulWrap(a, b); }, false, 1);
+      return reduceTyped<T>(o, ins, nin, count, [](A a, A b) { return mulWrap(a, b); }, false, 1);
     case RedOp::kMin:
-      return reduceTyped<T>(o, o2, ins, nin, count, [](A a, A b) { return minNan(a, b); }, false, 1);
+      return reduceTyped<T>(o, ins, nin, count, [](A a, A b) { return minNan(a, b); }, false, 1);
     case RedOp::kMax:
-      return reduceTyped<T>(o, o2, ins, nin, count, [](A a, A b) { return maxNan(a, b); }, false, 1);
+      return reduceTyped<T>(o, ins, nin, count, [](A a, A b) { return maxNan(a, b); }, false, 1);
   }
 }
 
@@ -199,31 +195,24 @@ template <typename T> void scaleTyped(void* dst, const void* src, int64_t count,
 
 }  // namespace
 
-void reduceInto(void* out, const void* const* ins, int nin, int64_t count, DType dtype, RedOp op, int divisor,
-                void* out2) {
+void reduceInto(void* out, const void* const* ins, int nin, int64_t count, DType dtype, RedOp op, int divisor) {
   if (count <= 0) return;
   if (nin == 1 && op != RedOp::kAvg) {
     if (out != ins[0]) std::memcpy(out, ins[0], size_t(count) * elementSize(dtype));
     if (dtype == DType::kBool) reduceBool(out, ins, 1, count, op);  // normalise to 0/1
-    if (out2) std::memcpy(out2, out, size_t(count) * elementSize(dtype));
-    return;
-  }
-  if (dtype == DType::kBool) {
-    reduceBool(out, ins, nin, count, op);
-    if (out2) std::memcpy(out2, out, size_t(count));
     return;
   }
   switch (dtype) {
-    case DType::kFloat: return reduceOp<float>(out, out2, ins, nin, count, op, divisor);
-    case DType::kDouble: return reduceOp<double>(out, out2, ins, nin, count, op, divisor);
-    case DType::kHalf: return reduceOp<c10::Half>(out, out2, ins, nin, count, op, divisor);
-    case DType::kBFloat16: return reduceOp<c10::BFloat16>(out, out2, ins, nin, count, op, divisor);
-    case DType::kInt8: return reduceOp<int8_t>(out, out2, ins, nin, count, op, divisor);
-    case DType::kInt16: return reduceOp<int16_t>(out, out2, ins, nin, count, op, divisor);
-    case DType::kInt32: return reduceOp<int32_t>(out, out2, ins, nin, count, op, divisor);
-    case DType::kInt64: return reduceOp<int64_t>(out, out2, ins, nin, count, op, divisor);
-    case DType::kUInt8: return reduceOp<uint8_t>(out, out2, ins, nin, count, op, divisor);
-    case DType::kBool: return;  // handled above
+    case DType::kFloat: return reduceOp<float>(out, ins, nin, count, op, divisor);
+    case DType::kDouble: return reduceOp<double>(out, ins, nin, count, op, divisor);
+    case DType::kHalf: return reduceOp<c10::Half>(out, ins, nin, count, op, divisor);
+    case DType::kBFloat16: return reduceOp<c10::BFloat16>(out, ins, nin, count, op, divisor);
+    case DType::kInt8: return reduceOp<int8_t>(out, ins, nin, count, op, divisor);
+    case DType::kInt16: return reduceOp<int16_t>(out, ins, nin, count, op, divisor);
+    case DType::kInt32: return reduceOp<int32_t>(out, ins, nin, count, op, divisor);
+    case DType::kInt64: return reduceOp<int64_t>(out, ins, nin, count, op, divisor);
+    case DType::kUInt8: return reduceOp<uint8_t>(out, ins, nin, count, op, divisor);
+    case DType::kBool: return reduceBool(out, ins, nin, count, op);
   }
 }
 

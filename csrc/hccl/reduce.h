@@ -27,9 +27,7 @@ DType toDType(c10::ScalarType t);
 // AVG divides the sum by `divisor`; PREMUL_SUM is a SUM here (the factor is
 // applied when each rank's input is staged, see scaleCopy). `out` may alias
 // any input at the same offset (each block is read whole before it is written).
-// `out2`, if given, receives the same result in the same pass (saves a copy).
-void reduceInto(void* out, const void* const* ins, int nin, int64_t count, DType dtype, RedOp op, int divisor,
-                void* out2 = nullptr);
+void reduceInto(void* out, const void* const* ins, int nin, int64_t count, DType dtype, RedOp op, int divisor);
 
 // dst[i] = src[i] * factor (float types), for PREMUL_SUM staging.
 void scaleCopy(void* dst, const void* src, int64_t count, DType dtype, double factor);

@@ -1,11 +1,9 @@
 // The collectives of LocalComm (protocol in local_comm.cpp). Small messages
-// take one step: each rank stages its data in slot (seq & 1), arrives, then
-// reads its peers' slots. Larger ones arrive first, then move data in rounds
-// through the two staging slots, alternating; a round's write never touches a
-// slot a peer may still read, because every round ends with a step all ranks
-// wait for. The rounds are numbered so that the last one uses slot (seq & 1):
-// the next collective's one-step write goes to the other slot, and anything
-// later waits for every peer to arrive first, so no closing step is needed.
+// take one step: each rank stages its data, then arrives, then reads its
+// peers' slots. Larger ones arrive first, then move data in rounds through
+// the two staging slots (a round's write never touches a slot a peer may
+// still read: every round ends with a step all ranks wait for), then take a
+// closing step so the next collective may reuse the slots at once.
 #include <c10/util/Exception.h>
 
 #include <algorithm>
@@ -20,11 +18,6 @@ namespace {
 constexpr size_t kAlign = 64;
 
 int64_t alignDown(int64_t v, int64_t a) { return v / a * a; }
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// The slot of round k of `rounds`: alternating, the last one on (seq & 1).
-int roundSlot(uint64_t seq, int64_t k, int64_t rounds) { return int((seq + uint64_t(k) + 1 - uint64_t(rounds)) & 1); }
 
 // Copies `count` elements into a staging slot, applying this rank's
 // PREMUL_SUM factor on the way.
@@ -62,15 +55,14 @@ void LocalComm::broadcast(void* buf, int64_t count, DType dtype, int root, int64
   }
   Ctx c = arrive(Op::kBroadcast, dtype, RedOp::kSum, count, root, deadline_ns, bad);
   const int64_t chunk = alignDown(int64_t(seg_.slotBytes()), int64_t(kAlign));
-  const int64_t rounds = ceilDiv(bytes, chunk);
   int k = 0;
   for (int64_t off = 0; off < bytes; off += chunk, ++k) {
     const int64_t len = std::min(chunk, bytes - off);
-    const int b = roundSlot(c.seq, k, rounds);
-    if (me_ == root) std::memcpy(slot(me_, b), data + off, size_t(len));
+    if (me_ == root) std::memcpy(slot(me_, k & 1), data + off, size_t(len));
     step(c);
-    if (me_ != root) std::memcpy(data + off, slot(root, b), size_t(len));
+    if (me_ != root) std::memcpy(data + off, slot(root, k & 1), size_t(len));
   }
+  step(c);
 }
 
 void LocalComm::allreduce(const void* in, void* out, int64_t count, DType dtype, RedOp op, double premul,
@@ -105,10 +97,9 @@ void LocalComm::reduce(const void* in, void* out, int64_t count, DType dtype, Re
   // Peers never read this rank's own slice from its slot, so (unless it must
   // be scaled for PREMUL_SUM) it is reduced straight from the input.
   const bool stage_own = op == RedOp::kPremulSum;
-  const int64_t rounds = ceilDiv(count, chunk);
   for (int64_t start = 0; start < count; start += chunk, ++k) {
     const int64_t len = std::min(chunk, count - start);
-    const int b = roundSlot(c.seq, k, rounds);
+    const int b = k & 1;
     int64_t lo, hi;
     for (int r = 0; r < n_; ++r) {
       if (r == me_ && !stage_own) continue;
@@ -132,6 +123,7 @@ void LocalComm::reduce(const void* in, void* out, int64_t count, DType dtype, Re
       }
     }
   }
+  step(c);
 }
 
 void LocalComm::allgather(const void* in, void* const* outs, int64_t count, DType dtype, int64_t deadline_ns,
@@ -162,15 +154,14 @@ void LocalComm::gather(const void* in, void* const* outs, int64_t count, DType d
   }
   Ctx c = arrive(kind, dtype, RedOp::kSum, count, root, deadline_ns, bad);
   const int64_t chunk = alignDown(int64_t(seg_.slotBytes()), int64_t(kAlign));
-  const int64_t rounds = ceilDiv(bytes, chunk);
   int k = 0;
   for (int64_t off = 0; off < bytes; off += chunk, ++k) {
     const int64_t len = std::min(chunk, bytes - off);
-    const int b = roundSlot(c.seq, k, rounds);
-    std::memcpy(slot(me_, b), src + off, size_t(len));
+    std::memcpy(slot(me_, k & 1), src + off, size_t(len));
     step(c);
-    copy_out(b, off, len);
+    copy_out(k & 1, off, len);
   }
+  step(c);
 }
 
 void LocalComm::reduceScatter(const void* const* ins, void* out, int64_t count, DType dtype, RedOp op, double premul,
@@ -196,15 +187,14 @@ void LocalComm::reduceScatter(const void* const* ins, void* out, int64_t count, 
     return;
   }
   Ctx c = arrive(Op::kReduceScatter, dtype, op, count, 0, deadline_ns, bad);
-  const int64_t rounds = ceilDiv(count, piece);
   int k = 0;
   for (int64_t start = 0; start < count; start += piece, ++k) {
     const int64_t len = std::min(piece, count - start);
-    const int b = roundSlot(c.seq, k, rounds);
-    write(b, start, len);
+    write(k & 1, start, len);
     step(c);
-    read(b, start, len);
+    read(k & 1, start, len);
   }
+  step(c);
 }
 
 void LocalComm::scatter(const void* const* ins, void* out, int64_t count, DType dtype, int root, int64_t deadline_ns,
@@ -230,15 +220,14 @@ void LocalComm::scatter(const void* const* ins, void* out, int64_t count, DType 
     return;
   }
   Ctx c = arrive(Op::kScatter, dtype, RedOp::kSum, count, root, deadline_ns, bad);
-  const int64_t rounds = ceilDiv(bytes, piece);
   int k = 0;
   for (int64_t off = 0; off < bytes; off += piece, ++k) {
     const int64_t len = std::min(piece, bytes - off);
-    const int b = roundSlot(c.seq, k, rounds);
-    write(b, off, len);
+    write(k & 1, off, len);
     step(c);
-    read(b, off, len);
+    read(k & 1, off, len);
   }
+  step(c);
 }
 
 void LocalComm::alltoall(const void* const* sends, const int64_t* send_counts, void* const* recvs,
@@ -252,10 +241,9 @@ void LocalComm::alltoall(const void* const* sends, const int64_t* send_counts, v
     for (int j = 0; j < n_; ++j) largest = std::max(largest, seg_.ctrl(i).send_counts[par][j] * es);
   if (largest == 0) return;
   const int64_t piece = alignDown(int64_t(seg_.slotBytes()) / n_, int64_t(kAlign));
-  const int64_t rounds = ceilDiv(largest, piece);
   int k = 0;
   for (int64_t off = 0; off < largest; off += piece, ++k) {
-    const int b = roundSlot(c.seq, k, rounds);
+    const int b = k & 1;
     for (int j = 0; j < n_; ++j) {
       const int64_t len = std::min(piece, send_counts[j] * es - off);
       if (j != me_ && len > 0)
@@ -269,6 +257,7 @@ void LocalComm::alltoall(const void* const* sends, const int64_t* send_counts, v
       std::memcpy(static_cast<uint8_t*>(recvs[i]) + off, from, size_t(len));
     }
   }
+  step(c);
 }
 
 }  // namespace npudist::hccl

@@ -2,7 +2,6 @@
 // this rank (a failure is announced to the peers, see rejectInput), then
 // submits a body that runs the collective on dense tensors.
 #include <c10/util/Exception.h>
-#include <c10/util/irange.h>
 
 #include <numeric>
 
@@ -95,6 +94,28 @@ struct Dense {
   }
 };
 
+// Several outputs at once (all_gather lists, gather, all_to_all lists).
+struct DenseList {
+  std::vector<Dense> items;
+  std::vector<at::Tensor> work;
+  static DenseList out(const std::vector<at::Tensor>& ts) {
+    DenseList l;
+    for (const auto& t : ts) l.items.push_back(Dense::out(t)), l.work.push_back(l.items.back().work);
+    return l;
+  }
+  void writeBack() {
+    for (auto& d : items) d.writeBack();
+  }
+};
+
+// The n equal parts of a dense buffer (for the *_tensor forms); an empty
+// buffer gives n empty parts.
+std::vector<at::Tensor> equalParts(const at::Tensor& dense, int n) {
+  at::Tensor flat1 = dense.view({-1});
+  if (dense.numel() == 0) return std::vector<at::Tensor>(size_t(n), flat1);
+  return flat1.chunk(n);
+}
+
 std::vector<at::Tensor> flat(const std::vector<std::vector<at::Tensor>>& v) {
   std::vector<at::Tensor> out;
   for (const auto& l : v) out.insert(out.end(), l.begin(), l.end());
@@ -184,11 +205,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allgather(std::vector<std::vect
   std::vector<at::Tensor> outs = outputs[0];
   return submit(c10d::OpType::ALLGATHER, "all_gather", inputs, outs, opts.asyncOp, [in, outs](Engine& e) {
     Dense di = Dense::in(in);
-    std::vector<Dense> dense;
-    std::vector<at::Tensor> work;
-    for (const auto& o : outs) dense.push_back(Dense::out(o)), work.push_back(dense.back().work);
-    e.allgather(di.work, work);
-    for (auto& d : dense) d.writeBack();
+    DenseList dout = DenseList::out(outs);
+    e.allgather(di.work, dout.work);
+    dout.writeBack();
   });
 }
 
@@ -202,8 +221,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::_allgather_base(at::Tensor& out
   return submit(c10d::OpType::_ALLGATHER_BASE, "all_gather_into_tensor", {input}, {output}, opts.asyncOp,
                 [in, out, n](Engine& e) {
                   Dense di = Dense::in(in), dout = Dense::out(out);
-                  std::vector<at::Tensor> parts = dout.work.view({-1}).chunk(n);
-                  if (in.numel() == 0) parts.assign(size_t(n), dout.work.view({-1}));
+                  std::vector<at::Tensor> parts = equalParts(dout.work, n);
                   e.allgather(di.work, parts);
                   dout.writeBack();
                 });
@@ -225,11 +243,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allgather_coalesced(std::vector
                 [ins, outs](Engine& e) {
                   for (size_t i = 0; i < ins.size(); ++i) {
                     Dense di = Dense::in(ins[i]);
-                    std::vector<Dense> dense;
-                    std::vector<at::Tensor> work;
-                    for (const auto& o : outs[i]) dense.push_back(Dense::out(o)), work.push_back(dense.back().work);
-                    e.allgather(di.work, work);
-                    for (auto& d : dense) d.writeBack();
+                    DenseList dout = DenseList::out(outs[i]);
+                    e.allgather(di.work, dout.work);
+                    dout.writeBack();
                   }
                 });
 }
@@ -248,8 +264,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allgather_into_tensor_coalesced
                 [ins, outs, n](Engine& e) {
                   for (size_t i = 0; i < ins.size(); ++i) {
                     Dense di = Dense::in(ins[i]), dout = Dense::out(outs[i]);
-                    std::vector<at::Tensor> parts = dout.work.view({-1}).chunk(n);
-                    if (ins[i].numel() == 0) parts.assign(size_t(n), dout.work.view({-1}));
+                    std::vector<at::Tensor> parts = equalParts(dout.work, n);
                     e.allgather(di.work, parts);
                     dout.writeBack();
                   }
@@ -274,11 +289,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::gather(std::vector<std::vector<
   int root = int(opts.rootRank);
   return submit(c10d::OpType::GATHER, "gather", inputs, outs, opts.asyncOp, [in, outs, root](Engine& e) {
     Dense di = Dense::in(in);
-    std::vector<Dense> dense;
-    std::vector<at::Tensor> work;
-    for (const auto& o : outs) dense.push_back(Dense::out(o)), work.push_back(dense.back().work);
-    e.gather(di.work, work, root);
-    for (auto& d : dense) d.writeBack();
+    DenseList dout = DenseList::out(outs);
+    e.gather(di.work, dout.work, root);
+    dout.writeBack();
   });
 }
 
@@ -345,8 +358,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::_reduce_scatter_base(at::Tensor
   return submit(c10d::OpType::_REDUCE_SCATTER_BASE, "reduce_scatter_tensor", {input}, {output}, opts.asyncOp,
                 [in, out, op, rop, n](Engine& e) {
                   Dense di = Dense::in(in), dout = Dense::out(out);
-                  std::vector<at::Tensor> parts = di.work.view({-1}).chunk(n);
-                  if (out.numel() == 0) parts.assign(size_t(n), di.work.view({-1}));
+                  std::vector<at::Tensor> parts = equalParts(di.work, n);
                   e.reduceScatter(parts, dout.work, op, premulFactor(rop));
                   dout.writeBack();
                 });
@@ -370,8 +382,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce_scatter_tensor_coalesced
                 opts.asyncOp, [ins, outs, op, rop, n](Engine& e) {
                   for (size_t i = 0; i < ins.size(); ++i) {
                     Dense di = Dense::in(ins[i]), dout = Dense::out(outs[i]);
-                    std::vector<at::Tensor> parts = di.work.view({-1}).chunk(n);
-                    if (outs[i].numel() == 0) parts.assign(size_t(n), di.work.view({-1}));
+                    std::vector<at::Tensor> parts = equalParts(di.work, n);
                     e.reduceScatter(parts, dout.work, op, premulFactor(rop));
                     dout.writeBack();
                   }
@@ -441,12 +452,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::alltoall(std::vector<at::Tensor
   auto outs = outputs;
   return submit(c10d::OpType::ALLTOALL, "all_to_all", inputs, outputs, opts.asyncOp, [ins, outs](Engine& e) {
     std::vector<at::Tensor> wi;
-    std::vector<Dense> dense;
-    std::vector<at::Tensor> wo;
     for (const auto& i : ins) wi.push_back(i.contiguous());
-    for (const auto& o : outs) dense.push_back(Dense::out(o)), wo.push_back(dense.back().work);
-    e.alltoall(wi, wo);
-    for (auto& d : dense) d.writeBack();
+    DenseList dout = DenseList::out(outs);
+    e.alltoall(wi, dout.work);
+    dout.writeBack();
   });
 }
 

@@ -124,15 +124,8 @@ void Engine::glooWait(const c10::intrusive_ptr<c10d::Work>& w) {
   if (w) w->wait(timeout);
 }
 
-namespace {
 at::Tensor asCpu(const at::Tensor& t) { return t.is_cpu() ? t : core::aliasAsCpu(t); }
-// Data-movement collectives go through Gloo as bytes: Gloo lacks some dtypes (int16).
-at::Tensor asCpuBytes(const at::Tensor& t) { return asCpu(t).reshape({-1}).view(at::kByte); }
-std::vector<at::Tensor> asCpuBytes(const std::vector<at::Tensor>& ts) {
-  std::vector<at::Tensor> out;
-  for (const auto& t : ts) out.push_back(asCpuBytes(t));
-  return out;
-}
+
 c10d::ReduceOp glooOp(RedOp op, bool is_bool) {
   switch (op) {
     case RedOp::kProduct: return is_bool ? c10d::ReduceOp::MIN : c10d::ReduceOp::PRODUCT;
@@ -140,6 +133,15 @@ c10d::ReduceOp glooOp(RedOp op, bool is_bool) {
     case RedOp::kMax: return c10d::ReduceOp::MAX;
     default: return is_bool ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM;  // AVG/PREMUL: SUM, then scaled here
   }
+}
+
+namespace {
+// Data-movement collectives go through Gloo as bytes: Gloo lacks some dtypes (int16).
+at::Tensor asCpuBytes(const at::Tensor& t) { return asCpu(t).reshape({-1}).view(at::kByte); }
+std::vector<at::Tensor> asCpuBytes(const std::vector<at::Tensor>& ts) {
+  std::vector<at::Tensor> out;
+  for (const auto& t : ts) out.push_back(asCpuBytes(t));
+  return out;
 }
 void* ptr(const at::Tensor& t) { return t.data_ptr(); }
 }  // namespace

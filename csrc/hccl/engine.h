@@ -85,6 +85,13 @@ class Engine {
 // create and destroy a group in the same order, so they agree).
 int nextIncarnation(const std::string& group_name);
 
+// An npu tensor as a CPU tensor over the same memory (Gloo takes cpu tensors).
+at::Tensor asCpu(const at::Tensor& t);
+
+// The Gloo reduce op for `op` (bool: SUM/MAX are or, PRODUCT/MIN are and; AVG
+// and PREMUL_SUM travel as SUM and are scaled by the caller).
+c10d::ReduceOp glooOp(RedOp op, bool is_bool);
+
 // The dtype a reduction travels in through Gloo (it lacks int16 and bool sums).
 at::ScalarType glooReductionDtype(at::ScalarType t);
 

@@ -4,14 +4,9 @@
 // the others go through a Gloo group of all ranks (engine.cpp).
 #include <c10/util/Exception.h>
 
-#include "core/aten/cpu_alias.h"
 #include "hccl/engine.h"
 
 namespace npudist::hccl {
-
-namespace {
-at::Tensor asCpu(const at::Tensor& t) { return t.is_cpu() ? t : core::aliasAsCpu(t); }
-}  // namespace
 
 void Engine::hierAllreduce(at::Tensor& t, RedOp op, double premul) {
   const DType dtype = toDType(t.scalar_type());
@@ -25,12 +20,7 @@ void Engine::hierAllreduce(at::Tensor& t, RedOp op, double premul) {
     const at::ScalarType wire = glooReductionDtype(t.scalar_type());
     at::Tensor view = wire == t.scalar_type() ? asCpu(t) : (is_bool ? asCpu(t).view(at::kByte) : asCpu(t).to(wire));
     c10d::AllreduceOptions o;
-    switch (op) {
-      case RedOp::kProduct: o.reduceOp = is_bool ? c10d::ReduceOp::MIN : c10d::ReduceOp::PRODUCT; break;
-      case RedOp::kMin: o.reduceOp = c10d::ReduceOp::MIN; break;
-      case RedOp::kMax: o.reduceOp = c10d::ReduceOp::MAX; break;
-      default: o.reduceOp = is_bool ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM; break;
-    }
+    o.reduceOp = glooOp(op, is_bool);
     std::vector<at::Tensor> v{view};
     glooWait(gloo_leaders_->allreduce(v, o));
     if (!is_bool && wire != t.scalar_type()) t.copy_(view);

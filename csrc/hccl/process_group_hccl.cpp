@@ -16,7 +16,6 @@ ProcessGroupHCCL::ProcessGroupHCCL(const c10::intrusive_ptr<c10d::Store>& store,
     : c10d::Backend(rank, size),
       options_(std::move(options)),
       gloo_factory_(std::move(gloo_factory)),
-      store_(store),
       home_device_(home_device),
       comm_stream_(core::newStream(c10::DeviceIndex(home_device), 0)) {
   const std::string name = options_->group_name.empty() ? std::string("unnamed") : options_->group_name;
@@ -58,7 +57,6 @@ c10::intrusive_ptr<c10d::Backend> ProcessGroupHCCL::split(const c10::intrusive_p
     o->group_name = opts->group_name;
     o->global_ranks_in_group = opts->global_ranks_in_group;
   }
-  ++split_count_;
   last_split_ = c10::make_intrusive<ProcessGroupHCCL>(store, int(it - ranks.begin()), int(ranks.size()), o,
                                                       gloo_factory_, home_device_);
   last_split_store_ = store.get();
@@ -106,7 +104,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
   state->device = dev;
   state->outputs = outputs;
   state->name = std::string("hccl:") + name;
-  state->future = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
+  static const c10::TypePtr kTensorList = c10::ListType::create(c10::TensorType::get());
+  state->future = c10::make_intrusive<c10::ivalue::Future>(kTensorList);
   std::weak_ptr<Engine> weak_engine = engine_;
   state->on_abort = [weak_engine](const std::string& why) {
     if (auto e = weak_engine.lock()) e->abort(why);
@@ -116,9 +115,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
   if (coalescing_) {
     coalesced_bodies_.push_back(std::move(body));
     coalesced_states_.push_back(state);
-    coalesced_inputs_.insert(coalesced_inputs_.end(), inputs.begin(), inputs.end());
     coalesced_outputs_.insert(coalesced_outputs_.end(), outputs.begin(), outputs.end());
-    if (dev >= 0) coalesced_device_ = dev;
     return work;
   }
 
@@ -173,7 +170,6 @@ void ProcessGroupHCCL::rejectInput(Op op, const std::string& reason) {
 void ProcessGroupHCCL::startCoalescing() {
   TORCH_CHECK(!coalescing_, "hccl: startCoalescing called twice without endCoalescing");
   coalescing_ = true;
-  coalesced_device_ = -1;
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::endCoalescing() {
@@ -183,7 +179,6 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::endCoalescing() {
   auto states = std::exchange(coalesced_states_, {});
   auto p2p = std::exchange(coalesced_p2p_, {});
   std::vector<at::Tensor> tensors = std::exchange(coalesced_outputs_, {});
-  coalesced_inputs_.clear();
   for (const auto& item : p2p) tensors.push_back(item.tensor);
   // Collectives run in issue order, then the batch's sends and receives all
   // progress together (so rank pairs exchanging both ways cannot deadlock).

@@ -107,10 +107,8 @@ class ProcessGroupHCCL : public c10d::Backend {
   c10::intrusive_ptr<Options> options_;
   std::shared_ptr<Engine> engine_;
   GlooFactory gloo_factory_;
-  c10::intrusive_ptr<c10d::Store> store_;
   int home_device_;
   c10::Stream comm_stream_;
-  uint64_t split_count_ = 0;
   c10::intrusive_ptr<c10d::Backend> last_split_;
   const c10d::Store* last_split_store_ = nullptr;
   std::vector<int> last_split_ranks_;
@@ -118,10 +116,9 @@ class ProcessGroupHCCL : public c10d::Backend {
   // Coalescing (start/endCoalescing): bodies gathered, then one task.
   bool coalescing_ = false;
   std::vector<Body> coalesced_bodies_;
-  std::vector<at::Tensor> coalesced_inputs_, coalesced_outputs_;
+  std::vector<at::Tensor> coalesced_outputs_;
   std::vector<std::shared_ptr<OpState>> coalesced_states_;
   std::vector<P2PItem> coalesced_p2p_;
-  c10::DeviceIndex coalesced_device_ = -1;
 };
 
 }  // namespace npudist::hccl

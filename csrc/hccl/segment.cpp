@@ -29,17 +29,6 @@ void Segment::layout() {
   size_ = chan_data_off_ + pairs * chan_stride_;
 }
 
-size_t Segment::totalBytes(int nranks, size_t slot_bytes, size_t p2p_chunk_bytes) {
-  Segment s;
-  s.nranks_ = nranks;
-  s.slot_bytes_ = slot_bytes;
-  s.p2p_bytes_ = p2p_chunk_bytes;
-  s.layout();
-  size_t n = s.size_;
-  s.base_ = nullptr;
-  return n;
-}
-
 Segment Segment::create(const std::string& name, int nranks, size_t slot_bytes, size_t p2p_chunk_bytes) {
   TORCH_CHECK(nranks >= 1 && nranks <= kMaxLocalRanks, "hccl: ", nranks, " ranks on one host; at most ",
               kMaxLocalRanks, " are supported");

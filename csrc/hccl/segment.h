@@ -69,9 +69,6 @@ struct SegmentHeader {
 
 class Segment {
  public:
-  // Sizes every region for `nranks`; slot_bytes is each of a rank's two staging slots.
-  static size_t totalBytes(int nranks, size_t slot_bytes, size_t p2p_chunk_bytes);
-
   // Creates /dev/shm/<name> (mode 0600, must not exist) and initialises the header.
   static Segment create(const std::string& name, int nranks, size_t slot_bytes, size_t p2p_chunk_bytes);
   // Maps an existing segment made by create().

@@ -2,6 +2,7 @@
 # npudist's developer entry point; the README's two commands call it.
 #
 #   ./run.sh setup          create .venv, install pinned deps, build the extension
+#   ./run.sh build          rebuild the C++ extension now (safe while tests run)
 #   ./run.sh demo           setup, then run the flagship example
 #   ./run.sh test [ARGS]    setup, then run the test suite (pytest ARGS; --full adds slow tiers)
 #   ./run.sh bench NAME     setup, then run benchmarks/NAME.py
@@ -18,6 +19,21 @@ TORCH_PIN="torch==2.13.0"
 DEPS="$TORCH_PIN ninja setuptools>=64 wheel pytest>=8 pytest-timeout expecttest hypothesis numpy psutil"
 
 log() { echo "[run.sh] $*" >&2; }
+
+# Builds into build/ and then renames the library into npudist/: a process that
+# has the old one mapped keeps it, and one starting meanwhile never sees a
+# missing or half-written file. A lock keeps two builds from racing.
+build_extension() {
+  log "building the C++ extension (incremental, ninja)"
+  exec 9>build/.build-lock 2>/dev/null || { mkdir -p build; exec 9>build/.build-lock; }
+  flock 9
+  TORCH_DEVICE_BACKEND_AUTOLOAD=0 MAX_JOBS=${MAX_JOBS:-2} "$PY" setup.py -q build_ext --build-lib build/ext >/dev/null
+  local built
+  built=$(ls build/ext/npudist/_C*.so)
+  cp "$built" "npudist/.$(basename "$built").new"
+  mv -f "npudist/.$(basename "$built").new" "npudist/$(basename "$built")"
+  flock -u 9
+}
 
 setup() {
   if [ ! -x "$PY" ]; then
@@ -43,10 +59,7 @@ setup() {
     echo "$build_hash" >"$VENV/.build-stamp"
   fi
   if [ "$(cat "$VENV/.build-stamp" 2>/dev/null)" != "$build_hash" ] || ! ls npudist/_C*.so >/dev/null 2>&1; then
-    log "building the C++ extension (incremental, ninja)"
-    # Unlink, never overwrite in place: a running process may have the old one mapped.
-    rm -f npudist/_C*.so
-    TORCH_DEVICE_BACKEND_AUTOLOAD=0 MAX_JOBS=${MAX_JOBS:-2} "$PY" setup.py -q build_ext --inplace >/dev/null
+    build_extension
     echo "$build_hash" >"$VENV/.build-stamp"
   fi
 }
@@ -55,6 +68,10 @@ cmd=${1:-help}
 shift || true
 case "$cmd" in
   setup) setup ;;
+  build)
+    setup
+    build_extension
+    ;;
   demo)
     setup
     exec "$PY" examples/quickstart.py "$@"
@@ -70,7 +87,7 @@ case "$cmd" in
     exec "$PY" "benchmarks/$name.py" "$@"
     ;;
   *)
-    sed -n '2,12p' "$0"
+    sed -n '2,13p' "$0"
     exit 2
     ;;
 esac

@@ -16,7 +16,7 @@ cd "$(dirname "$0")"
 VENV=${NPUDIST_VENV:-.venv}
 PY="$VENV/bin/python"
 TORCH_PIN="torch==2.13.0"
-DEPS="$TORCH_PIN ninja setuptools>=64 wheel pytest>=8 pytest-timeout expecttest hypothesis numpy psutil"
+DEPS="$TORCH_PIN ninja setuptools>=64 wheel pytest>=8 pytest-timeout expecttest hypothesis numpy psutil prometheus_client"
 
 log() { echo "[run.sh] $*" >&2; }
 

@@ -30,5 +30,11 @@ import torch.distributed as _dist  # noqa: E402
 if _dist.is_available():
     from npudist import hccl  # noqa: E402,F401  (registers the "hccl" c10d backend)
 
+if _os.environ.get("NPUDIST_METRICS_PORT") or _os.environ.get("NPUDIST_METRICS_DIR"):
+    # a rank's metrics endpoint (docs/metrics.md); only ranks ($RANK/$LOCAL_RANK) serve
+    from npudist.watchdog import autostart as _metrics_autostart  # noqa: E402
+
+    _metrics_autostart.from_env()
+
 __all__ = ["device", "hccl"]
 __version__ = "0.1.0"

@@ -10,8 +10,8 @@ A process is a rank when $RANK or $LOCAL_RANK is set (torchrun, npurun, or you).
 Importing npudist happens in every rank through torch's backend autoload, so ``import torch``
 is enough. Processes a rank starts (data-loader workers, compile workers) inherit the
 variables but do not serve: the serving rank's pid is put in NPUDIST_METRICS_SERVER_PID.
-A malformed value raises ValueError; a port that cannot be bound prints a warning and the
-rank runs on without that endpoint.
+A malformed value or a port that cannot be bound prints a warning naming the variable and
+the rank runs on without that endpoint (importing torch must not fail over metrics).
 """
 from __future__ import annotations
 
@@ -50,11 +50,15 @@ def from_env() -> list[server.MetricsServer]:
             _warn(f"cannot serve metrics for npurun ({announce.DIR_ENV}={directory}): {e}")
     base = os.environ.get(PORT_ENV)
     if base:
-        port = server.check_port(base, PORT_ENV)
-        local_rank = server.check_port(os.environ.get("LOCAL_RANK") or "0", "LOCAL_RANK")
+        try:
+            port = server.check_port(base, PORT_ENV)
+            local_rank = server.check_port(os.environ.get("LOCAL_RANK") or "0", "LOCAL_RANK")
+            addr = server.check_addr(server.default_addr(), server.ADDR_ENV)
+        except ValueError as e:  # importing torch must not fail over a metrics setting
+            _warn(str(e))
+            return started
         if port:
             port += local_rank
-        addr = server.check_addr(server.default_addr(), server.ADDR_ENV)
         try:
             started.append(server.start_http_server(port, addr=addr))
         except (OSError, OverflowError) as e:

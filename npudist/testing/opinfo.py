@@ -67,9 +67,9 @@ def _compare(cpu_out, npu_out, exact_shapes_only, what):
     return None
 
 
-def compare_op(op, dtype, max_samples=8, backward=True) -> OpResult:
-    """Runs ``op`` (an OpInfo) on cpu and npu for ``dtype``; see module docstring."""
-    result = OpResult(op.name, op.variant_test_name, str(dtype).replace("torch.", ""), "pass")
+def values_are_random(op) -> bool:
+    """True when ``op`` (an OpInfo) draws random numbers or returns uninitialised memory:
+    then only output shapes and dtypes can be compared between two runs."""
     random = getattr(op, "is_factory_function", False) or "nondeterministic_seeded" in str(
         getattr(op, "decorators", "")
     )
@@ -81,6 +81,13 @@ def compare_op(op, dtype, max_samples=8, backward=True) -> OpResult:
     # Uninitialised memory: only shapes and dtypes can be compared.
     random = random or op.name in {"empty", "empty_like", "new_empty", "new_empty_strided", "empty_permuted",
                                    "empty_strided"}
+    return random
+
+
+def compare_op(op, dtype, max_samples=8, backward=True) -> OpResult:
+    """Runs ``op`` (an OpInfo) on cpu and npu for ``dtype``; see module docstring."""
+    result = OpResult(op.name, op.variant_test_name, str(dtype).replace("torch.", ""), "pass")
+    random = values_are_random(op)
     if op.name == "tensor_split":
         # Its sections tensor must stay on cpu (as on CUDA); this harness moves every tensor.
         return dataclasses.replace(result, status="skip", reason="sections tensor must be on cpu, as on CUDA")

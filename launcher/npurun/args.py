@@ -2,8 +2,9 @@
 
 The parser is ``torch.distributed.run.get_args_parser()`` (so every torchrun flag, its
 ``--a_b`` spelling and its ``PET_*`` environment defaults work unchanged) with
-``--nproc`` as a short form of ``--nproc-per-node``, ``--dry-run`` and
-``--rdzv-connect-timeout`` added. ``validate`` turns every bad value into one
+``--nproc`` as a short form of ``--nproc-per-node``, ``--dry-run``,
+``--rdzv-connect-timeout`` and the node metrics endpoint's ``--metrics-port``,
+``--metrics-addr`` and ``--metrics-linger`` added. ``validate`` turns every bad value into one
 message that names the flag, the value and what to do, before anything starts.
 """
 from __future__ import annotations
@@ -41,6 +42,15 @@ def build_parser() -> argparse.ArgumentParser:
                         default=None,
                         help="Seconds to wait for another node's rendezvous endpoint to accept a connection before "
                              "failing (default: read_timeout from --rdzv-conf, else 60).")
+    parser.add_argument("--metrics-port", "--metrics_port", dest="metrics_port", type=int, default=None,
+                        help="Serve one Prometheus endpoint for this node's ranks on this port (0: any free port; "
+                             "the URL is printed). Default: off (docs/metrics.md).")
+    parser.add_argument("--metrics-addr", "--metrics_addr", dest="metrics_addr", default=None,
+                        help="Address the --metrics-port endpoint binds (default 127.0.0.1; 0.0.0.0 for every "
+                             "interface).")
+    parser.add_argument("--metrics-linger", "--metrics_linger", dest="metrics_linger", type=float, default=0.0,
+                        help="Seconds the --metrics-port endpoint keeps serving after the job ended, so Prometheus "
+                             "records how every rank ended (a signal ends the wait; default 0).")
     return parser
 
 
@@ -173,10 +183,30 @@ def validate(args: argparse.Namespace) -> None:
     if args.virtual_local_rank:
         raise UsageError("--virtual-local-rank narrows CUDA_VISIBLE_DEVICES; with npus every rank would use npu:0. "
                          "Use LOCAL_RANK with torch.npu.set_device (ASCEND_RT_VISIBLE_DEVICES narrows the npus)")
+    _check_metrics(args)
     tag = os.environ.get("NPUDIST_JOB_TAG")
     if tag is not None and not _TAG_RE.match(tag):
         raise UsageError(f"NPUDIST_JOB_TAG={tag!r} is not a valid job tag: use 1-64 letters, digits, '_' or '.'")
     _check_entrypoint(args)
+
+
+def _check_metrics(args: argparse.Namespace) -> None:
+    port, addr, linger = (getattr(args, k, None) for k in ("metrics_port", "metrics_addr", "metrics_linger"))
+    if port is None:
+        if addr is not None or linger:
+            flag = "--metrics-addr" if addr is not None else "--metrics-linger"
+            raise UsageError(f"{flag} needs --metrics-port PORT (the node's metrics endpoint is off without it)")
+        return
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--metrics-port={port}: must be a port number 1..65535, or 0 for any free port")
+    if addr is not None:
+        from npudist.watchdog.server import check_addr
+        try:
+            check_addr(addr, "--metrics-addr")
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+    if linger is not None and not linger >= 0:
+        raise UsageError(f"--metrics-linger={linger}: must be >= 0 seconds")
 
 
 def _check_entrypoint(args: argparse.Namespace) -> None:

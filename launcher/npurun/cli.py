@@ -17,7 +17,7 @@ import threading
 import time
 
 from . import args as npuargs
-from . import cleanup, jobwatch, output, plan as npuplan, rendezvous
+from . import cleanup, jobwatch, metrics as npumetrics, output, plan as npuplan, rendezvous
 from . import env as npuenv
 
 
@@ -67,6 +67,7 @@ class Launch:
         self.server = self.board = self.phase = self.watch = None
         self.signals: cleanup.SignalState | None = None
         self.logs: output.NpurunLogsSpecs | None = None
+        self.metrics: npumetrics.NodeMetrics | None = None  # --metrics-port
         self.start = time.monotonic()
         self.log_dir: str | None = None
         self._final = threading.Lock()  # whoever takes it prints the summary and decides the exit code
@@ -86,7 +87,37 @@ class Launch:
                             rdzv_endpoint=rendezvous.endpoint(a), rdzv_id=a.rdzv_id, command=command,
                             job_tag=self.tag, log_dir=log_dir, max_restarts=a.max_restarts,
                             grace_seconds=self.grace, ranks=ranks,
-                            world_size=self.nproc * self.max_nodes if fixed_nodes else None)
+                            world_size=self.nproc * self.max_nodes if fixed_nodes else None,
+                            metrics_endpoint=self._metrics_endpoint())
+
+    def _metrics_endpoint(self) -> str | None:
+        port = self.args.metrics_port
+        if port is None:
+            return None
+        addr = self.args.metrics_addr or "127.0.0.1"
+        return f"http://{f'[{addr}]' if ':' in addr else addr}:{port if port else '<any free port>'}/metrics"
+
+    def _start_metrics(self) -> dict[str, str]:
+        """--metrics-port: starts the node endpoint; returns what every rank's environment needs."""
+        if self.args.metrics_port is None:
+            return {}
+        self.metrics = npumetrics.NodeMetrics(self.args.metrics_addr or "127.0.0.1", self.args.metrics_port,
+                                              lambda: self.logs.envs if self.logs else {}, self.host_label)
+        return self.metrics.start().rank_env()
+
+    def _end_metrics(self, outcome: output.Outcome) -> None:
+        """Records how the ranks ended, serves --metrics-linger seconds more, stops the endpoint."""
+        if self.metrics is None:
+            return
+        try:
+            envs = self.logs.envs if self.logs else {}
+            self.metrics.finish(outcome.failures, envs, succeeded=outcome.status == "ok")
+            if self.args.metrics_linger and outcome.status != "interrupted":
+                seen = len(self.signals.received) if self.signals else 0
+                self.metrics.linger(self.args.metrics_linger,
+                                    lambda: bool(self.signals) and len(self.signals.received) > seen)
+        finally:
+            self.metrics.close()
 
     def config(self, logs_specs):
         """torch's LaunchConfig for this job."""
@@ -198,6 +229,8 @@ class Launch:
             self._publish(outcome)
             if outcome.status != "interrupted":
                 self._linger()
+            if self.metrics is not None:
+                self.metrics.close()
             outcome.seconds = time.monotonic() - self.start
             outcome.attempts = len(self.logs.attempts) if self.logs else 0
             outcome.log_dir = (self.logs.attempt_dir() if self.logs else None) or self.log_dir
@@ -256,7 +289,8 @@ class Launch:
             os.environ.update(npuenv.launcher_env(self.tag))
             self.preflight()
             self._start_watch()
-            extra = {i: {npuenv.THREADS: self.threads[i]} for i in range(self.nproc)}
+            metrics_env = self._start_metrics()
+            extra = {i: {npuenv.THREADS: self.threads[i], **metrics_env} for i in range(self.nproc)}
             logs = self.logs = output.NpurunLogsSpecs(log_dir, self.console, self.ranks_filter, extra,
                                                       self._between_attempts)
             elastic_launch(self.config(logs), self.entrypoint)(*self.cmd_args)
@@ -316,6 +350,7 @@ class Launch:
                 if outcome.status == "failed" and self.watch.remote:
                     outcome.remote_failures = output.remote_failures(self.watch.remote)
                 self._linger()
+            self._end_metrics(outcome)
         outcome.seconds = time.monotonic() - start
         outcome.attempts = len(logs.attempts) if logs else 0
         outcome.log_dir = (logs.attempt_dir() if logs else None) or log_dir

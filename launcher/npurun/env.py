@@ -9,6 +9,8 @@ torch.distributed.elastic's agent; this module adds npurun's:
 - ``OMP_NUM_THREADS``: the cores npurun may use, divided among the local ranks (the
   first ``cores % nproc`` ranks get one more), instead of torchrun's blanket 1. A value
   the user set wins.
+- ``NPUDIST_METRICS_DIR`` (with ``--metrics-port``): the directory where each rank announces
+  its metrics endpoint for npurun's node endpoint (launcher/npurun/metrics.py).
 - ``ASCEND_RT_VISIBLE_DEVICES``, ``NPUDIST_DEVICE_COUNT``, ``NPUDIST_HOSTNAME``: passed
   through unchanged; local rank i uses visible npu i.
 """
@@ -18,6 +20,7 @@ import os
 import secrets
 
 JOB_TAG = "NPUDIST_JOB_TAG"
+METRICS_DIR = "NPUDIST_METRICS_DIR"  # --metrics-port: where ranks announce their endpoints (metrics.py)
 THREADS = "OMP_NUM_THREADS"
 PASSED_THROUGH = ("ASCEND_RT_VISIBLE_DEVICES", "NPUDIST_DEVICE_COUNT", "NPUDIST_DEVICE_MEMORY", "NPUDIST_HOSTNAME",
                   "HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME")

@@ -38,6 +38,7 @@ class Plan:
     grace_seconds: int
     ranks: list[RankPlan] = field(default_factory=list)
     world_size: int | None = None
+    metrics_endpoint: str | None = None  # --metrics-port: the node's endpoint
 
     def rank_env(self, r: RankPlan) -> dict[str, str]:
         """Environment a rank starts with (beyond the launcher's own), '?' where the rendezvous decides."""
@@ -54,6 +55,8 @@ class Plan:
             npuenv.JOB_TAG: self.job_tag,
             npuenv.THREADS: r.threads,
         }
+        if self.metrics_endpoint:
+            envs[npuenv.METRICS_DIR] = "(a directory of the job, removed at exit)"
         return envs
 
     def format(self) -> str:
@@ -68,6 +71,7 @@ class Plan:
             f"  stop grace       : SIGTERM, then SIGKILL after {self.grace_seconds} s",
             f"  logs             : {self.log_dir}",
             f"  shm job tag      : {self.job_tag} (/dev/shm/npudist-{self.job_tag}-* removed at exit)",
+            "  metrics          : " + (self.metrics_endpoint or "off (--metrics-port PORT serves the node's ranks)"),
             "  ranks:",
         ]
         for r in self.ranks:

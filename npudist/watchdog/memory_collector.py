@@ -7,6 +7,8 @@ stranded inside split blocks" is ``npudist_npu_memory_inactive_split_bytes``.
 """
 from __future__ import annotations
 
+import os
+
 import torch
 
 from npudist.watchdog import families as fam
@@ -32,16 +34,21 @@ _COUNTERS = (
 
 
 def used_devices() -> list[int]:
-    """npus with allocator activity in this process (and the current one); [] before npu is initialised.
+    """npus with allocator activity in this process; [] before npu is initialised.
 
+    Without any activity yet: the rank's npu (LOCAL_RANK, as npurun assigns them), else npu:0.
+    (The scrape thread's current device says nothing: the current device is per thread.)
     Never initialises npu itself: the scrape thread must not change the process' device state.
     """
     npu = getattr(torch, "npu", None)
     if npu is None or not npu.is_initialized():
         return []
-    current = npu.current_device()
-    return [d for d in range(npu.device_count())
-            if d == current or npu.max_memory_reserved(d) > 0]
+    count = npu.device_count()
+    used = [d for d in range(count) if npu.max_memory_reserved(d) > 0]
+    if used:
+        return used
+    local = os.environ.get("LOCAL_RANK", "")
+    return [int(local)] if local.isdigit() and int(local) < count else [0]
 
 
 class MemoryCollector:

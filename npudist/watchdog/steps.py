@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import operator
 import threading
 
 # upper bounds in seconds (no +Inf; the collector adds it): 1 ms .. 10 min
@@ -41,9 +42,10 @@ class StepStats:
 
     def record(self, step_time_s: float, tokens: int) -> None:
         """See ``record_step``."""
-        if isinstance(tokens, bool) or not isinstance(tokens, int):
+        if not isinstance(tokens, int) or isinstance(tokens, bool):
             try:
-                import operator
+                if isinstance(tokens, bool):
+                    raise TypeError
                 tokens = operator.index(tokens)  # numpy / 0-d integer tensors
             except TypeError:
                 raise TypeError(f"record_step: tokens must be an int (tokens processed in this step), "

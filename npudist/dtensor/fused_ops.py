@@ -270,6 +270,12 @@ _FA_ARGS = ("query", "key", "value", "head_num", "input_layout", "pse", "padding
             "actual_seq_kvlen", "sparse_mode", "gen_mask_parallel", "sync")
 
 
+def _is_dtensor(t):
+    from torch.distributed.tensor import DTensor
+
+    return isinstance(t, DTensor)
+
+
 def _fa_setup(ctx, inputs, output):
     a = dict(zip(_FA_ARGS, inputs))
     out, smax, ssum, sout, seed, offset, numels = output
@@ -284,6 +290,11 @@ def _fa_bwd(ctx, grad_out, *unused):
     q, k, v, mask, smax, ssum, out = ctx.saved_tensors
     a = ctx.args
     seed, offset, numels = ctx.rng
+    if mask is not None and _is_dtensor(mask):
+        from npudist.dtensor.strategies import attention_grad_mask_placements
+
+        mask = mask.redistribute(mask.device_mesh, attention_grad_mask_placements(
+            mask, smax, q, a["head_num"], a["input_layout"]))
     dq, dk, dv, _ = torch.ops.npu.npu_fusion_attention_grad(
         q, k, v, grad_out, a["head_num"], a["input_layout"], atten_mask=mask, softmax_max=smax, softmax_sum=ssum,
         attention_in=out, scale_value=a["scale"], keep_prob=a["keep_prob"], pre_tockens=a["pre_tockens"],

@@ -140,6 +140,20 @@ def fusion_attention_strategy(query, key, value, head_num, input_layout, pse=Non
     return out
 
 
+def attention_grad_mask_placements(mask, softmax_max, query, head_num, input_layout):
+    """Placements for atten_mask that match the split the forward op chose (read from softmax_max's
+    placements): the autograd formula redistributes the mask to them before calling the grad op, because
+    DTensor does not redistribute keyword-only arguments."""
+    size_of = {sd: size for _, sd, size in _attention_splits(query, head_num, input_layout)}
+    out = []
+    for p in softmax_max.placements:
+        if isinstance(p, Shard) and p.dim in size_of:
+            out.append(_mask_placement(mask, size_of[p.dim], p.dim))
+        else:
+            out.append(R)
+    return out
+
+
 @register_sharding(npu.npu_fusion_attention_grad.default)
 def fusion_attention_grad_strategy(query, key, value, dy, head_num, input_layout, *args, **kwargs):
     # Tensor kwargs: pse, padding_mask, atten_mask, softmax_max, softmax_sum, softmax_in, attention_in.
@@ -160,7 +174,11 @@ def fusion_attention_grad_strategy(query, key, value, dy, head_num, input_layout
             else:
                 ins.append(R)
         out.append(([Shard(qd), Shard(qd), Shard(qd), R], ins))
-    return out
+    # DTensor does not redistribute keyword-only tensors (its dispatcher skips kwargs), and all of this
+    # op's optional tensors are keyword-only: keep the strategies that take them as they are.
+    kw = [(6 + len(args) + j, v.placements) for j, v in enumerate(vals) if _is_t(v)]
+    keep = [(outs, ins) for outs, ins in out if all(ins[i] in current for i, current in kw)]
+    return keep or out
 
 
 STRATEGIES = {

@@ -1,0 +1,139 @@
+"""A rank's own endpoint: start_http_server, NPUDIST_METRICS_PORT/ADDR autostart, npurun's flags."""
+import os
+import socket
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+
+import npudist.watchdog as watchdog
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def get(url):
+    with urllib.request.urlopen(url, timeout=30) as r:
+        return r.read().decode()
+
+
+def test_start_http_server_serves_registry_on_loopback(monkeypatch):
+    monkeypatch.delenv("NPUDIST_METRICS_ADDR", raising=False)
+    watchdog.record_step(0.5, 64)
+    s = watchdog.start_http_server(0)
+    try:
+        assert s.addr == "127.0.0.1" and s.port > 0
+        assert s.url == f"http://127.0.0.1:{s.port}/metrics"
+        text = get(s.url)
+        assert "npudist_train_steps_total{" in text and "npudist_process_resident_memory_bytes{" in text
+        assert "# TYPE npudist_train_step_seconds histogram" in text
+        # prometheus_client's own default collectors are not mixed in: every series has our labels
+        assert "\nprocess_cpu_seconds_total" not in text and "python_gc" not in text
+    finally:
+        s.stop()
+    with pytest.raises(OSError):
+        get(s.url)
+
+
+def test_start_http_server_addr_from_env(monkeypatch):
+    monkeypatch.setenv("NPUDIST_METRICS_ADDR", "0.0.0.0")
+    s = watchdog.start_http_server(0)
+    try:
+        assert s.addr == "0.0.0.0"
+        assert "npudist_process_cpu_seconds_total" in get(f"http://127.0.0.1:{s.port}/metrics")
+    finally:
+        s.stop()
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(port=70000), "expected a TCP port number"), (dict(port="x"), "expected a TCP port number"),
+    (dict(port=0, addr="not an address"), "neither an IP address nor a host name"),
+    (dict(port=0, addr=""), "expected an address"),
+])
+def test_start_http_server_bad_input(kwargs, words):
+    with pytest.raises(ValueError, match=words):
+        watchdog.start_http_server(**kwargs)
+
+
+def test_start_http_server_port_in_use():
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        with pytest.raises(OSError, match=f"cannot serve on 127.0.0.1:{port}.*pick another port"):
+            watchdog.start_http_server(port)
+
+
+_AUTOSTART = r"""
+import os, subprocess, sys, urllib.request
+import torch  # autoload imports npudist, which starts the endpoint
+from npudist.watchdog import server
+ports = [s.port for s in server.servers()]
+print("PORTS", ports, os.environ.get("NPUDIST_METRICS_SERVER_PID") == str(os.getpid()))
+if ports:
+    text = urllib.request.urlopen(f"http://127.0.0.1:{ports[0]}/metrics", timeout=30).read().decode()
+    print("LABELS", 'rank="2"' in text and 'local_rank="1"' in text and 'host="hX"' in text)
+    # a process the rank starts inherits the variables but does not serve
+    child = subprocess.run([sys.executable, "-c", "import torch; from npudist.watchdog import server; "
+                            "print(len(server.servers()))"], capture_output=True, text=True)
+    print("CHILD", child.stdout.strip())
+"""
+
+
+def _run(env_extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NPUDIST_") and k not in ("RANK", "LOCAL_RANK")}
+    env.update(env_extra)
+    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-c", _AUTOSTART], env=env, capture_output=True, text=True, timeout=180)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.timeout(400)
+def test_autostart_from_env():
+    base = _free_port()
+    r = _run({"NPUDIST_METRICS_PORT": str(base), "RANK": "2", "LOCAL_RANK": "1", "NPUDIST_HOSTNAME": "hX"})
+    assert r.returncode == 0, r.stderr
+    assert f"PORTS [{base + 1}] True" in r.stdout, r.stdout + r.stderr  # base + LOCAL_RANK
+    assert "LABELS True" in r.stdout and "CHILD 0" in r.stdout, r.stdout + r.stderr
+    # not a rank (no RANK/LOCAL_RANK): nothing starts, e.g. in npurun itself
+    r = _run({"NPUDIST_METRICS_PORT": str(base)})
+    assert r.returncode == 0 and "PORTS [] False" in r.stdout, r.stdout + r.stderr
+    # malformed: a warning naming the variable; torch and npu still work
+    r = _run({"NPUDIST_METRICS_PORT": "ninety", "RANK": "0"})
+    assert r.returncode == 0 and "PORTS [] " in r.stdout, r.stdout + r.stderr
+    assert "NPUDIST_METRICS_PORT: expected a TCP port number" in r.stderr
+
+
+def _main(capsys, argv):
+    from npurun import cli
+    try:
+        code = cli.main(argv)
+    except SystemExit as e:
+        code = e.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_npurun_metrics_flags_dry_run_and_errors(capsys, monkeypatch):
+    for key in [k for k in os.environ if k.startswith("PET_")]:
+        monkeypatch.delenv(key)
+    worker = os.path.join(REPO, "tests", "watchdog", "workers", "train_loop.py")
+    code, out, err = _main(capsys, ["--nproc", "2", "--metrics-port", "9400", "--metrics-addr", "0.0.0.0",
+                                    "--dry-run", worker, "x"])
+    assert code == 0, err
+    assert "metrics          : http://0.0.0.0:9400/metrics" in out
+    assert "NPUDIST_METRICS_DIR=" in out
+    code, out, err = _main(capsys, ["--nproc", "2", "--dry-run", worker, "x"])
+    assert "metrics          : off" in out and "NPUDIST_METRICS_DIR" not in out
+    for args, words in [(["--metrics-addr", "0.0.0.0"], "--metrics-addr needs --metrics-port"),
+                        (["--metrics-linger", "5"], "--metrics-linger needs --metrics-port"),
+                        (["--metrics-port", "70000"], "--metrics-port=70000: must be a port number"),
+                        (["--metrics-port", "0", "--metrics-linger", "-1"], "--metrics-linger=-1.0: must be >= 0"),
+                        (["--metrics-port", "0", "--metrics-addr", "a b"], "neither an IP address")]:
+        code, out, err = _main(capsys, ["--nproc", "2", *args, "--dry-run", worker, "x"])
+        assert code == 2 and words in err, (args, err)

@@ -64,6 +64,24 @@ setup() {
   fi
 }
 
+# The metrics tests start a real Prometheus server (tests/watchdog, docs/metrics.md): Debian's
+# package, installed once when missing (root, or sudo without a password); otherwise the test
+# fails naming this command.
+PROMETHEUS_INSTALL="apt-get update && apt-get install -y --no-install-recommends prometheus"
+ensure_prometheus() {
+  command -v prometheus >/dev/null 2>&1 && return 0
+  command -v apt-get >/dev/null 2>&1 || { log "prometheus not found and no apt-get: install Prometheus >= 2.x"; return 0; }
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; else
+      log "prometheus not found: install it with: $PROMETHEUS_INSTALL"; return 0
+    fi
+  fi
+  log "installing prometheus (Debian package) for the metrics tests"
+  $sudo apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+    --no-install-recommends prometheus >/dev/null || log "installing prometheus failed: run $PROMETHEUS_INSTALL"
+}
+
 cmd=${1:-help}
 shift || true
 case "$cmd" in
@@ -78,6 +96,7 @@ case "$cmd" in
     ;;
   test)
     setup
+    ensure_prometheus
     exec "$PY" -m pytest "$@"
     ;;
   bench)

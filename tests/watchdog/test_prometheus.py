@@ -1,0 +1,257 @@
+"""A real Prometheus scrapes a running 2-rank npurun job through npurun's node endpoint; its
+HTTP API must return our series, every query of the Grafana dashboard must evaluate (and those
+that should have data must have it), and a rank that dies must show as down with its exit code.
+
+The tests of this module share one Prometheus and one job (module fixture) and run in order.
+Prometheus is Debian's package (``./run.sh test`` installs it); without the binary the tests
+fail with the install command.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+import pytest
+
+import npudist
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+WORKER = os.path.join(REPO, "tests", "watchdog", "workers", "train_loop.py")
+DASHBOARD = os.path.join(REPO, "docs", "grafana", "npudist-dashboard.json")
+INSTALL = "apt-get update && apt-get install -y --no-install-recommends prometheus"
+HOST = "promhost-a"
+SCRAPE_S = 2  # scrape interval; the dashboard's $__rate_interval becomes 10 intervals
+RATE_WINDOW = f"{10 * SCRAPE_S}s"
+WAIT_S = 180  # generous: ranks start slowly on a loaded 2-core machine
+HAS_HCCL_STATS = hasattr(npudist._C, "_hccl_stats")
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Setup:
+    """The running Prometheus and npurun job, and helpers to query the former."""
+
+    def __init__(self, prom_port, node_port, outdir, npurun, prom, npurun_log, prom_log):
+        self.prom_port, self.node_port, self.outdir = prom_port, node_port, outdir
+        self.npurun, self.prom, self.npurun_log, self.prom_log = npurun, prom, npurun_log, prom_log
+
+    def query(self, promql):
+        """Instant query; returns data.result (raises with Prometheus' error text on failure)."""
+        url = f"http://127.0.0.1:{self.prom_port}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
+        try:
+            with urllib.request.urlopen(url, timeout=30) as r:
+                body = json.load(r)
+        except urllib.error.HTTPError as e:
+            raise AssertionError(f"Prometheus rejected {promql!r}: {e.read().decode(errors='replace')}") from None
+        assert body["status"] == "success", (promql, body)
+        return body["data"]["result"]
+
+    def wait_for(self, promql, check, what, timeout=WAIT_S):
+        """Queries until ``check(result)`` holds; fails with the last result and the logs."""
+        deadline = time.monotonic() + timeout
+        result = None
+        while time.monotonic() < deadline:
+            result = self.query(promql)
+            if check(result):
+                return result
+            if self.npurun.poll() is not None and "exit_code" not in promql and "rank_up" not in promql:
+                break
+            time.sleep(1)
+        raise AssertionError(f"{what}: {promql!r} gave {result!r} within {timeout} s\n{self.explain()}")
+
+    def explain(self):
+        tail = lambda path: open(path, errors="replace").read()[-4000:] if os.path.exists(path) else ""  # noqa: E731
+        return f"--- npurun (exit {self.npurun.poll()})\n{tail(self.npurun_log)}\n--- prometheus\n{tail(self.prom_log)[-1500:]}"
+
+
+def _by_rank(result):
+    return {r["metric"].get("rank"): r for r in result}
+
+
+def _wait_ready(s, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if s.prom.poll() is not None:
+            break
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{s.prom_port}/-/ready", timeout=5) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    pytest.fail(f"prometheus did not become ready within {timeout} s\n{s.explain()}")
+
+
+@pytest.fixture(scope="module")
+def setup():
+    prom_bin = shutil.which("prometheus")
+    if prom_bin is None:
+        pytest.fail(f"the prometheus binary is not installed; install it with: {INSTALL} "
+                    f"(./run.sh test does this when it may)")
+    work = tempfile.mkdtemp(prefix="npudist-prom-test-")
+    outdir = os.path.join(work, "job")
+    os.makedirs(outdir)
+    prom_port, node_port = _free_port(), _free_port()
+    with open(os.path.join(work, "prom.yml"), "w") as f:
+        f.write(f"global:\n  scrape_interval: {SCRAPE_S}s\n  scrape_timeout: {SCRAPE_S}s\n"
+                f"scrape_configs:\n  - job_name: npudist\n    static_configs:\n"
+                f"      - targets: ['127.0.0.1:{node_port}']\n")
+    prom_log, npurun_log = os.path.join(work, "prometheus.log"), os.path.join(work, "npurun.log")
+    prom = subprocess.Popen([prom_bin, f"--config.file={work}/prom.yml", f"--storage.tsdb.path={work}/data",
+                             f"--web.listen-address=127.0.0.1:{prom_port}"],
+                            stdout=open(prom_log, "w"), stderr=subprocess.STDOUT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NPUDIST_", "PET_", "TORCH_HCCL_", "HCCL_"))}
+    env.update(NPUDIST_HOSTNAME=HOST, TMPDIR=work, PYTHONPATH=REPO + os.pathsep + env.get("PYTHONPATH", ""))
+    npurun = subprocess.Popen([sys.executable, "-m", "npurun", "--nproc", "2", "--metrics-port", str(node_port),
+                               "--metrics-linger", "300", WORKER, outdir],
+                              stdout=open(npurun_log, "w"), stderr=subprocess.STDOUT, env=env, cwd=REPO)
+    s = Setup(prom_port, node_port, outdir, npurun, prom, npurun_log, prom_log)
+    try:
+        _wait_ready(s)
+        yield s
+    finally:
+        for p in (npurun, prom):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in (npurun, prom):
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.mark.timeout(400)
+def test_series_reach_prometheus(setup):
+    steps = setup.wait_for('npudist_train_steps_total{job="npudist"} > 20',
+                           lambda r: len(r) == 2, "both ranks' record_step counters")
+    ranks = _by_rank(steps)
+    assert set(ranks) == {"0", "1"}
+    for rank, r in ranks.items():
+        assert r["metric"]["local_rank"] == rank and r["metric"]["host"] == HOST, r
+        assert r["metric"]["instance"] == f"127.0.0.1:{setup.node_port}"
+    assert float(setup.query('up{job="npudist"}')[0]["value"][1]) == 1
+    # record_step-derived series
+    setup.wait_for(f"rate(npudist_train_tokens_total[{RATE_WINDOW}]) > 0", lambda r: len(r) == 2, "tokens/s")
+    assert len(setup.query("npudist_train_step_seconds_bucket{le=\"+Inf\"} > 0")) == 2
+    assert len(setup.query("npudist_train_last_step_seconds > 0")) == 2
+    # npu memory: each rank holds > 4 MiB on its own npu
+    mem = _by_rank(setup.query("npudist_npu_memory_allocated_bytes >= 4194304"))
+    assert {r: m["metric"]["device"] for r, m in mem.items()} == {"0": "npu:0", "1": "npu:1"}
+    assert len(setup.query("npudist_npu_memory_reserved_bytes >= npudist_npu_memory_allocated_bytes")) == 2
+    assert len(setup.query("npudist_npu_memory_fragmentation_ratio >= 0 <= 1")) == 2
+    assert len(setup.query("npudist_npu_memory_peak_allocated_bytes >= 4194304")) == 2
+    # process and npurun's own series
+    assert len(setup.query("npudist_process_cpu_seconds_total > 0")) == 2
+    assert len(setup.query("npudist_process_resident_memory_bytes > 10e6")) == 2
+    up = _by_rank(setup.query(f'npudist_rank_up{{host="{HOST}"}}'))
+    assert {r: float(m["value"][1]) for r, m in up.items()} == {"0": 1.0, "1": 1.0}
+    assert len(setup.query("npudist_rank_metrics_up == 1")) == 2
+    assert float(setup.query("npudist_npurun_restarts")[0]["value"][1]) == 0
+
+
+@pytest.mark.timeout(400)
+def test_hccl_series_reach_prometheus(setup):
+    if not HAS_HCCL_STATS:
+        pytest.skip("npudist._C has no _hccl_stats (the hccl backend's statistics are not built in yet)")
+    done = setup.wait_for('npudist_hccl_collectives_completed_total{op="all_reduce", pg_desc="default_pg"} > 10',
+                          lambda r: len(r) == 2, "hccl all_reduce counters")
+    assert {r["metric"]["rank"] for r in done} == {"0", "1"}
+    for r in done:
+        assert r["metric"]["host"] == HOST and r["metric"]["pg"]
+    # every completed all_reduce moved 4096 float32 = 16 KiB
+    ratio = setup.query('npudist_hccl_bytes_total{op="all_reduce"} / npudist_hccl_collectives_completed_total')
+    assert {float(r["value"][1]) for r in ratio} == {16384.0}
+    assert len(setup.query('npudist_hccl_collectives_completed_total{op="all_gather"} > 0')) == 2
+    assert len(setup.query('npudist_hccl_collective_latency_seconds_count{op="all_reduce"} > 0')) == 2
+    assert len(setup.query('npudist_hccl_collective_latency_seconds_bucket{le="+Inf"} > 0')) >= 2
+    assert len(setup.query('npudist_hccl_collectives_failed_total == 0')) >= 2
+    assert len(setup.query("npudist_hccl_timeouts_total == 0")) == 2
+    assert len(setup.query("npudist_hccl_mismatches_total == 0")) == 2
+    assert len(setup.query("npudist_hccl_straggler_score_seconds >= 0")) == 2
+    assert len(setup.query("npudist_hccl_collectives_in_flight >= 0")) == 2
+    assert len(setup.query('npudist_hccl_group_info{group_size="2"}')) >= 2
+    assert len(setup.query(f"rate(npudist_hccl_bus_bytes_total[{RATE_WINDOW}]) > 0")) >= 2
+
+
+def _dashboard_queries():
+    with open(DASHBOARD) as f:
+        dash = json.load(f)
+    out = []
+    for panel in dash["panels"]:
+        for t in panel.get("targets", []):
+            out.append((panel["title"], t["refId"], t["expr"]))
+    variables = [v for v in dash["templating"]["list"] if v["type"] == "query"]
+    return dash, out, variables
+
+
+def _concrete(expr):
+    """The PromQL Grafana would send with every host and rank selected."""
+    expr = expr.replace("$__rate_interval", RATE_WINDOW)
+    expr = expr.replace('"$host"', '".*"').replace('"$rank"', '".*"')
+    assert "$" not in expr, f"unsubstituted variable in {expr!r}"
+    return expr
+
+
+def _may_be_empty(expr):
+    if "npudist_rank_exit_code" in expr:
+        return True  # no rank ended yet
+    if "npudist_hccl_" in expr and not HAS_HCCL_STATS:
+        return True
+    return False
+
+
+@pytest.mark.timeout(400)
+def test_dashboard_queries(setup):
+    dash, queries, variables = _dashboard_queries()
+    assert len(queries) >= 25 and dash["uid"]
+    # rates need two scrapes inside the window
+    setup.wait_for(f"rate(npudist_process_cpu_seconds_total[{RATE_WINDOW}])", lambda r: len(r) == 2,
+                   "a rate over two scrapes")
+    if HAS_HCCL_STATS:
+        setup.wait_for(f"rate(npudist_hccl_collectives_completed_total[{RATE_WINDOW}]) > 0", lambda r: len(r) >= 2,
+                       "hccl rates")
+    empty = []
+    for title, ref, expr in queries:
+        result = setup.query(_concrete(expr))  # raises on a PromQL error
+        if not result and not _may_be_empty(expr):
+            empty.append(f"{title} / {ref}: {expr}")
+    assert not empty, "dashboard queries without data:\n" + "\n".join(empty)
+    # template variables: label_values(METRIC{...}, LABEL) must find the label
+    for v in variables:
+        m = re.fullmatch(r"label_values\((.+), (\w+)\)", v["definition"])
+        assert m, v["definition"]
+        result = setup.query(_concrete(m.group(1).replace("$host", ".*")))
+        values = {r["metric"].get(m.group(2)) for r in result}
+        assert values and None not in values, (v["name"], result)
+
+
+@pytest.mark.timeout(400)
+def test_dead_rank_shows_down_with_exit_code(setup):
+    with open(os.path.join(setup.outdir, "exit-1"), "w") as f:
+        f.write("7")
+    setup.wait_for(f'npudist_rank_exit_code{{rank="1", host="{HOST}"}} == 7', lambda r: len(r) == 1,
+                   "rank 1's exit code")
+    down = setup.wait_for('npudist_rank_up{rank="1"} == 0', lambda r: len(r) == 1, "rank 1 down")
+    assert down[0]["metric"]["local_rank"] == "1"
+    # rank 0 was stopped by the agent when rank 1 failed: down too
+    setup.wait_for('npudist_rank_up{rank="0"} == 0', lambda r: len(r) == 1, "rank 0 down")
+    assert setup.npurun.poll() is None, "npurun should linger (--metrics-linger) " + setup.explain()
+    setup.npurun.send_signal(signal.SIGTERM)  # ends the linger
+    code = setup.npurun.wait(timeout=60)
+    log = open(setup.npurun_log, errors="replace").read()
+    assert code != 0 and "exit code 7" in log, setup.explain()

@@ -1,0 +1,92 @@
+"""The npudist_hccl_* series of real ranks: counts, bytes, latency buckets and groups match the
+collectives the ranks ran (2 processes on the hccl backend)."""
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+import npudist
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+WORKER = os.path.join(REPO, "tests", "watchdog", "workers", "hccl_stats.py")
+
+pytestmark = pytest.mark.skipif(not hasattr(npudist._C, "_hccl_stats"),
+                                reason="npudist._C has no _hccl_stats (the hccl backend's statistics are not built in)")
+
+
+def _launch(nranks, timeout=240):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("NPUDIST_", "HCCL_", "TORCH_HCCL_"))}
+    procs = []
+    for r in range(nranks):
+        env = dict(base, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(nranks), MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(port), NPUDIST_HOSTNAME="hostM",
+                   PYTHONPATH=REPO + os.pathsep + base.get("PYTHONPATH", ""))
+        procs.append(subprocess.Popen([sys.executable, WORKER], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True, cwd=REPO))
+    outs = []
+    for p in procs:
+        try:
+            outs.append(p.communicate(timeout=timeout))
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            outs.append(p.communicate())
+    explain = "\n".join(f"--- rank {r} exit {p.returncode}\n{o[-2000:]}\n{e[-3000:]}"
+                        for r, (p, (o, e)) in enumerate(zip(procs, outs)))
+    assert all(p.returncode == 0 for p in procs), explain
+    results = []
+    for o, _ in outs:
+        line = next(ln for ln in o.splitlines() if ln.startswith("RESULT "))
+        results.append(json.loads(line[len("RESULT "):]))
+    return results
+
+
+def _value(samples, name, **labels):
+    hits = [v for n, ls, v in samples if n == name and all(ls.get(k) == str(x) for k, x in labels.items())]
+    assert len(hits) == 1, (name, labels, [(n, ls) for n, ls, _ in samples if n == name])
+    return hits[0]
+
+
+@pytest.mark.timeout(300)
+def test_hccl_series_of_two_ranks():
+    results = _launch(2)
+    for rank, res in enumerate(results):
+        s = res["samples"]
+        info = {ls["pg_desc"]: ls for n, ls, _ in s if n == "npudist_hccl_group_info"}
+        assert set(info) >= {"default_pg", "metrics_sub"}, info
+        pg0, sub = info["default_pg"]["pg"], info["metrics_sub"]["pg"]
+        assert pg0 != sub and info["default_pg"]["group_size"] == "2"
+        assert info["default_pg"]["group_rank"] == str(rank)
+        lab = dict(rank=rank, local_rank=rank, host="hostM", pg=pg0)
+        ar = dict(lab, op="all_reduce")
+        assert _value(s, "npudist_hccl_collectives_started_total", **ar) == 3
+        assert _value(s, "npudist_hccl_collectives_completed_total", **ar) == 3
+        assert _value(s, "npudist_hccl_collectives_failed_total", **ar) == 0
+        assert _value(s, "npudist_hccl_bytes_total", **ar) == 3 * 16384
+        assert _value(s, "npudist_hccl_bus_bytes_total", **ar) == 3 * 16384  # 2(n-1)/n = 1 for n = 2
+        assert _value(s, "npudist_hccl_collective_latency_seconds_count", **ar) == 3
+        assert _value(s, "npudist_hccl_collective_latency_seconds_bucket", le="+Inf", **ar) == 3
+        assert _value(s, "npudist_hccl_collective_latency_seconds_sum", **ar) > 0
+        buckets = sorted((float(ls["le"]), v) for n, ls, v in s
+                         if n == "npudist_hccl_collective_latency_seconds_bucket" and ls["op"] == "all_reduce"
+                         and ls["pg"] == pg0)
+        assert buckets[0][0] == 1e-6  # buckets start at 1 us
+        assert all(a[1] <= b[1] for a, b in zip(buckets, buckets[1:]))  # cumulative
+        assert _value(s, "npudist_hccl_bus_bandwidth_bytes_per_second", **ar) > 0
+        bc = dict(lab, op="broadcast")
+        assert _value(s, "npudist_hccl_collectives_completed_total", **bc) == 2
+        assert _value(s, "npudist_hccl_bytes_total", **bc) == 800
+        ag = dict(lab, op="all_gather_into_tensor")
+        assert _value(s, "npudist_hccl_collectives_completed_total", **ag) == 1
+        assert _value(s, "npudist_hccl_collectives_completed_total", rank=rank, pg=sub, op="all_reduce") == 1
+        for name in ("npudist_hccl_timeouts_total", "npudist_hccl_mismatches_total",
+                     "npudist_hccl_collectives_in_flight", "npudist_hccl_oldest_in_flight_age_seconds"):
+            assert _value(s, name, **lab) == 0, name
+        assert _value(s, "npudist_hccl_straggler_score_seconds", **lab) >= 0
+        assert _value(s, "npudist_hccl_flight_recorder_entries", rank=rank) >= 7

@@ -1,0 +1,44 @@
+"""A rank of test_hccl_metrics: known collectives on hccl, then its own metrics as JSON.
+
+Prints ``RESULT {"samples": [[name, labels, value], ...], "scrape_s": [...]}`` with every
+npudist_hccl_* sample of this rank's registry after the collectives completed.
+"""
+import json
+import os
+import time
+
+import torch
+import torch.distributed as dist
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from npudist.watchdog import registry
+
+rank, local_rank = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])
+torch.npu.set_device(local_rank)
+dist.init_process_group("hccl")
+world = dist.get_world_size()
+x = torch.ones(4096, device="npu")  # 16 KiB
+for _ in range(3):
+    dist.all_reduce(x)
+b = torch.zeros(100, device="npu")  # 400 B
+for _ in range(2):
+    dist.broadcast(b, src=0)
+out = torch.empty(world * 256, device="npu")
+dist.all_gather_into_tensor(out, x[:256])
+sub = dist.new_group(list(range(world)), group_desc="metrics_sub")
+dist.all_reduce(x, group=sub)
+torch.npu.synchronize()
+time.sleep(0.2)
+
+reg = registry()
+timings = []
+for _ in range(20):
+    t0 = time.perf_counter()
+    text = generate_latest(reg).decode()
+    timings.append(time.perf_counter() - t0)
+samples = [[s.name, s.labels, s.value] for fam in text_string_to_metric_families(text)
+           for s in fam.samples if s.name.startswith("npudist_hccl_")]
+print("RESULT " + json.dumps({"samples": samples, "scrape_s": timings}), flush=True)
+dist.barrier()
+dist.destroy_process_group()

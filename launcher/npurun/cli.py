@@ -112,7 +112,8 @@ class Launch:
         try:
             envs = self.logs.envs if self.logs else {}
             self.metrics.finish(outcome.failures, envs, succeeded=outcome.status == "ok")
-            if self.args.metrics_linger and outcome.status != "interrupted":
+            ran = bool(self.logs and self.logs.attempts) and self.metrics.port is not None
+            if self.args.metrics_linger and ran and outcome.status != "interrupted":
                 seen = len(self.signals.received) if self.signals else 0
                 self.metrics.linger(self.args.metrics_linger,
                                     lambda: bool(self.signals) and len(self.signals.received) > seen)

@@ -137,3 +137,20 @@ def test_npurun_metrics_flags_dry_run_and_errors(capsys, monkeypatch):
                         (["--metrics-port", "0", "--metrics-addr", "a b"], "neither an IP address")]:
         code, out, err = _main(capsys, ["--nproc", "2", *args, "--dry-run", worker, "x"])
         assert code == 2 and words in err, (args, err)
+
+
+@pytest.mark.timeout(300)
+def test_npurun_metrics_port_in_use_is_a_clear_error():
+    worker = os.path.join(REPO, "tests", "watchdog", "workers", "train_loop.py")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NPUDIST_", "PET_"))}
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        r = subprocess.run([sys.executable, "-m", "npurun", "--nproc", "2", "--metrics-port", str(port),
+                            "--metrics-linger", "600", worker, "/nonexistent"], env=env, capture_output=True,
+                           text=True, timeout=240, cwd=REPO)
+    assert r.returncode != 0
+    assert (f"npurun: job did not run: OSError: [Errno 98] --metrics-addr 127.0.0.1 --metrics-port {port}: "
+            f"cannot serve metrics there") in r.stderr, r.stderr
+    assert "[rank" not in r.stdout + r.stderr  # no rank was started

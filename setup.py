@@ -39,8 +39,12 @@ def sources():
 
 
 write_build_info()
+# run.sh installs the package (editable) with NPUDIST_SKIP_EXT_BUILD=1 and
+# builds the extension itself, into build/ and then renamed into place, so
+# that processes running meanwhile never see a half-written library.
+SKIP_EXT = os.environ.get("NPUDIST_SKIP_EXT_BUILD") == "1"
 setup(
-    ext_modules=[
+    ext_modules=[] if SKIP_EXT else [
         CppExtension(
             name="npudist._C",
             sources=sources(),

@@ -216,12 +216,13 @@ def to_bnsd(query, key, value, head_num, layout):
 
 
 def from_bnsd(out, layout):
+    """(B, N, S, D) back to `layout`, contiguous (as the fake kernels promise, and torch_npu returns)."""
     if layout == "BNSD":
-        return out
+        return out.contiguous()
     if layout == "BSND":
-        return out.transpose(1, 2)
+        return out.transpose(1, 2).contiguous()
     out = out.transpose(1, 2).flatten(-2)
-    return out.transpose(0, 1) if layout == "SBH" else out
+    return (out.transpose(0, 1) if layout == "SBH" else out).contiguous()
 
 
 def _mask(atten_mask, sparse_mode, sq, skv, device):

@@ -55,7 +55,8 @@ def registered_aten_strategies() -> int:
     from torch.distributed.tensor import DTensor
 
     prop = DTensor._op_dispatcher.sharding_propagator
-    ops = set(prop.op_strategy_funcs) | set(getattr(prop, "op_to_rules", {}))
+    ops = set(prop.op_strategy_funcs) | set(getattr(prop, "op_to_rules", {})) | set(
+        getattr(prop, "op_single_dim_strategy_funcs", {}))
     return sum(1 for op in ops if getattr(op, "namespace", "") == "aten")
 
 

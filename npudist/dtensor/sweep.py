@@ -182,6 +182,8 @@ def run_op(op, mesh, device, max_samples, max_combos):
                 torch.manual_seed(0)
                 got = _full(op(*dargs, **dkwargs))
             except Exception as err:
+                if os.environ.get("NPUDIST_SWEEP_TRACEBACK"):  # investigating one op: the whole stack
+                    traceback.print_exc()
                 return dict(status="error", reason=_first_line(err), where=_where(err), runs=runs,
                             placements=[str(p) for p in combo])
             problem = _compare(ref, got, shapes_only)

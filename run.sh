@@ -25,7 +25,8 @@ log() { echo "[run.sh] $*" >&2; }
 # missing or half-written file. A lock keeps two builds from racing.
 build_extension() {
   log "building the C++ extension (incremental, ninja)"
-  exec 9>build/.build-lock 2>/dev/null || { mkdir -p build; exec 9>build/.build-lock; }
+  mkdir -p build
+  exec 9>build/.build-lock
   flock 9
   TORCH_DEVICE_BACKEND_AUTOLOAD=0 MAX_JOBS=${MAX_JOBS:-2} "$PY" setup.py -q build_ext --build-lib build/ext >/dev/null
   local built

@@ -26,6 +26,10 @@ def register():
 
     # Ops with a dedicated CPU kernel run it on npu too (see cpu_kernel_routing.h).
     _C._route_cpu_kernel_ops()
+    # `param.data = t` across cpu and npu (FSDP2 fully_shard of a cpu module, see the module)
+    from npudist.device import _set_data
+
+    _set_data.register()
 
     if getattr(torch, "npu", None) is not device_module:
         torch._register_device_module("npu", device_module)

@@ -1,0 +1,541 @@
+"""The flagship job: a small byte-level GPT trained with FSDP2 on npu, launched by npurun.
+
+    npurun --nproc 4 examples/train_gpt.py                 # what `./run.sh demo` runs
+    npurun --nproc 4 examples/train_gpt.py --steps 1000 --ckpt-dir /tmp/gpt --mp fp32
+
+Data: the Python standard library's own ``*.py`` files (every machine has them), read as bytes
+(vocabulary 256). Files are split into train and validation by file (every ``--val-every``-th
+file in sorted order is held out). Tokenising, splitting, packing into rows of ``seq_len + 1``
+bytes, sharding by rank, shuffling and batching run on npudist.xp (npudist/xp/pipeline.py), on
+the rank's npu.
+
+Model: a GPT (pre-LayerNorm blocks, causal ``scaled_dot_product_attention``, GELU MLP),
+created on the meta device, sharded with ``fully_shard`` per block and at the root, then
+materialised with ``to_empty(device=npu)`` and initialised in place. Mixed precision
+``MixedPrecisionPolicy(param_dtype=bfloat16, reduce_dtype=float32)`` (``--mp bf16``, default) or
+fp32; explicit forward/backward prefetch of the next block; AdamW, warm-up + cosine schedule,
+gradient clipping over the DTensor gradients.
+
+Every ``--log-every`` steps rank 0 prints step, training loss (mean over ranks and the window),
+validation loss (nats per byte, on ``--eval-batches`` held-out batches per rank), tokens/s of the
+whole job and npu memory of rank 0. The unigram baseline (cross-entropy of the validation bytes
+under the training set's byte frequencies) is printed at the start; the loss should fall well
+below it within a few hundred steps.
+
+Checkpoints: DCP (``torch.distributed.checkpoint``) of the sharded model and optimizer state and
+the step, to ``--ckpt-dir/step_NNNNNNN`` every ``--ckpt-every`` steps (``--async-ckpt``: with
+``dcp.async_save`` on a dedicated group) and when a rank receives SIGTERM (npurun forwards
+SIGTERM/SIGINT to every rank): the ranks agree on the step to stop at, save, and exit with code
+143. On start the job resumes from the newest complete checkpoint in ``--ckpt-dir`` (also on a
+different number of ranks: DCP reshards), unless ``--no-resume``. At the end it prints a short
+generated sample.
+
+Each step reports its time and token count to ``npudist.watchdog.record_step`` (Prometheus
+metrics, docs/metrics.md).
+
+The model and the step are importable (benchmarks/train_step.py times them): ``GPTConfig``,
+``GPT``, ``build_fsdp_model``.
+"""
+import argparse
+import dataclasses
+import json
+import math
+import os
+import shutil
+import signal
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.distributed.checkpoint as dcp
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+EXIT_SIGTERM = 143  # 128 + SIGTERM: the job was stopped, its checkpoint is saved
+
+
+# ---------------------------------------------------------------------------------------------
+# model
+
+@dataclasses.dataclass
+class GPTConfig:
+    """Sizes of the GPT. vocab_size 256 = bytes; seq_len is the context length in tokens."""
+    vocab_size: int = 256
+    seq_len: int = 128
+    d_model: int = 256
+    n_layer: int = 4
+    n_head: int = 4
+    mlp_ratio: int = 4
+
+
+class Block(nn.Module):
+    """Pre-LayerNorm transformer block: x + attn(ln(x)), then x + mlp(ln(x)). x: [B, T, d]."""
+
+    def __init__(self, cfg: GPTConfig):
+        super().__init__()
+        self.n_head = cfg.n_head
+        self.ln1 = nn.LayerNorm(cfg.d_model)
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model)
+        self.ln2 = nn.LayerNorm(cfg.d_model)
+        self.fc = nn.Linear(cfg.d_model, cfg.mlp_ratio * cfg.d_model)
+        self.out = nn.Linear(cfg.mlp_ratio * cfg.d_model, cfg.d_model)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+        q, k, v = (z.view(b, t, self.n_head, d // self.n_head).transpose(1, 2) for z in (q, k, v))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
+        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+
+
+class GPT(nn.Module):
+    """Byte-level GPT. forward(idx [B, T] int64, targets [B, T] int64 or None) ->
+    (logits [B, T, vocab] in the compute dtype, mean cross-entropy in float32 or None)."""
+
+    def __init__(self, cfg: GPTConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.pos_emb = nn.Embedding(cfg.seq_len, cfg.d_model)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
+        self.ln_f = nn.LayerNorm(cfg.d_model)
+        self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+
+    def init_weights(self):
+        """(Re)initialises every parameter in place (works on sharded DTensor parameters after
+        ``to_empty``): normal(0, 0.02) weights, zero biases, residual projections scaled by
+        1/sqrt(2 n_layer), LayerNorms at (1, 0)."""
+        std = 0.02
+        with torch.no_grad():
+            for name, p in self.named_parameters():
+                if name.endswith("bias"):
+                    p.zero_()
+                elif ".ln" in name or name.startswith("ln_"):
+                    p.fill_(1.0)
+                elif name.endswith(("proj.weight", "out.weight")):
+                    p.normal_(0.0, std / math.sqrt(2 * self.cfg.n_layer))
+                else:
+                    p.normal_(0.0, std)
+
+    def forward(self, idx, targets=None):
+        t = idx.shape[1]
+        if t > self.cfg.seq_len:
+            raise ValueError(f"sequence of {t} tokens is longer than the model's seq_len={self.cfg.seq_len}")
+        pos = torch.arange(t, device=idx.device)
+        x = self.tok_emb(idx) + self.pos_emb(pos)
+        for block in self.blocks:
+            x = block(x)
+        logits = self.head(self.ln_f(x))
+        if targets is None:
+            return logits, None
+        loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        return logits, loss
+
+
+def num_params(cfg: GPTConfig) -> int:
+    """Parameter count of GPT(cfg), without building it."""
+    with torch.device("meta"):
+        return sum(p.numel() for p in GPT(cfg).parameters())
+
+
+def build_fsdp_model(cfg: GPTConfig, device, mp="bf16", reshard_after_forward=True, mesh=None, seed=0):
+    """GPT(cfg) on the meta device, fully_shard per block and at the root, to_empty(device),
+    init_weights with torch.manual_seed(seed) (the same on every rank), explicit prefetch of the
+    next block forward and the previous block backward. mp: 'bf16' (param bfloat16, reduce
+    float32) or 'fp32'. Returns the model (an FSDPModule)."""
+    if mp not in ("bf16", "fp32"):
+        raise ValueError(f"mp must be 'bf16' or 'fp32', got {mp!r}")
+    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if mp == "bf16" \
+        else MixedPrecisionPolicy()
+    with torch.device("meta"):
+        model = GPT(cfg)
+    kw = dict(mp_policy=policy, mesh=mesh)
+    for block in model.blocks:
+        fully_shard(block, reshard_after_forward=reshard_after_forward, **kw)
+    fully_shard(model, reshard_after_forward=reshard_after_forward, **kw)
+    blocks = list(model.blocks)
+    for i, block in enumerate(blocks):
+        if i + 1 < len(blocks):
+            block.set_modules_to_forward_prefetch([blocks[i + 1]])
+        if i > 0:
+            block.set_modules_to_backward_prefetch([blocks[i - 1]])
+    model.to_empty(device=device)
+    torch.manual_seed(seed)
+    model.init_weights()
+    return model
+
+
+# ---------------------------------------------------------------------------------------------
+# data (npudist.xp)
+
+def stdlib_files(data_dir=None):
+    """Sorted paths of the *.py files directly in data_dir (default: the standard library)."""
+    data_dir = data_dir or os.path.dirname(os.__file__)
+    files = sorted(os.path.join(data_dir, n) for n in os.listdir(data_dir) if n.endswith(".py"))
+    if not files:
+        raise FileNotFoundError(f"no *.py files in {data_dir!r}; pass --data-dir with Python sources")
+    return files
+
+
+class ByteData:
+    """The corpus as xp arrays on this rank's npu.
+
+    train_rows / val_rows: uint8 xp arrays [N, seq_len + 1] (files packed back to back, each
+    followed by a 0 byte, a separator that does not occur in source text); unigram_nats: the
+    validation bytes' cross-entropy under the training bytes' frequencies (add-one smoothed)."""
+
+    def __init__(self, seq_len, data_dir=None, val_every=10, max_bytes=None):
+        import npudist.xp as xp
+        from npudist.xp import pipeline as pl
+        if val_every < 2:
+            raise ValueError(f"--val-every must be >= 2 (every N-th file is held out), got {val_every}")
+        train, val = [], []
+        total = 0
+        for i, path in enumerate(stdlib_files(data_dir)):
+            with open(path, "rb") as f:
+                data = f.read()
+            (val if i % val_every == val_every - 1 else train).append(xp.frombuffer(data, dtype=xp.uint8))
+            total += len(data)
+            if max_bytes and total >= max_bytes:
+                break
+        if not train or not val:
+            raise ValueError(f"need at least {val_every} files for a train/validation split, found {len(train) + len(val)}")
+        self.n_files = (len(train), len(val))
+        ds_train = pl.TokenDataset.from_sequences(train, dtype=np.uint8)
+        ds_val = pl.TokenDataset.from_sequences(val, dtype=np.uint8)
+        self.n_bytes = (int(ds_train.tokens.shape[0]), int(ds_val.tokens.shape[0]))
+        counts = xp.bincount(ds_train.tokens, minlength=256).astype(xp.float64) + 1.0
+        logp = xp.log(counts / counts.sum())
+        vcounts = xp.bincount(ds_val.tokens, minlength=256).astype(xp.float64)
+        self.unigram_nats = float(-(vcounts * logp).sum() / vcounts.sum())
+        self.train_rows = self._rows(pl, ds_train, seq_len)
+        self.val_rows = self._rows(pl, ds_val, seq_len)
+
+    @staticmethod
+    def _rows(pl, ds, seq_len):
+        packed = pl.pack_sequences((ds.tokens, ds.lengths()), seq_len + 1, pad_value=0, eos_id=0)
+        return packed["input_ids"]
+
+
+def train_batches(rows, batch_size, seed, start_step):
+    """Endless batches of this rank's training rows (uint8 npu tensors [batch, seq_len + 1]):
+    epoch e is a permutation seeded by (seed, e), sharded by rank, in batches of batch_size;
+    start_step skips the batches already trained on (resume)."""
+    from npudist.xp import pipeline as pl
+    loader = pl.DataPipeline(rows, batch_size, shuffle=True, seed=seed, drop_last=True, prefetch=0)
+    per_epoch = len(loader)
+    if per_epoch == 0:
+        raise ValueError(f"batch size {batch_size} x {loader.world_size} ranks is larger than the "
+                         f"{rows.shape[0]} training rows; lower --batch-size or --seq-len")
+    epoch, skip = divmod(start_step, per_epoch)
+    while True:
+        loader.set_epoch(epoch)
+        idx = pl.shard_indices(rows.shape[0], loader.rank, loader.world_size, drop_remainder=True, seed=seed,
+                               epoch=epoch)
+        for b in pl.batch_indices(idx, batch_size, drop_last=True)[skip:]:
+            yield pl.to_torch_batch(loader.make_batch(b))["data"]
+        skip, epoch = 0, epoch + 1
+
+
+def val_batches(rows, batch_size, n_batches):
+    """The first n_batches batches of this rank's share of the validation rows (fixed, no shuffle)."""
+    from npudist.xp import pipeline as pl
+    loader = pl.DataPipeline(rows, batch_size, shuffle=False, drop_last=False, prefetch=0)
+    idx = pl.shard_indices(rows.shape[0], loader.rank, loader.world_size)
+    return [pl.to_torch_batch(loader.make_batch(b))["data"] for b in pl.batch_indices(idx, batch_size)[:n_batches]]
+
+
+# ---------------------------------------------------------------------------------------------
+# checkpoints
+
+def complete_checkpoints(ckpt_dir):
+    """(step, path) of every complete checkpoint (DCP wrote its .metadata), oldest first."""
+    out = []
+    if os.path.isdir(ckpt_dir):
+        for name in os.listdir(ckpt_dir):
+            path = os.path.join(ckpt_dir, name)
+            if name.startswith("step_") and name[5:].isdigit() and os.path.exists(os.path.join(path, ".metadata")):
+                out.append((int(name[5:]), path))
+    return sorted(out)
+
+
+class Checkpointer:
+    """DCP checkpoints of (model, optimizer, trainer state) under ckpt_dir/step_NNNNNNN."""
+
+    def __init__(self, ckpt_dir, model, opt, config_json, keep=2, async_group=None):
+        self.dir, self.model, self.opt, self.config_json, self.keep = ckpt_dir, model, opt, config_json, keep
+        self.async_group = async_group
+        self.pending = None  # (future, step, path) of a running async save
+
+    def _state(self, step):
+        msd, osd = get_state_dict(self.model, self.opt)
+        return {"model": msd, "optim": osd, "trainer": {"step": step, "config": self.config_json}}
+
+    def save(self, step, use_async=False):
+        """Saves the state after `step` steps; returns the checkpoint path."""
+        self.wait()
+        path = os.path.join(self.dir, f"step_{step:07d}")
+        if dist.get_rank() == 0:
+            os.makedirs(self.dir, exist_ok=True)
+        if use_async:
+            fut = dcp.async_save(self._state(step), checkpoint_id=path, process_group=self.async_group)
+            self.pending = (fut, step, path)
+        else:
+            dcp.save(self._state(step), checkpoint_id=path)
+            self._prune()
+        return path
+
+    def wait(self):
+        """Blocks until a running async save has finished."""
+        if self.pending is not None:
+            fut = self.pending[0]
+            (fut.upload_completion if hasattr(fut, "upload_completion") else fut).result()
+            self.pending = None
+            self._prune()
+
+    def _prune(self):
+        if dist.get_rank() == 0 and self.keep > 0:
+            for _, old in complete_checkpoints(self.dir)[:-self.keep]:
+                shutil.rmtree(old, ignore_errors=True)
+
+    def load_latest(self):
+        """Loads the newest complete checkpoint into model and optimizer; returns its step (0 if none).
+        Raises RuntimeError if it was written for a different model configuration."""
+        found = complete_checkpoints(self.dir)
+        # every rank must pick the same checkpoint: rank 0 decides
+        choice = [found[-1] if found else None]
+        dist.broadcast_object_list(choice, src=0)
+        if choice[0] is None:
+            return 0
+        step, path = choice[0]
+        trainer = {"step": 0, "config": ""}
+        dcp.load({"trainer": trainer}, checkpoint_id=path)
+        if trainer["config"] != self.config_json:
+            raise RuntimeError(f"checkpoint {path} was written for model {trainer['config']}, this run builds "
+                               f"{self.config_json}; pass the same model flags, another --ckpt-dir, or --no-resume")
+        state = self._state(step)
+        dcp.load(state, checkpoint_id=path)
+        set_state_dict(self.model, self.opt, model_state_dict=state["model"], optim_state_dict=state["optim"])
+        return int(state["trainer"]["step"])
+
+
+# ---------------------------------------------------------------------------------------------
+# training
+
+_stop_signal = []
+
+
+def _on_signal(signum, frame):
+    _stop_signal.append(signum)
+
+
+def lr_at(step, steps, lr, warmup):
+    """Linear warm-up for `warmup` steps, then cosine decay to lr / 10 at `steps`."""
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    progress = min(1.0, (step - warmup) / max(1, steps - warmup))
+    return lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+@torch.no_grad()
+def evaluate(model, batches):
+    """Mean validation loss over every rank's batches (nats per byte)."""
+    total = torch.zeros(2, dtype=torch.float64, device=batches[0].device if batches else None)
+    for b in batches:
+        _, loss = model(b[:, :-1].long(), b[:, 1:].long())
+        total += torch.stack([loss.double().detach() * b.shape[0], torch.tensor(b.shape[0], device=b.device)])
+    dist.all_reduce(total)
+    return float(total[0] / total[1])
+
+
+@torch.no_grad()
+def generate(model, prompt: bytes, n_tokens, device, temperature=0.8, top_k=40, seed=1234):
+    """Samples n_tokens bytes after prompt (every rank runs the same computation, as FSDP
+    needs; the sampling generator is seeded identically). Returns the bytes generated."""
+    gen = torch.Generator().manual_seed(seed)
+    ctx = torch.tensor(list(prompt), dtype=torch.long, device=device).unsqueeze(0)
+    out = []
+    for _ in range(n_tokens):
+        logits, _ = model(ctx[:, -model.cfg.seq_len:])
+        logits = logits[0, -1].float().cpu() / temperature
+        v, i = logits.topk(top_k)
+        nxt = i[torch.multinomial(torch.softmax(v, -1), 1, generator=gen)]
+        out.append(int(nxt))
+        ctx = torch.cat([ctx, nxt.to(device).view(1, 1)], dim=1)
+    return bytes(out)
+
+
+def _record_step():
+    """npudist.watchdog.record_step(step_time_s, tokens) (issue #9's metrics)."""
+    try:
+        from npudist.watchdog import record_step
+    except ImportError:
+        return None  # TEMPORARY: until issue #9's npudist.watchdog.record_step lands
+    return record_step
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    a = p.add_argument
+    a("--steps", type=int, default=300, help="total optimizer steps (a resumed run continues up to this)")
+    a("--batch-size", type=int, default=8, help="sequences per rank per step")
+    a("--seq-len", type=int, default=64, help="context length in bytes")
+    a("--d-model", type=int, default=256)
+    a("--n-layer", type=int, default=4)
+    a("--n-head", type=int, default=4)
+    a("--lr", type=float, default=3e-3, help="peak learning rate (AdamW)")
+    a("--warmup", type=int, default=30, help="linear warm-up steps")
+    a("--weight-decay", type=float, default=0.1)
+    a("--clip", type=float, default=1.0, help="gradient norm clipping (0: off)")
+    a("--mp", choices=("bf16", "fp32"), default="fp32",
+      help="bf16: MixedPrecisionPolicy(param_dtype=bfloat16, reduce_dtype=float32); fp32: no mixed precision")
+    a("--no-reshard-after-forward", action="store_true", help="keep gathered parameters from forward to backward")
+    a("--log-every", type=int, default=25, help="progress line (with validation loss) every N steps")
+    a("--eval-batches", type=int, default=4, help="validation batches per rank for each progress line")
+    a("--ckpt-dir", default="checkpoints/train_gpt", help="DCP checkpoints go to CKPT_DIR/step_NNNNNNN")
+    a("--ckpt-every", type=int, default=100, help="checkpoint every K steps (0: only at SIGTERM and the end)")
+    a("--async-ckpt", action="store_true", help="periodic checkpoints with dcp.async_save on a dedicated group")
+    a("--keep", type=int, default=2, help="complete checkpoints to keep (0: all)")
+    a("--no-resume", action="store_true", help="start from scratch even if CKPT_DIR has a checkpoint")
+    a("--sample-len", type=int, default=200, help="bytes of generated text at the end (0: none)")
+    a("--prompt", default="def ", help="prompt of the generated sample")
+    a("--data-dir", default=None, help="directory of *.py files (default: the Python standard library)")
+    a("--val-every", type=int, default=10, help="every N-th file (sorted by name) is validation data")
+    a("--max-bytes", type=int, default=None, help="read files until this many bytes (default: all)")
+    a("--seed", type=int, default=0)
+    a("--device", choices=("npu", "cpu"), default="npu", help="cpu runs the same job on cpu + gloo")
+    a("--step-delay", type=float, default=0.0, help=argparse.SUPPRESS)  # tests: slow steps down
+    args = p.parse_args(argv)
+    for name in ("steps", "batch_size", "seq_len", "d_model", "n_layer", "n_head", "log_every"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if args.d_model % args.n_head:
+        p.error(f"--d-model ({args.d_model}) must be a multiple of --n-head ({args.n_head})")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if "RANK" not in os.environ:
+        sys.exit("train_gpt.py runs under a launcher: npurun --nproc 4 examples/train_gpt.py (or torchrun)")
+    local_rank = int(os.environ.get("LOCAL_RANK", 0))
+    if args.device == "npu":
+        import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
+        torch.npu.set_device(local_rank)
+        device = torch.device("npu", local_rank)
+    else:
+        device = torch.device("cpu")
+    dist.init_process_group(dist.get_default_backend_for_device(device),
+                            device_id=device if device.type != "cpu" else None)
+    rank, world = dist.get_rank(), dist.get_world_size()
+
+    def say(*a):
+        if rank == 0:
+            print(*a, flush=True)
+
+    for s in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(s, _on_signal)
+    t_start = time.perf_counter()
+    cfg = GPTConfig(seq_len=args.seq_len, d_model=args.d_model, n_layer=args.n_layer, n_head=args.n_head)
+    config_json = json.dumps(dataclasses.asdict(cfg), sort_keys=True)
+    say(f"train_gpt: {world} ranks on {device.type} ({dist.get_backend()}), GPT {num_params(cfg) / 1e6:.2f}M "
+        f"parameters {config_json}, mp={args.mp}, batch {args.batch_size}x{args.seq_len} per rank")
+
+    data = ByteData(args.seq_len, args.data_dir, args.val_every, args.max_bytes)
+    say(f"data: {data.n_files[0]} train files ({data.n_bytes[0] / 1e6:.2f} MB, {data.train_rows.shape[0]} rows), "
+        f"{data.n_files[1]} validation files ({data.n_bytes[1] / 1e6:.2f} MB); "
+        f"unigram baseline {data.unigram_nats:.4f} nats/byte")
+
+    model = build_fsdp_model(cfg, device, args.mp, not args.no_reshard_after_forward, seed=args.seed)
+    decay = [p for n, p in model.named_parameters() if p.ndim >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.ndim < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95))
+    async_group = None
+    if args.async_ckpt:
+        from npudist.fsdp import checkpoint_process_group
+        async_group = checkpoint_process_group()
+    ckpt = Checkpointer(args.ckpt_dir, model, opt, config_json, args.keep, async_group)
+    start = 0 if args.no_resume else ckpt.load_latest()
+    if start:
+        say(f"resumed from {os.path.join(args.ckpt_dir, f'step_{start:07d}')} at step {start}")
+
+    val = val_batches(data.val_rows, args.batch_size, args.eval_batches)
+    batches = train_batches(data.train_rows, args.batch_size, args.seed, start)
+    record_step = _record_step()
+    tokens_per_step = args.batch_size * args.seq_len * world
+    stop = torch.zeros(1, dtype=torch.int32, device=device)
+    win_loss = torch.zeros(1, dtype=torch.float64, device=device)
+    win_steps, win_time = 0, 0.0
+    val_loss = float("nan")
+    step = start
+    stopped = False
+    while step < args.steps:
+        t0 = time.perf_counter()
+        b = next(batches)
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step, args.steps, args.lr, args.warmup)
+        _, loss = model(b[:, :-1].long(), b[:, 1:].long())
+        loss.backward()
+        if args.clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        win_loss += loss.detach().double()
+        if args.step_delay:
+            time.sleep(args.step_delay)
+        # one tiny all_reduce a step: every rank stops at the same step when any got a signal
+        stop.fill_(1 if _stop_signal else 0)
+        dist.all_reduce(stop, op=dist.ReduceOp.MAX)
+        step += 1
+        dt = time.perf_counter() - t0
+        win_steps, win_time = win_steps + 1, win_time + dt
+        if record_step is not None:
+            record_step(dt, tokens_per_step)
+        stopped = bool(stop.item())
+        last = step == args.steps or stopped
+        if step % args.log_every == 0 or last:
+            val_loss = evaluate(model, val)
+            dist.all_reduce(win_loss)
+            train_loss = float(win_loss) / (win_steps * world)
+            mem = torch.npu.memory_allocated(device) if device.type == "npu" else 0
+            peak = torch.npu.max_memory_allocated(device) if device.type == "npu" else 0
+            say(f"step {step:5d}/{args.steps} | loss {train_loss:.4f} | val {val_loss:.4f} | "
+                f"{tokens_per_step * win_steps / win_time:8.0f} tok/s | {win_time / win_steps * 1e3:6.1f} ms/step | "
+                f"npu mem {mem / 2**20:.1f} MiB (peak {peak / 2**20:.1f})")
+            win_loss.zero_()
+            win_steps, win_time = 0, 0.0
+        if stopped:
+            path = ckpt.save(step)
+            say(f"signal {signal.Signals(_stop_signal[0]).name if _stop_signal else 'on another rank'}: "
+                f"checkpoint {path} saved at step {step}; run the same command again to resume")
+            break
+        if args.ckpt_every and step % args.ckpt_every == 0 and step < args.steps:
+            path = ckpt.save(step, use_async=args.async_ckpt)
+            say(f"checkpoint {path}{' (async)' if args.async_ckpt else ''}")
+    if not stopped:
+        if step > start:
+            path = ckpt.save(step)
+            say(f"checkpoint {path}")
+        ckpt.wait()
+        if math.isnan(val_loss):
+            val_loss = evaluate(model, val)
+        if args.sample_len:
+            sample = generate(model, args.prompt.encode(), args.sample_len, device, seed=args.seed)
+            say("sample:\n" + (args.prompt.encode() + sample).decode("utf-8", errors="replace"))
+        say(f"done: {step} steps, val loss {val_loss:.4f} nats/byte vs unigram baseline {data.unigram_nats:.4f} "
+            f"({val_loss / data.unigram_nats:.0%} of it), {time.perf_counter() - t_start:.1f} s")
+    dist.destroy_process_group()
+    if stopped:
+        sys.exit(EXIT_SIGTERM)
+
+
+if __name__ == "__main__":
+    main()

@@ -20,6 +20,6 @@ def __getattr__(name):
         from npudist.watchdog import server
         return getattr(server, name)
     if name == "registry":
-        from npudist.watchdog.registry import registry
+        from npudist.watchdog.process_registry import registry
         return registry
     raise AttributeError(f"module 'npudist.watchdog' has no attribute {name!r}")

@@ -94,7 +94,7 @@ def start_http_server(port: int = 0, addr: str | None = None, registry=None) -> 
     """
     from prometheus_client import start_http_server as _serve
 
-    from npudist.watchdog.registry import registry as _default_registry
+    from npudist.watchdog.process_registry import registry as _default_registry
     port = check_port(port, "start_http_server(port=...)")
     addr = check_addr(addr if addr is not None else default_addr(),
                       "start_http_server(addr=...)" if addr is not None else ADDR_ENV)

@@ -158,7 +158,7 @@ def test_memory_and_process_collectors(python):
         import os, torch
         from prometheus_client import generate_latest
         from prometheus_client.parser import text_string_to_metric_families
-        from npudist.watchdog.registry import build_registry
+        from npudist.watchdog.process_registry import build_registry
         reg = build_registry()
         before = {f.name for f in text_string_to_metric_families(generate_latest(reg).decode())}
         torch.npu.set_device(1)

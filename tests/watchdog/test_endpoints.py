@@ -33,6 +33,10 @@ def test_start_http_server_serves_registry_on_loopback(monkeypatch):
         s.stop()
     with pytest.raises(OSError):
         get(s.url)
+    # the public names stay functions once the submodules are imported
+    from npudist.watchdog import registry, start_http_server
+    assert callable(registry) and callable(start_http_server)
+    assert registry() is watchdog.registry()
 
 
 def test_start_http_server_addr_from_env(monkeypatch):

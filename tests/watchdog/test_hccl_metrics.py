@@ -1,5 +1,6 @@
 """The npudist_hccl_* series of real ranks: counts, bytes, latency buckets and groups match the
-collectives the ranks ran (2 processes on the hccl backend)."""
+collectives the ranks ran; a slow rank has the higher straggler score; a size mismatch is
+counted (2 processes on the hccl backend)."""
 import json
 import os
 import socket
@@ -84,9 +85,21 @@ def test_hccl_series_of_two_ranks():
         assert _value(s, "npudist_hccl_bytes_total", **bc) == 800
         ag = dict(lab, op="all_gather_into_tensor")
         assert _value(s, "npudist_hccl_collectives_completed_total", **ag) == 1
-        assert _value(s, "npudist_hccl_collectives_completed_total", rank=rank, pg=sub, op="all_reduce") == 1
+        assert _value(s, "npudist_hccl_collectives_completed_total", rank=rank, pg=sub, op="all_reduce") == 6
+        # the size mismatch: raised, counted as a mismatch and a failed (never completed) all_reduce
+        assert "ranks disagree" in res["mismatch_error"], res["mismatch_error"]
+        mm = dict(rank=rank, pg_desc="metrics_mismatch")
+        assert _value(s, "npudist_hccl_mismatches_total", **mm) == 1
+        assert _value(s, "npudist_hccl_collectives_started_total", op="all_reduce", **mm) == 1
+        assert _value(s, "npudist_hccl_collectives_failed_total", op="all_reduce", **mm) == 1
+        assert _value(s, "npudist_hccl_collectives_completed_total", op="all_reduce", **mm) == 0
+        assert _value(s, "npudist_hccl_mismatches_total", **lab) == 0
         for name in ("npudist_hccl_timeouts_total", "npudist_hccl_mismatches_total",
                      "npudist_hccl_collectives_in_flight", "npudist_hccl_oldest_in_flight_age_seconds"):
             assert _value(s, name, **lab) == 0, name
         assert _value(s, "npudist_hccl_straggler_score_seconds", **lab) >= 0
         assert _value(s, "npudist_hccl_flight_recorder_entries", rank=rank) >= 7
+    # the slow rank (50 ms late at each of 5 collectives of the sub-group) has the higher straggler score
+    score = [_value(res["samples"], "npudist_hccl_straggler_score_seconds", rank=r, pg_desc="metrics_sub")
+             for r, res in enumerate(results)]
+    assert score[1] > 0.002 and score[1] > score[0], score

@@ -1,4 +1,5 @@
-"""A rank of test_hccl_metrics: known collectives on hccl, then its own metrics as JSON.
+"""A rank of test_hccl_metrics: known collectives on hccl, a slow rank and a size mismatch in
+sub-groups, then its own metrics as JSON.
 
 Prints ``RESULT {"samples": [[name, labels, value], ...], "scrape_s": [...]}`` with every
 npudist_hccl_* sample of this rank's registry after the collectives completed.
@@ -28,6 +29,19 @@ out = torch.empty(world * 256, device="npu")
 dist.all_gather_into_tensor(out, x[:256])
 sub = dist.new_group(list(range(world)), group_desc="metrics_sub")
 dist.all_reduce(x, group=sub)
+# a slow rank: rank 1 arrives 50 ms late at each of 5 all_reduce of the sub-group
+for _ in range(5):
+    if rank == 1:
+        time.sleep(0.05)
+    dist.all_reduce(x, group=sub)
+# a mismatch: the ranks disagree on the size (the group keeps working: docs/collectives.md)
+mm = dist.new_group(list(range(world)), group_desc="metrics_mismatch")
+mismatch_error = None
+try:
+    dist.all_reduce(torch.ones(64 if rank == 0 else 32, device="npu"), group=mm)
+    torch.npu.synchronize()
+except Exception as e:  # DistBackendError on every rank
+    mismatch_error = f"{type(e).__name__}: {e}"
 torch.npu.synchronize()
 time.sleep(0.2)
 
@@ -39,6 +53,6 @@ for _ in range(20):
     timings.append(time.perf_counter() - t0)
 samples = [[s.name, s.labels, s.value] for fam in text_string_to_metric_families(text)
            for s in fam.samples if s.name.startswith("npudist_hccl_")]
-print("RESULT " + json.dumps({"samples": samples, "scrape_s": timings}), flush=True)
+print("RESULT " + json.dumps({"samples": samples, "scrape_s": timings, "mismatch_error": mismatch_error}), flush=True)
 dist.barrier()
 dist.destroy_process_group()

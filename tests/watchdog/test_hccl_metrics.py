@@ -3,9 +3,11 @@ collectives the ranks ran; a slow rank has the higher straggler score; a size mi
 counted (2 processes on the hccl backend)."""
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -18,7 +20,7 @@ pytestmark = pytest.mark.skipif(not hasattr(npudist._C, "_hccl_stats"),
                                 reason="npudist._C has no _hccl_stats (the hccl backend's statistics are not built in)")
 
 
-def _launch(nranks, timeout=240):
+def _launch(nranks, timeout=240, worker=WORKER, env_extra=None):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -27,8 +29,8 @@ def _launch(nranks, timeout=240):
     for r in range(nranks):
         env = dict(base, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(nranks), MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=str(port), NPUDIST_HOSTNAME="hostM",
-                   PYTHONPATH=REPO + os.pathsep + base.get("PYTHONPATH", ""))
-        procs.append(subprocess.Popen([sys.executable, WORKER], env=env, stdout=subprocess.PIPE,
+                   PYTHONPATH=REPO + os.pathsep + base.get("PYTHONPATH", ""), **(env_extra or {}))
+        procs.append(subprocess.Popen([sys.executable, worker], env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True, cwd=REPO))
     outs = []
     for p in procs:
@@ -43,8 +45,8 @@ def _launch(nranks, timeout=240):
     assert all(p.returncode == 0 for p in procs), explain
     results = []
     for o, _ in outs:
-        line = next(ln for ln in o.splitlines() if ln.startswith("RESULT "))
-        results.append(json.loads(line[len("RESULT "):]))
+        line = next((ln for ln in o.splitlines() if ln.startswith("RESULT ")), None)
+        results.append(json.loads(line[len("RESULT "):]) if line else None)
     return results
 
 
@@ -99,7 +101,30 @@ def test_hccl_series_of_two_ranks():
             assert _value(s, name, **lab) == 0, name
         assert _value(s, "npudist_hccl_straggler_score_seconds", **lab) >= 0
         assert _value(s, "npudist_hccl_flight_recorder_entries", rank=rank) >= 7
+        assert 0 <= _value(s, "npudist_hccl_watchdog_heartbeat_age_seconds", rank=rank) < 60
     # the slow rank (50 ms late at each of 5 collectives of the sub-group) has the higher straggler score
     score = [_value(res["samples"], "npudist_hccl_straggler_score_seconds", rank=r, pg_desc="metrics_sub")
              for r, res in enumerate(results)]
     assert score[1] > 0.002 and score[1] > score[0], score
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_hccl_timeout_is_counted():
+    """Rank 1 never joins an all_reduce: rank 0's times out after the group's 3 s and is counted
+    (TORCH_HCCL_ASYNC_ERROR_HANDLING=0 keeps the process alive to be scraped)."""
+    worker = os.path.join(REPO, "tests", "watchdog", "workers", "hccl_timeout.py")
+    dumps = tempfile.mkdtemp(prefix="npudist-metrics-fr-")  # the flight-recorder dumps of the timeout
+    try:
+        res = _launch(2, worker=worker, env_extra={"TORCH_HCCL_ASYNC_ERROR_HANDLING": "0",
+                                                   "TORCH_HCCL_DEBUG_INFO_TEMP_FILE": os.path.join(dumps, "trace_")})[0]
+    finally:
+        shutil.rmtree(dumps, ignore_errors=True)
+    assert "timed out" in res["error"], res["error"]
+    s = res["samples"]
+    lab = dict(rank=0, pg_desc="default_pg")
+    assert _value(s, "npudist_hccl_timeouts_total", **lab) == 1
+    assert _value(s, "npudist_hccl_collectives_started_total", op="all_reduce", **lab) == 2
+    assert _value(s, "npudist_hccl_collectives_completed_total", op="all_reduce", **lab) == 1
+    assert _value(s, "npudist_hccl_collectives_failed_total", op="all_reduce", **lab) == 1
+    assert _value(s, "npudist_hccl_collectives_in_flight", **lab) == 0

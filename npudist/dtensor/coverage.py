@@ -16,7 +16,8 @@ hccl and a cpu mesh over gloo in the same processes) and prints:
 - the npu fused ops (torch.ops.npu.*) and whether a sharding strategy is
   registered for each.
 
-Exit status 1 when an op fails on npu but passes on cpu.
+Exit status 1 when an op fails on npu but passes on cpu and KNOWN_NPU_ONLY
+does not explain it.
 """
 from __future__ import annotations
 
@@ -25,6 +26,24 @@ import collections
 import json
 import re
 import sys
+
+
+# Ops that fail on the npu mesh and pass on the cpu mesh, with the reason (investigated).
+KNOWN_NPU_ONLY = {
+    "native_batch_norm": (
+        "PyTorch's meta/decomposition of native_batch_norm in eval mode gives save_mean/save_invstd shape (C,) "
+        "on every device but cpu (CUDA's behaviour), while npu runs the CPU kernel, which returns shape (0,); "
+        "DTensor plans the outputs from the meta shapes, so full_tensor() of the (0,) shards fails. Plain npu "
+        "tensors are unaffected; fixing it means an npu kernel returning CUDA's shapes (device core)."),
+    "_native_batch_norm_legit": (
+        "same as native_batch_norm: eval-mode save_mean/save_invstd are (C,) in PyTorch's meta for non-cpu "
+        "devices, (0,) from the CPU kernel npu runs"),
+}
+
+
+def unexplained_npu_only(report):
+    """Ops failing on npu but passing on cpu that KNOWN_NPU_ONLY does not explain."""
+    return [e for e in report["npu_only_failures"] if e["name"] not in KNOWN_NPU_ONLY]
 
 
 def classify(entry) -> str:
@@ -75,6 +94,8 @@ def render(report) -> str:
     for e in diff:
         lines.append(f"  {e['name']}.{e['variant']}: npu {e['npu']['status']} ({e['npu']['reason'][:120]}) / "
                      f"cpu {e['cpu']['status']} ({e['cpu']['reason'][:60]})")
+        if e["name"] in KNOWN_NPU_ONLY:
+            lines.append(f"    explained: {KNOWN_NPU_ONLY[e['name']]}")
     shared = [e for e in report["results"] if e["npu"]["status"] in ("fail", "error")
               and e["cpu"]["status"] in ("fail", "error")]
     by_cause = collections.defaultdict(list)
@@ -112,7 +133,7 @@ def main(argv=None):
     with open(args.json, "w") as f:
         json.dump(report, f, indent=1)
     print(f"\nwrote {args.json}")
-    return 1 if report["npu_only_failures"] else 0
+    return 1 if unexplained_npu_only(report) else 0
 
 
 if __name__ == "__main__":

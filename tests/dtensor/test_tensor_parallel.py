@@ -1,0 +1,27 @@
+"""Tensor parallelism and FSDP2 + TP on npu meshes against a single-process reference."""
+import pytest
+
+from ._ranks import run_worker
+
+
+@pytest.mark.timeout(500)
+def test_tp_colwise_rowwise_sequence_parallel_parity():
+    _, results = run_worker("tp.py", 2)
+    variants = {r["variant"]: r for r in results if r.get("kind") == "losses"}
+    assert set(variants) == {"tp", "tp+sp", "tp+sp, DTensor attention"}
+    for r in variants.values():  # the losses went down, and equal the reference (checked in the worker)
+        assert r["losses"][-1] < r["losses"][0]
+    counts = [r for r in results if r.get("kind") == "comm_counts"][0]["counts"]
+    assert counts["tp+sp"]["c10d_functional.reduce_scatter_tensor"] > 0
+
+
+# FSDP2's side streams + TP's collectives on two groups deadlock with stream-ordered waits on this
+# hccl build (see docs/dtensor.md, "Known problems"); blocking waits are the documented way round.
+BLOCKING = {"TORCH_HCCL_BLOCKING_WAIT": "1"}
+
+
+@pytest.mark.timeout(600)
+def test_fsdp_tp_2d_mesh_parity_and_casts():
+    _, results = run_worker("fsdp_tp.py", 4, env=BLOCKING, timeout=500)
+    variants = {r["variant"]: r for r in results if r.get("kind") == "losses"}
+    assert set(variants) == {"fsdp+tp", "cast"}

@@ -468,12 +468,15 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::send(std::vector<at::Tensor>& t
   P2PItem item{true, dst, tag, tensors[0].contiguous(), {}};
   if (coalescing_) {
     coalesced_p2p_.push_back(item);
-    return submit(c10d::OpType::SEND, "send", tensors, {}, true, [](Engine&) {});
+    return submit(c10d::OpType::SEND, "send", tensors, {}, true, [](Engine&) {}, dst);
   }
-  return submit(c10d::OpType::SEND, "send", tensors, {}, true, [item](Engine& e) mutable {
-    std::vector<P2PItem> items{item};
-    e.p2p(items);
-  });
+  return submit(
+      c10d::OpType::SEND, "send", tensors, {}, true,
+      [item](Engine& e) mutable {
+        std::vector<P2PItem> items{item};
+        e.p2p(items);
+      },
+      dst);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::recv(std::vector<at::Tensor>& tensors, int src, int tag) {
@@ -487,12 +490,15 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::recv(std::vector<at::Tensor>& t
                t.is_contiguous() ? at::Tensor() : t};
   if (coalescing_) {
     coalesced_p2p_.push_back(item);
-    return submit(c10d::OpType::RECV, "recv", {}, tensors, true, [](Engine&) {});
+    return submit(c10d::OpType::RECV, "recv", {}, tensors, true, [](Engine&) {}, src);
   }
-  return submit(c10d::OpType::RECV, "recv", {}, tensors, true, [item](Engine& e) mutable {
-    std::vector<P2PItem> items{item};
-    e.p2p(items);
-  });
+  return submit(
+      c10d::OpType::RECV, "recv", {}, tensors, true,
+      [item](Engine& e) mutable {
+        std::vector<P2PItem> items{item};
+        e.p2p(items);
+      },
+      src);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::barrier(const c10d::BarrierOptions& opts) {

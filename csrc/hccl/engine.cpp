@@ -36,6 +36,11 @@ size_t stagingSlotBytes() { return size_t(envInt("HCCL_BUFFSIZE", 8, 1, 4096, "M
 
 size_t oneshotBytes() { return size_t(envInt("NPUDIST_HCCL_ONESHOT_BYTES", 65536, 0, 1 << 26, "bytes")); }
 
+std::chrono::milliseconds execTimeout() {
+  static const auto t = std::chrono::milliseconds(envInt("HCCL_EXEC_TIMEOUT", 0, 0, 7 * 24 * 3600, "seconds") * 1000);
+  return t;
+}
+
 int nextIncarnation(const std::string& group_name) {
   static std::mutex mutex;
   static std::map<std::string, int> counts;
@@ -100,6 +105,7 @@ Engine::Engine(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
   cfg.oneshot_bytes = std::min(oneshotBytes(), cfg.slot_bytes);
   cfg.connect_timeout = connect;
   local_ = std::make_unique<LocalComm>(store, prefix + "local/" + std::to_string(topo.my_host), cfg);
+  local_->setTimeoutLabel(timeoutLabel());
 
   if (!topo.singleHost()) {
     TORCH_CHECK(gloo_factory, "hccl: group '", name, "' spans ", topo.hosts.size(),
@@ -112,16 +118,32 @@ Engine::Engine(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
   }
 }
 
-int64_t Engine::deadline() const { return nowNs() + int64_t(timeout.count()) * 1000000; }
+std::chrono::milliseconds Engine::effectiveTimeout() const {
+  const auto exec = execTimeout();
+  return exec.count() > 0 && exec < timeout ? exec : timeout;
+}
 
-void Engine::abort(const std::string& why) {
-  local_->abort(why);
+std::string Engine::timeoutLabel() const {
+  const auto exec = execTimeout();
+  if (exec.count() > 0 && exec < timeout) return c10::str("HCCL_EXEC_TIMEOUT, ", exec.count() / 1000.0, " s");
+  return c10::str("the group's timeout, ", timeout.count() / 1000.0, " s");
+}
+
+void Engine::setTimeout(std::chrono::milliseconds t) {
+  timeout = t;
+  local_->setTimeoutLabel(timeoutLabel());
+}
+
+int64_t Engine::deadline() const { return nowNs() + int64_t(effectiveTimeout().count()) * 1000000; }
+
+void Engine::abort(const std::string& why, FailureKind kind) {
+  local_->abort(why, kind);
   if (gloo_all_) gloo_all_->abort();
   if (gloo_leaders_) gloo_leaders_->abort();
 }
 
 void Engine::glooWait(const c10::intrusive_ptr<c10d::Work>& w) {
-  if (w) w->wait(timeout);
+  if (w) w->wait(effectiveTimeout());
 }
 
 at::Tensor asCpu(const at::Tensor& t) { return t.is_cpu() ? t : core::aliasAsCpu(t); }

@@ -8,6 +8,7 @@
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -50,10 +51,17 @@ class Engine {
   Topology topo;
   std::string group_name;
   std::chrono::milliseconds timeout;
+  std::atomic<bool> user_aborted{false};  // ProcessGroup.abort() was called here
 
+  // Every wait of a collective ends by start + effectiveTimeout(): the group
+  // timeout, or HCCL_EXEC_TIMEOUT when that is set, non-zero and shorter.
   int64_t deadline() const;
+  std::chrono::milliseconds effectiveTimeout() const;
+  void setTimeout(std::chrono::milliseconds t);
+  // "the group's timeout, 600 s" or "HCCL_EXEC_TIMEOUT, 30 s".
+  std::string timeoutLabel() const;
   LocalComm& local() { return *local_; }
-  void abort(const std::string& why);
+  void abort(const std::string& why, FailureKind kind = FailureKind::kAborted);
   bool broken() const { return !local_->brokenReason().empty(); }
 
   void barrier(const Invalid& bad = {});
@@ -99,5 +107,6 @@ at::ScalarType glooReductionDtype(at::ScalarType t);
 std::chrono::milliseconds connectTimeout();  // HCCL_CONNECT_TIMEOUT, seconds (default 120)
 size_t stagingSlotBytes();                    // HCCL_BUFFSIZE, MiB for both slots (default 8)
 size_t oneshotBytes();                        // NPUDIST_HCCL_ONESHOT_BYTES (default 65536)
+std::chrono::milliseconds execTimeout();      // HCCL_EXEC_TIMEOUT, seconds; 0 (default): none
 
 }  // namespace npudist::hccl

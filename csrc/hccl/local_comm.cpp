@@ -26,6 +26,19 @@ const char* opName(Op op) {
   return "?";
 }
 
+const char* failureKindName(FailureKind k) {
+  switch (k) {
+    case FailureKind::kNone: return "none";
+    case FailureKind::kTimeout: return "timeout";
+    case FailureKind::kPeerDead: return "dead peer";
+    case FailureKind::kAborted: return "aborted";
+    case FailureKind::kMismatch: return "mismatch";
+    case FailureKind::kInvalid: return "invalid input";
+    case FailureKind::kOther: return "error";
+  }
+  return "?";
+}
+
 std::string hostIdentity() {
   const char* v = std::getenv("NPUDIST_HOSTNAME");
   if (v && *v) return v;
@@ -75,6 +88,8 @@ LocalComm::LocalComm(const c10::intrusive_ptr<c10d::Store>& store, const std::st
   recv_msgs_.assign(size_t(n_), 0);
   send_chunks_.assign(size_t(n_), 0);
   recv_chunks_.assign(size_t(n_), 0);
+  straggler_.reset(new std::atomic<double>[size_t(n_)]);
+  for (int r = 0; r < n_; ++r) straggler_[size_t(r)].store(0.0);
   const std::string name_key = key_prefix + "/segment";
   const auto timeout = cfg_.connect_timeout;
   const char* tag = std::getenv("NPUDIST_JOB_TAG");
@@ -121,12 +136,16 @@ LocalComm::LocalComm(const c10::intrusive_ptr<c10d::Store>& store, const std::st
 
 LocalComm::~LocalComm() = default;
 
-void LocalComm::abort(const std::string& why) {
+void LocalComm::abort(const std::string& why, FailureKind kind) {
   SegmentHeader& h = seg_.header();
   uint32_t expected = 0;
-  if (h.abort.compare_exchange_strong(expected, uint32_t(me_ + 1))) {
+  // The reason and kind are written before the flag is raised... by this
+  // rank only; readers use them once the flag is up.
+  if (h.abort.load() == 0) {
     std::snprintf(h.abort_reason, sizeof(h.abort_reason), "%s", why.c_str());
+    h.abort_kind.store(uint32_t(kind), std::memory_order_release);
   }
+  h.abort.compare_exchange_strong(expected, uint32_t(me_ + 1));
   // Wake whoever sleeps on any word of this segment.
   for (int r = 0; r < n_; ++r) {
     publish(seg_.ctrl(r).step, seg_.ctrl(r).step.value.load());
@@ -139,15 +158,71 @@ void LocalComm::abort(const std::string& why) {
   if (broken_.empty()) broken_ = "the communicator was aborted: " + why;
 }
 
+void LocalComm::raise(FailureKind kind, const std::string& msg) {
+  last_failure_ = kind;
+  C10_THROW_ERROR(DistBackendError, msg);
+}
+
+FailureKind LocalComm::abortKind() const {
+  return FailureKind(seg_.header().abort_kind.load(std::memory_order_acquire)) == FailureKind::kTimeout
+             ? FailureKind::kTimeout
+             : FailureKind::kAborted;
+}
+
+void LocalComm::publishProgress(uint64_t started, uint64_t done, int started_kind) {
+  RankCtrl& mine = seg_.ctrl(me_);
+  mine.coll_started_kind.store(started_kind, std::memory_order_relaxed);
+  mine.coll_started.store(started, std::memory_order_release);
+  mine.coll_done.store(done, std::memory_order_release);
+}
+
+std::vector<LocalComm::PeerProgress> LocalComm::peerProgress() const {
+  std::vector<PeerProgress> out;
+  for (int r = 0; r < n_; ++r) {
+    const RankCtrl& c = seg_.ctrl(r);
+    out.push_back({cfg_.group_ranks[size_t(r)], c.coll_started.load(std::memory_order_acquire),
+                   c.coll_done.load(std::memory_order_acquire),
+                   c.coll_started_kind.load(std::memory_order_relaxed), r == me_ || processAlive(c.pid.load())});
+  }
+  return out;
+}
+
+std::vector<double> LocalComm::stragglerScores() const {
+  std::vector<double> out;
+  for (int r = 0; r < n_; ++r) out.push_back(straggler_[size_t(r)].load(std::memory_order_relaxed));
+  return out;
+}
+
+// Everyone has arrived at c.seq: charge the last to arrive with the others'
+// mean wait. Every local rank computes the same scores from the same data.
+void LocalComm::scoreArrivals(const Ctx& c) {
+  if (n_ < 2) return;
+  const int par = int(c.seq & 1);
+  int last = 0;
+  int64_t latest = INT64_MIN, sum = 0;
+  for (int r = 0; r < n_; ++r) {
+    const int64_t t = seg_.ctrl(r).desc[par].arrive_ns;
+    sum += t;
+    if (t > latest) latest = t, last = r;
+  }
+  const double waited = double(latest * (n_ - 1) - (sum - latest)) / (n_ - 1) / 1e9;
+  constexpr double kWeight = 0.05;  // about the last 20 collectives
+  for (int r = 0; r < n_; ++r) {
+    auto& s = straggler_[size_t(r)];
+    s.store(s.load(std::memory_order_relaxed) * (1 - kWeight) + (r == last ? waited * kWeight : 0.0),
+            std::memory_order_relaxed);
+  }
+}
+
 std::string LocalComm::label(const Ctx& c) const {
   return c10::str("hccl ", opName(c.op), " #", c.seq, " in group '", cfg_.group_name, "'");
 }
 
 void LocalComm::checkUsable(Op op) {
   if (!broken_.empty()) {
-    C10_THROW_ERROR(DistBackendError, c10::str("hccl ", opName(op), " in group '", cfg_.group_name,
-                                               "': the communicator is unusable after an earlier failure (",
-                                               broken_, "); destroy the process group and create a new one"));
+    raise(FailureKind::kAborted, c10::str("hccl ", opName(op), " in group '", cfg_.group_name,
+                                          "': the communicator is unusable after an earlier failure (", broken_,
+                                          "); destroy the process group and create a new one"));
   }
   uint32_t a = seg_.header().abort.load(std::memory_order_acquire);
   if (a) {
@@ -157,13 +232,13 @@ void LocalComm::checkUsable(Op op) {
   }
 }
 
-void LocalComm::fail(const Ctx& c, const std::string& what) {
+void LocalComm::fail(const Ctx& c, FailureKind kind, const std::string& what) {
   const std::string why = label(c) + ": " + what;
   // Peers that arrive late must not complete this collective with our data
   // (or wait for us): the abort flag fails their collectives at once.
-  abort(c10::str("rank ", cfg_.group_ranks[size_t(me_)], " gave up: ", why));
+  abort(c10::str("rank ", cfg_.group_ranks[size_t(me_)], " gave up: ", why), kind);
   broken_ = why;
-  C10_THROW_ERROR(DistBackendError, broken_);
+  raise(kind, broken_);
 }
 
 void LocalComm::waitAll(uint32_t target, const Ctx& c) {
@@ -179,7 +254,7 @@ void LocalComm::waitAll(uint32_t target, const Ctx& c) {
     if (res == WaitResult::kReady) continue;
     if (res == WaitResult::kAborted) {
       uint32_t a = seg_.header().abort.load();
-      fail(c, c10::str("aborted by rank ", cfg_.group_ranks[size_t(a - 1)], ": ", seg_.header().abort_reason));
+      fail(c, abortKind(), c10::str("aborted by rank ", cfg_.group_ranks[size_t(a - 1)], ": ", seg_.header().abort_reason));
     }
     // Say who has not arrived (or finished), for the user and the watchdog.
     std::vector<int> behind, dead;
@@ -190,11 +265,19 @@ void LocalComm::waitAll(uint32_t target, const Ctx& c) {
       if (!processAlive(seg_.ctrl(q).pid.load())) dead.push_back(cfg_.group_ranks[size_t(q)]);
     }
     if (res == WaitResult::kPeerDead || !dead.empty()) {
-      fail(c, c10::str("rank(s) ", rankList(dead), " exited while this collective was in progress"));
+      fail(c, FailureKind::kPeerDead, c10::str("rank(s) ", rankList(dead), " exited while this collective was in progress"));
+    }
+    // A rank whose descriptor for this sequence number is up has joined.
+    std::vector<int> absent, unfinished;
+    for (int q : std::vector<int>(behind.begin(), behind.end())) {
+      const int li = int(std::find(cfg_.group_ranks.begin(), cfg_.group_ranks.end(), q) - cfg_.group_ranks.begin());
+      (seg_.ctrl(li).desc[c.seq & 1].seq == c.seq ? unfinished : absent).push_back(q);
     }
     std::ostringstream os;
-    os << "timed out after " << double(nowNs() - c.start_ns) / 1e9 << " s (the group's timeout); rank(s) " << rankList(behind)
-       << " have not reached it (their last collective:";
+    os << "timed out after " << double(nowNs() - c.start_ns) / 1e9 << " s (" << timeout_label_ << ")";
+    if (!absent.empty()) os << "; rank(s) " << rankList(absent) << " never joined it";
+    if (!unfinished.empty()) os << "; rank(s) " << rankList(unfinished) << " joined but did not finish it";
+    os << " (last collective of each:";
     for (int q = 0; q < n_; ++q) {
       if (q == me_ || reached(seg_.ctrl(q).step.value.load(), target)) continue;
       const RankCtrl& rc = seg_.ctrl(q);
@@ -203,7 +286,7 @@ void LocalComm::waitAll(uint32_t target, const Ctx& c) {
       os << " rank " << cfg_.group_ranks[size_t(q)] << " at #" << last << " " << (last ? opName(Op(d.op)) : "none");
     }
     os << ")";
-    fail(c, os.str());
+    fail(c, FailureKind::kTimeout, os.str());
   }
 }
 
@@ -213,7 +296,7 @@ void LocalComm::step(const Ctx& c) {
   waitAll(step_, c);
   // A peer that gave up (timeout, dead rank) may have arrived before it did.
   if (uint32_t a = seg_.header().abort.load(std::memory_order_acquire)) {
-    fail(c, c10::str("aborted by rank ", cfg_.group_ranks[size_t(a - 1)], ": ", seg_.header().abort_reason));
+    fail(c, abortKind(), c10::str("aborted by rank ", cfg_.group_ranks[size_t(a - 1)], ": ", seg_.header().abort_reason));
   }
 }
 
@@ -241,6 +324,7 @@ LocalComm::Ctx LocalComm::arrive(Op op, DType dtype, RedOp redop, int64_t count,
   d.seq = c.seq;
   step(c);
   checkDescriptors(c);
+  scoreArrivals(c);
   return c;
 }
 
@@ -249,14 +333,14 @@ void LocalComm::checkDescriptors(const Ctx& c) {
   for (int r = 0; r < n_; ++r) {
     const OpDesc& d = seg_.ctrl(r).desc[par];
     if (d.seq != c.seq) {
-      fail(c, c10::str("rank ", cfg_.group_ranks[size_t(r)], " is at collective #", d.seq,
+      fail(c, FailureKind::kMismatch, c10::str("rank ", cfg_.group_ranks[size_t(r)], " is at collective #", d.seq,
                        " (protocol desynchronised)"));
     }
   }
   // A rank that failed its own checks makes everyone fail, with its reason.
   for (int r = 0; r < n_; ++r) {
     if (seg_.ctrl(r).desc[par].flags & kDescInvalid) {
-      C10_THROW_ERROR(DistBackendError,
+      raise(FailureKind::kInvalid,
                       c10::str(label(c), ": rank ", cfg_.group_ranks[size_t(r)], " passed invalid input: ",
                                seg_.ctrl(r).note[par], " (no data was moved)"));
     }
@@ -265,7 +349,7 @@ void LocalComm::checkDescriptors(const Ctx& c) {
   const int ref_rank = cfg_.group_ranks[0];
   auto mismatch = [&](int r, const std::string& field, const std::string& mine, const std::string& theirs,
                       const std::string& hint) {
-    C10_THROW_ERROR(DistBackendError,
+    raise(FailureKind::kMismatch,
                     c10::str(label(c), ": ranks disagree before any data moved: rank ", cfg_.group_ranks[size_t(r)],
                              " has ", field, "=", mine, " but rank ", ref_rank, " has ", field, "=", theirs, " (",
                              hint, ")"));
@@ -300,7 +384,7 @@ void LocalComm::checkDescriptors(const Ctx& c) {
         int64_t sent = seg_.ctrl(i).send_counts[par][j];
         int64_t expected = seg_.ctrl(j).recv_counts[par][i];
         if (sent != expected) {
-          C10_THROW_ERROR(DistBackendError,
+          raise(FailureKind::kMismatch,
                           c10::str(label(c), ": ranks disagree before any data moved: rank ", cfg_.group_ranks[size_t(i)],
                                    " sends ", sent, " elements to rank ", cfg_.group_ranks[size_t(j)], " but rank ",
                                    cfg_.group_ranks[size_t(j)], " expects ", expected, " from rank ",
@@ -406,14 +490,14 @@ void LocalComm::runP2P(std::vector<P2POp>& ops, int64_t deadline_ns) {
         if (!op.done) peers.push_back(cfg_.group_ranks[size_t(op.peer)]);
       broken_ = c10::str("hccl send/recv in group '", cfg_.group_name, "' timed out waiting for rank(s) ",
                          rankList(peers), " (is the matching recv/send posted?)");
-      C10_THROW_ERROR(DistBackendError, broken_);
+      raise(FailureKind::kTimeout, broken_);
     }
     if (now > next_probe) {
       for (const P2POp& op : ops) {
         if (!op.done && !processAlive(seg_.ctrl(op.peer).pid.load())) {
           broken_ = c10::str("hccl send/recv in group '", cfg_.group_name, "': rank ",
                              cfg_.group_ranks[size_t(op.peer)], " exited before the transfer completed");
-          C10_THROW_ERROR(DistBackendError, broken_);
+          raise(FailureKind::kPeerDead, broken_);
         }
       }
       next_probe = now + 50'000'000;
@@ -426,7 +510,7 @@ void LocalComm::runP2P(std::vector<P2POp>& ops, int64_t deadline_ns) {
     }
   }
   for (const P2POp& op : ops) {
-    if (!op.error.empty()) C10_THROW_ERROR(DistBackendError, "hccl recv in group '" + cfg_.group_name + "': " + op.error);
+    if (!op.error.empty()) raise(FailureKind::kMismatch, "hccl recv in group '" + cfg_.group_name + "': " + op.error);
   }
 }
 

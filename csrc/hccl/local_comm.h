@@ -38,6 +38,10 @@ struct LocalCommConfig {
   std::chrono::milliseconds connect_timeout{120000};
 };
 
+// Why the last collective failed, for the watchdog (counters, error handling).
+enum class FailureKind { kNone, kTimeout, kPeerDead, kAborted, kMismatch, kInvalid, kOther };
+const char* failureKindName(FailureKind k);
+
 // A rank's own validation failure, announced to peers so they fail too.
 struct Invalid {
   std::string reason;
@@ -61,7 +65,30 @@ class LocalComm {
   const std::string& brokenReason() const { return broken_; }
 
   // Raises the abort flag: every local rank's pending and later collectives fail.
-  void abort(const std::string& why);
+  // `kind`: why (a timeout here makes the peers' errors timeouts too).
+  void abort(const std::string& why, FailureKind kind = FailureKind::kAborted);
+
+  // What the last failure on this communicator was (set before it throws).
+  FailureKind lastFailure() const { return last_failure_; }
+  void clearFailure() { last_failure_ = FailureKind::kNone; }
+  // Said in timeout messages: which limit the deadline came from.
+  void setTimeoutLabel(std::string label) { timeout_label_ = std::move(label); }
+
+  // The process group's sequence numbers this rank started / completed,
+  // published for peers' desync reports (any thread may read them).
+  void publishProgress(uint64_t started, uint64_t done, int started_kind);
+  struct PeerProgress {
+    int group_rank;
+    uint64_t started, done;
+    int started_kind;
+    bool alive;
+  };
+  std::vector<PeerProgress> peerProgress() const;
+
+  // Straggler scores of the local ranks: a recent-weighted mean of how long
+  // each rank kept the others waiting per collective, in seconds (the last
+  // to arrive is charged the others' mean wait).
+  std::vector<double> stragglerScores() const;
 
   // Collectives. Counts are in elements of `dtype`; pointers are host
   // addresses (npu memory is host memory). `deadline_ns` bounds every wait.
@@ -123,7 +150,7 @@ class LocalComm {
   void checkDescriptors(const Ctx& c);
   void step(const Ctx& c);
   void waitAll(uint32_t target, const Ctx& c);
-  [[noreturn]] void fail(const Ctx& c, const std::string& what);
+  [[noreturn]] void fail(const Ctx& c, FailureKind kind, const std::string& what);
   void checkUsable(Op op);
   uint8_t* slot(int r, int buf) const { return seg_.slot(r, buf); }
   std::string label(const Ctx& c) const;
@@ -139,6 +166,12 @@ class LocalComm {
   uint32_t step_ = 0;
   uint64_t seq_ = 0;
   std::string broken_;
+  FailureKind last_failure_ = FailureKind::kNone;
+  std::string timeout_label_ = "the group's timeout";
+  std::unique_ptr<std::atomic<double>[]> straggler_;  // per local rank
+  void scoreArrivals(const Ctx& c);
+  FailureKind abortKind() const;  // a peer's abort: timeout if it timed out, else aborted
+  [[noreturn]] void raise(FailureKind kind, const std::string& msg);
   std::vector<uint64_t> send_msgs_, recv_msgs_;
   std::vector<uint32_t> send_chunks_, recv_chunks_;
 };

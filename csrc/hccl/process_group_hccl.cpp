@@ -8,6 +8,9 @@
 
 #include "core/stream.h"
 #include "driver/stream_queue.h"
+#include "hccl/desync.h"
+#include "hccl/flight_recorder.h"
+#include "hccl/watchdog.h"
 
 namespace npudist::hccl {
 
@@ -20,6 +23,11 @@ ProcessGroupHCCL::ProcessGroupHCCL(const c10::intrusive_ptr<c10d::Store>& store,
       comm_stream_(core::newStream(c10::DeviceIndex(home_device), 0)) {
   const std::string name = options_->group_name.empty() ? std::string("unnamed") : options_->group_name;
   engine_ = std::make_shared<Engine>(store, rank, size, name, options_->timeout, gloo_factory_);
+  std::vector<int64_t> global_ranks(options_->global_ranks_in_group.begin(), options_->global_ranks_in_group.end());
+  stats_ = std::make_shared<GroupStats>(name, rank, size, std::move(global_ranks), int64_t(options_->timeout.count()));
+  stats_->engine = engine_;
+  registerGroup(stats_);
+  Watchdog::get().attach(stats_, store);
   init();
 }
 
@@ -27,7 +35,8 @@ ProcessGroupHCCL::~ProcessGroupHCCL() = default;
 
 void ProcessGroupHCCL::setTimeout(std::chrono::milliseconds timeout) {
   options_->timeout = timeout;
-  engine_->timeout = timeout;
+  engine_->setTimeout(timeout);
+  stats_->timeout_ms.store(int64_t(timeout.count()));
 }
 
 uint64_t ProcessGroupHCCL::getSequenceNumberForGroup() { return engine_->local().lastSeq(); }
@@ -36,7 +45,10 @@ c10d::ErrorType ProcessGroupHCCL::getError() {
   return engine_->broken() ? c10d::ErrorType::COMM_ERROR : c10d::ErrorType::SUCCESS;
 }
 
-void ProcessGroupHCCL::abort() { engine_->abort("ProcessGroup.abort() on rank " + std::to_string(rank_)); }
+void ProcessGroupHCCL::abort() {
+  engine_->user_aborted = true;  // what fails next is expected: the watchdog leaves it alone
+  engine_->abort("ProcessGroup.abort() on rank " + std::to_string(rank_));
+}
 
 void ProcessGroupHCCL::shutdown() {
   // Let queued collectives finish, then stop; peers are not waited for.
@@ -66,13 +78,24 @@ c10::intrusive_ptr<c10d::Backend> ProcessGroupHCCL::split(const c10::intrusive_p
 
 void ProcessGroupHCCL::runBody(Engine& engine, OpState& state, const Body& body) {
   state.start_ns.store(driver::monotonicNs(), std::memory_order_relaxed);
+  GroupStats* g = state.group.get();
+  if (g) {
+    g->onStart(state);
+    FlightRecorder::get().started(state.fr_id);
+    auto p = g->progress();
+    engine.local().publishProgress(p.started, p.completed, state.kind);
+  }
   std::exception_ptr err;
   try {
     body(engine);
   } catch (...) {
-    err = std::current_exception();
+    err = onBodyFailure(engine, state, std::current_exception());
   }
   state.finish(err);
+  if (g) {
+    auto p = g->progress();
+    engine.local().publishProgress(p.started, p.completed, state.kind);
+  }
 }
 
 namespace {
@@ -91,10 +114,83 @@ std::string messageOf(const std::exception_ptr& e) {
 
 }  // namespace
 
+std::exception_ptr ProcessGroupHCCL::onBodyFailure(Engine& engine, OpState& state, std::exception_ptr err) {
+  FailureKind kind = engine.local().lastFailure();
+  engine.local().clearFailure();
+  if (kind == FailureKind::kNone) kind = FailureKind::kOther;  // Gloo (across hosts) or a kernel error
+  if (state.timed_out_by_watchdog.load()) kind = FailureKind::kTimeout;
+  std::string message = messageOf(err);
+  if (state.group) {
+    if (kind == FailureKind::kTimeout) {
+      state.group->countTimeout();
+      try {
+        message = describeTimeout(*state.group, engine, state, message);
+        C10_THROW_ERROR(DistBackendError, message);
+      } catch (...) {
+        err = std::current_exception();
+      }
+    } else if (kind == FailureKind::kMismatch) {
+      state.group->countMismatch();
+    }
+    if (!engine.user_aborted) Watchdog::get().onFailure(state.group, kind, message);
+  }
+  return err;
+}
+
+void ProcessGroupHCCL::track(OpState& state, const char* name, int peer) {
+  state.group = stats_;
+  state.enqueue_ns = driver::monotonicNs();
+  if (!stats_->hasDesc() && !getGroupDesc().empty()) stats_->setDesc(getGroupDesc());
+  state.kind = std::strcmp(name, "coalesced") == 0 ? -1 : opKindIndex(name);
+  state.is_p2p = opKindIsP2P(state.kind);
+  auto ids = stats_->nextIds(state.is_p2p, /*counted=*/state.kind >= 0);
+  state.collective_seq = ids.collective_seq;
+  state.p2p_seq = ids.p2p_seq;
+  state.op_id = ids.op_id;
+  int64_t in_bytes = 0, out_bytes = 0;
+  for (const auto& t : state.inputs) in_bytes += t.defined() ? int64_t(t.nbytes()) : 0;
+  for (const auto& t : state.outputs) out_bytes += t.defined() ? int64_t(t.nbytes()) : 0;
+  state.bytes = std::max(in_bytes, out_bytes);
+  if (state.kind >= 0 && FlightRecorder::get().enabled()) {
+    std::vector<Frame> frames;
+    if (FlightRecorder::captureFramesEnabled()) frames = FlightRecorder::captureFrames();
+    const int64_t timeout_ms = stats_->timeout_ms.load();
+    state.fr_id = FlightRecorder::get().record([&](FrEntry& e) {
+      e.pg_id = stats_->pg_id;
+      e.pg_name = stats_->name;
+      e.pg_desc = stats_->desc();
+      e.collective_seq_id = state.collective_seq;
+      e.p2p_seq_id = state.p2p_seq;
+      e.op_id = state.op_id;
+      e.profiling_name = std::string("hccl:") + opKindTraceName(state.kind);
+      if (state.kind == opKindIndex("send")) e.profiling_name += c10::str(" ", rank_, "->", peer);
+      if (state.kind == opKindIndex("recv")) e.profiling_name += c10::str(" ", rank_, "<-", peer);
+      e.time_created_ns = wallNs();
+      auto describe = [](const std::vector<at::Tensor>& ts, std::vector<std::vector<int64_t>>& sizes,
+                         std::vector<std::string>& dtypes) {
+        sizes.clear();
+        dtypes.clear();
+        for (const auto& t : ts) {
+          if (!t.defined()) continue;
+          sizes.emplace_back(t.sizes().begin(), t.sizes().end());
+          dtypes.emplace_back(c10::toString(t.scalar_type()));
+        }
+      };
+      describe(state.inputs, e.input_sizes, e.input_dtypes);
+      describe(state.outputs, e.output_sizes, e.output_dtypes);
+      e.timeout_ms = timeout_ms;
+      e.is_p2p = state.is_p2p;
+      e.frames = std::move(frames);
+      e.thread_id = uint64_t(pthread_self());
+    });
+  }
+  // Registered last: the watchdog may look at it from now on.
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const char* name,
                                                         const std::vector<at::Tensor>& inputs,
                                                         const std::vector<at::Tensor>& outputs, bool async_op,
-                                                        Body body) {
+                                                        Body body, int peer) {
   c10::DeviceIndex dev = -1;
   for (const auto* list : {&inputs, &outputs})
     for (const auto& t : *list)
@@ -110,6 +206,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
   state->on_abort = [weak_engine](const std::string& why) {
     if (auto e = weak_engine.lock()) e->abort(why);
   };
+  state->inputs = inputs;
+  track(*state, name, peer);
+  stats_->onEnqueue(state);
   auto work = c10::make_intrusive<WorkHCCL>(rank_, type, state, std::nullopt);
 
   if (coalescing_) {
@@ -160,6 +259,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
 }
 
 void ProcessGroupHCCL::rejectInput(Op op, const std::string& reason) {
+  // It counts as this rank's collective (its peers number theirs too) and it failed.
+  auto rejected = std::make_shared<OpState>();
+  rejected->name = std::string("hccl:") + opName(op);
+  track(*rejected, opName(op), -1);
+  stats_->onEnqueue(rejected);
+  rejected->finish(std::make_exception_ptr(std::invalid_argument(reason)));
+  Watchdog::get().onFailure(stats_, FailureKind::kInvalid, reason);
   // Peers are told in order, behind whatever this rank has already queued.
   auto engine = engine_;
   core::launchDeferred(comm_stream_, [engine, op, reason] { engine->announceInvalid(op, reason); });
@@ -184,7 +290,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::endCoalescing() {
   // progress together (so rank pairs exchanging both ways cannot deadlock).
   Body group = [bodies = std::move(bodies), states, p2p = std::move(p2p)](Engine& engine) mutable {
     std::exception_ptr first;
-    for (auto& body : bodies) {
+    for (size_t i = 0; i < bodies.size(); ++i) {
+      auto& body = bodies[i];
+      states[i]->start_ns.store(driver::monotonicNs(), std::memory_order_relaxed);
       try {
         body(engine);
       } catch (...) {

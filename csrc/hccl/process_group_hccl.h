@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "hccl/engine.h"
+#include "hccl/group_stats.h"
 #include "hccl/work.h"
 
 namespace npudist::hccl {
@@ -89,6 +90,7 @@ class ProcessGroupHCCL : public c10d::Backend {
 
   // Diagnostics for tests and the watchdog.
   const Topology& topology() const { return engine_->topo; }
+  const std::shared_ptr<GroupStats>& stats() const { return stats_; }
   int homeDevice() const { return home_device_; }
 
  private:
@@ -96,16 +98,23 @@ class ProcessGroupHCCL : public c10d::Backend {
   using Body = std::function<void(Engine&)>;
 
   // Validates nothing; queues (or runs) `body` over the given tensors.
+  // `peer`: the other group rank of a send/recv (for the trace's name).
   c10::intrusive_ptr<c10d::Work> submit(c10d::OpType type, const char* name, const std::vector<at::Tensor>& inputs,
-                                        const std::vector<at::Tensor>& outputs, bool async_op, Body body);
+                                        const std::vector<at::Tensor>& outputs, bool async_op, Body body,
+                                        int peer = -1);
+  // Numbers, counts and traces a collective (group_stats.h, flight_recorder.h).
+  void track(OpState& state, const char* name, int peer);
   // A rank whose input failed its own checks still arrives (flagged), so that
   // its peers fail with its reason instead of waiting; then it raises.
   [[noreturn]] void rejectInput(Op op, const std::string& reason);
   // Runs a collective's body and completes its state (and future).
   static void runBody(Engine& engine, OpState& state, const Body& body);
+  // After a failure: the final error (timeouts get the full report), counters, watchdog.
+  static std::exception_ptr onBodyFailure(Engine& engine, OpState& state, std::exception_ptr err);
 
   c10::intrusive_ptr<Options> options_;
   std::shared_ptr<Engine> engine_;
+  std::shared_ptr<GroupStats> stats_;
   GlooFactory gloo_factory_;
   int home_device_;
   c10::Stream comm_stream_;

@@ -34,6 +34,10 @@ struct RankCtrl {
   alignas(64) std::atomic<int32_t> pid;
   int32_t group_rank;
   std::atomic<uint64_t> last_seq_done;
+  // The process group's collective sequence numbers this rank has started and
+  // completed (collective_seq_id), for desync reports of peers.
+  std::atomic<uint64_t> coll_started, coll_done;
+  std::atomic<int32_t> coll_started_kind;  // op kind (group_stats.h) of coll_started
   OpDesc desc[2];                 // by sequence parity
   char note[2][kNoteBytes];       // why a descriptor is invalid
   int64_t send_counts[2][kMaxLocalRanks];  // all_to_all: elements to each rank
@@ -64,6 +68,7 @@ struct SegmentHeader {
   uint64_t p2p_chunk_bytes;
   alignas(64) std::atomic<uint32_t> mapped;  // ranks that have mapped the segment
   alignas(64) std::atomic<uint32_t> abort;   // 0, or 1 + the local index of the rank that aborted
+  std::atomic<uint32_t> abort_kind;           // FailureKind (local_comm.h) behind the abort
   char abort_reason[256];
 };
 

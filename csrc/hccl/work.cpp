@@ -8,6 +8,8 @@
 
 #include "core/stream.h"
 #include "driver/stream_queue.h"
+#include "hccl/flight_recorder.h"
+#include "hccl/group_stats.h"
 
 namespace npudist::hccl {
 
@@ -21,7 +23,13 @@ bool blockingWaitRequested() {
 
 void OpState::finish(std::exception_ptr err) {
   end_ns.store(driver::monotonicNs(), std::memory_order_relaxed);
+  if (!start_ns.load(std::memory_order_relaxed)) start_ns.store(end_ns.load(std::memory_order_relaxed));
   error = err;
+  if (group) {
+    group->onFinish(*this, err != nullptr);
+    // A failed collective stays "started" in the trace, as PyTorch's does.
+    if (!err) FlightRecorder::get().completed(fr_id, double(end_ns.load() - start_ns.load()) / 1e6);
+  }
   done.store(true, std::memory_order_release);
   if (future) {
     if (err) {

@@ -21,6 +21,8 @@ struct Task;
 
 namespace npudist::hccl {
 
+class GroupStats;
+
 // What a collective's task and its Work share.
 struct OpState {
   std::shared_ptr<driver::Task> task;  // null when the collective ran inline
@@ -39,6 +41,18 @@ struct OpState {
   std::string name;                    // "hccl:all_reduce", for messages
   std::atomic<int64_t> start_ns{0}, end_ns{0};
   std::function<void(const std::string&)> on_abort;  // aborts the communicator
+
+  // Bookkeeping (group_stats.h, flight_recorder.h). kind -1: not counted
+  // (the wrapper of a coalesced batch, whose members are counted).
+  std::shared_ptr<GroupStats> group;
+  int kind = -1;
+  bool is_p2p = false;
+  uint64_t collective_seq = 0, p2p_seq = 0, op_id = 0;
+  int64_t fr_id = -1;        // flight-recorder record id, -1 if none
+  int64_t bytes = 0;         // nccl-tests' S: the larger of input and output bytes
+  int64_t enqueue_ns = 0;    // monotonic
+  std::vector<at::Tensor> inputs;
+  std::atomic<bool> timed_out_by_watchdog{false};
 
   // Called once by whoever ran the collective.
   void finish(std::exception_ptr err);

@@ -3,6 +3,7 @@ import json
 import os
 import socket
 import subprocess
+import tempfile
 import sys
 import time
 
@@ -46,6 +47,10 @@ def launch(script, nranks, args=(), env=None, timeout=240, hosts=None, start=Tru
     for key in list(base):
         if key.startswith(("NPUDIST_", "HCCL_", "TORCH_HCCL_", "ASCEND_")):
             base.pop(key)
+    # These tests check what the survivors of a failure see and do next; the
+    # watchdog's default (take the process down) is tested in tests/watchdog.
+    base["TORCH_HCCL_ASYNC_ERROR_HANDLING"] = "0"
+    base["TORCH_HCCL_DEBUG_INFO_TEMP_FILE"] = os.path.join(tempfile.mkdtemp(prefix="hccl-fr-"), "rank_")
     base.update(env or {})
     procs = []
     t0 = time.monotonic()

@@ -1,0 +1,188 @@
+#include "hccl/group_stats.h"
+
+#include <cstring>
+
+#include "hccl/shm_wait.h"
+#include "hccl/work.h"
+
+namespace npudist::hccl {
+namespace {
+
+struct KindInfo {
+  const char* name;
+  const char* trace_name;
+  int bus;  // 0: none, 1: factor 1, 2: (n-1)/n, 3: 2(n-1)/n
+};
+
+constexpr KindInfo kKinds[kNumOpKinds] = {
+    {"all_reduce", "all_reduce", 3},
+    {"all_reduce_coalesced", "allreduce_coalesced", 3},
+    {"broadcast", "broadcast", 1},
+    {"reduce", "reduce", 1},
+    {"all_gather", "all_gather", 2},
+    {"all_gather_into_tensor", "_all_gather_base", 2},
+    {"all_gather_coalesced", "ALLGATHER_coalesced", 2},
+    {"all_gather_into_tensor_coalesced", "all_gather_into_tensor_coalesced", 2},
+    {"reduce_scatter", "reduce_scatter", 2},
+    {"reduce_scatter_tensor", "_reduce_scatter_base", 2},
+    {"reduce_scatter_tensor_coalesced", "reduce_scatter_tensor_coalesced", 2},
+    {"all_to_all", "all_to_all", 2},
+    {"all_to_all_single", "all_to_all_single", 2},
+    {"gather", "gather", 2},
+    {"scatter", "scatter", 2},
+    {"send", "send", 1},
+    {"recv", "recv", 1},
+    {"barrier", "barrier", 0},
+    {"coalesced", "coalesced", 0},
+};
+
+std::mutex g_registry_mutex;
+std::vector<std::weak_ptr<GroupStats>>& registry() {
+  static auto* r = new std::vector<std::weak_ptr<GroupStats>>();
+  return *r;
+}
+std::atomic<uint64_t> g_next_pg_id{0};
+std::atomic<int> g_global_rank{-1};
+
+}  // namespace
+
+int opKindIndex(const char* name) {
+  for (int i = 0; i < kNumOpKinds; ++i)
+    if (std::strcmp(kKinds[i].name, name) == 0) return i;
+  return -1;
+}
+const char* opKindName(int i) { return i >= 0 && i < kNumOpKinds ? kKinds[i].name : "unknown"; }
+const char* opKindTraceName(int i) { return i >= 0 && i < kNumOpKinds ? kKinds[i].trace_name : "unknown"; }
+bool opKindIsP2P(int i) { return i == opKindIndex("send") || i == opKindIndex("recv"); }
+
+double busFactor(int i, int n) {
+  if (i < 0 || i >= kNumOpKinds || n <= 0) return 0;
+  switch (kKinds[i].bus) {
+    case 1: return 1.0;
+    case 2: return double(n - 1) / n;
+    case 3: return 2.0 * (n - 1) / n;
+    default: return 0.0;
+  }
+}
+
+const std::vector<double>& latencyBounds() {
+  static const std::vector<double> bounds = [] {
+    std::vector<double> b;
+    for (double decade = 1e-6; decade < 10; decade *= 10)
+      for (double m : {1.0, 2.5, 5.0}) b.push_back(decade * m);
+    b.push_back(10.0);
+    return b;
+  }();
+  return bounds;
+}
+
+GroupStats::GroupStats(std::string n, int r, int s, std::vector<int64_t> g, int64_t t)
+    : name(std::move(n)), rank(r), size(s), global_ranks(std::move(g)), pg_id(g_next_pg_id++), timeout_ms(t) {
+  ops_.resize(kNumOpKinds);
+  for (auto& o : ops_) o.buckets.assign(latencyBounds().size() + 1, 0);
+}
+
+std::string GroupStats::desc() {
+  std::lock_guard<std::mutex> g(mutex_);
+  return desc_.empty() ? "undefined" : desc_;
+}
+
+void GroupStats::setDesc(const std::string& d) {
+  std::lock_guard<std::mutex> g(mutex_);
+  desc_ = d;
+  has_desc_.store(true, std::memory_order_release);
+}
+
+GroupStats::Ids GroupStats::nextIds(bool is_p2p, bool counted) {
+  std::lock_guard<std::mutex> g(mutex_);
+  if (!counted) return {0, 0, ++op_id_};
+  if (is_p2p) ++p2p_seq_; else ++collective_seq_;
+  return {collective_seq_, p2p_seq_, ++op_id_};
+}
+
+void GroupStats::onEnqueue(const std::shared_ptr<OpState>& op) {
+  std::lock_guard<std::mutex> g(mutex_);
+  if (op->kind >= 0) ops_[size_t(op->kind)].started++;
+  if (!op->is_p2p && op->collective_seq) progress_.enqueued = op->collective_seq;
+  in_flight_.emplace(op->op_id, op);
+}
+
+void GroupStats::onStart(OpState& op) {
+  std::lock_guard<std::mutex> g(mutex_);
+  if (!op.is_p2p && op.collective_seq > progress_.started) {
+    progress_.started = op.collective_seq;
+    progress_.started_kind = op.kind;
+  }
+}
+
+void GroupStats::onFinish(OpState& op, bool failed) {
+  const int64_t s = op.start_ns.load(std::memory_order_relaxed), e = op.end_ns.load(std::memory_order_relaxed);
+  const double secs = s && e > s ? double(e - s) / 1e9 : 0.0;
+  std::lock_guard<std::mutex> g(mutex_);
+  in_flight_.erase(op.op_id);
+  if (!op.is_p2p && op.collective_seq > progress_.completed) progress_.completed = op.collective_seq;
+  if (op.kind < 0) return;
+  OpCounters& c = ops_[size_t(op.kind)];
+  if (failed) {
+    c.failed++;
+    return;
+  }
+  c.completed++;
+  c.bytes += uint64_t(op.bytes);
+  c.bus_bytes += uint64_t(double(op.bytes) * busFactor(op.kind, size));
+  c.seconds += secs;
+  const auto& b = latencyBounds();
+  size_t i = 0;
+  while (i < b.size() && secs > b[i]) ++i;
+  c.buckets[i]++;
+}
+
+GroupStats::Progress GroupStats::progress() {
+  std::lock_guard<std::mutex> g(mutex_);
+  return progress_;
+}
+
+std::vector<std::shared_ptr<OpState>> GroupStats::inFlight() {
+  std::vector<std::shared_ptr<OpState>> out;
+  std::lock_guard<std::mutex> g(mutex_);
+  for (auto& [id, w] : in_flight_)
+    if (auto p = w.lock()) out.push_back(std::move(p));
+  return out;
+}
+
+GroupStats::Snapshot GroupStats::snapshot() {
+  Snapshot s;
+  const int64_t now = nowNs();
+  std::lock_guard<std::mutex> g(mutex_);
+  s.ops = ops_;
+  for (auto& [id, w] : in_flight_) {
+    auto p = w.lock();
+    if (!p || p->done.load(std::memory_order_acquire)) continue;
+    s.in_flight++;
+    s.oldest_in_flight_age_s = std::max(s.oldest_in_flight_age_s, double(now - p->enqueue_ns) / 1e9);
+  }
+  s.timeouts = timeouts_.load();
+  s.mismatches = mismatches_.load();
+  return s;
+}
+
+void registerGroup(const std::shared_ptr<GroupStats>& g) {
+  std::lock_guard<std::mutex> l(g_registry_mutex);
+  auto& r = registry();
+  r.erase(std::remove_if(r.begin(), r.end(), [](const auto& w) { return w.expired(); }), r.end());
+  r.push_back(g);
+  int expected = -1;
+  g_global_rank.compare_exchange_strong(expected, g->globalRank());
+}
+
+std::vector<std::shared_ptr<GroupStats>> liveGroups() {
+  std::vector<std::shared_ptr<GroupStats>> out;
+  std::lock_guard<std::mutex> l(g_registry_mutex);
+  for (auto& w : registry())
+    if (auto p = w.lock()) out.push_back(std::move(p));
+  return out;
+}
+
+int processGlobalRank() { return g_global_rank.load(); }
+
+}  // namespace npudist::hccl

@@ -1,0 +1,107 @@
+// Per-group bookkeeping of the hccl backend: counters and a latency
+// histogram per collective, the collectives in flight, progress (last
+// enqueued / started / completed sequence number) and failure counts. Kept
+// in C++ and updated per collective; Python reads a snapshot only when a
+// metrics endpoint is scraped (npudist._C._hccl_stats, docs/metrics.md).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace npudist::hccl {
+
+class Engine;
+struct OpState;
+
+// The collectives, as named by ProcessGroupHCCL::submit.
+constexpr int kNumOpKinds = 19;
+int opKindIndex(const char* name);       // -1 if unknown
+const char* opKindName(int index);
+// What PyTorch's flight recorder calls it (torchfrtrace's vocabulary).
+const char* opKindTraceName(int index);
+// nccl-tests' bus-bandwidth factor for a group of n ranks.
+double busFactor(int index, int n);
+bool opKindIsP2P(int index);
+
+// Upper bounds of the latency histogram buckets, seconds (1 us .. 10 s).
+const std::vector<double>& latencyBounds();
+
+struct OpCounters {
+  uint64_t started = 0, completed = 0, failed = 0;
+  uint64_t bytes = 0, bus_bytes = 0;
+  double seconds = 0;
+  std::vector<uint64_t> buckets;  // non-cumulative, latencyBounds().size() + 1
+};
+
+class GroupStats {
+ public:
+  GroupStats(std::string name, int rank, int size, std::vector<int64_t> global_ranks, int64_t timeout_ms);
+
+  const std::string name;
+  const int rank, size;
+  const std::vector<int64_t> global_ranks;  // group rank -> global rank
+  const uint64_t pg_id;                     // creation order in this process
+  std::atomic<int64_t> timeout_ms;
+  std::weak_ptr<Engine> engine;
+
+  std::string desc();
+  void setDesc(const std::string& d);
+  bool hasDesc() const { return has_desc_.load(std::memory_order_acquire); }
+  int globalRank() const { return global_ranks.empty() ? rank : int(global_ranks[size_t(rank)]); }
+
+  // Sequence numbers: collectives and point-to-point ops are numbered apart
+  // (PyTorch's collective_seq_id / p2p_seq_id); op_id counts both.
+  struct Ids {
+    uint64_t collective_seq, p2p_seq, op_id;
+  };
+  // counted=false (a coalesced batch's wrapper): only op_id advances.
+  Ids nextIds(bool is_p2p, bool counted);
+
+  void onEnqueue(const std::shared_ptr<OpState>& op);
+  void onStart(OpState& op);
+  void onFinish(OpState& op, bool failed);
+  void countTimeout() { timeouts_.fetch_add(1, std::memory_order_relaxed); }
+  void countMismatch() { mismatches_.fetch_add(1, std::memory_order_relaxed); }
+
+  struct Progress {
+    uint64_t enqueued = 0, started = 0, completed = 0;
+    int started_kind = -1;  // op kind of `started`
+  };
+  Progress progress();
+
+  // Collectives issued and not finished, oldest first.
+  std::vector<std::shared_ptr<OpState>> inFlight();
+
+  struct Snapshot {
+    std::vector<OpCounters> ops;  // by op kind
+    uint64_t in_flight = 0;
+    double oldest_in_flight_age_s = 0;
+    uint64_t timeouts = 0, mismatches = 0;
+  };
+  Snapshot snapshot();
+
+ private:
+  std::mutex mutex_;
+  std::string desc_;
+  std::atomic<bool> has_desc_{false};
+  uint64_t collective_seq_ = 0, p2p_seq_ = 0, op_id_ = 0;
+  Progress progress_;
+  std::vector<OpCounters> ops_;
+  std::map<uint64_t, std::weak_ptr<OpState>> in_flight_;  // by op_id
+  std::atomic<uint64_t> timeouts_{0}, mismatches_{0};
+};
+
+// Registers a group for snapshots, flight-recorder dumps and the watchdog.
+void registerGroup(const std::shared_ptr<GroupStats>& g);
+// The groups still alive in this process, in creation order.
+std::vector<std::shared_ptr<GroupStats>> liveGroups();
+// This process's global rank (from the first group made), or -1.
+int processGlobalRank();
+
+}  // namespace npudist::hccl

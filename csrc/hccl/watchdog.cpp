@@ -1,0 +1,427 @@
+#include "hccl/watchdog.h"
+
+#include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "hccl/shm_wait.h"
+#include "hccl/engine.h"
+#include "hccl/flight_recorder.h"
+#include "hccl/work.h"
+
+namespace npudist::hccl {
+namespace {
+
+constexpr const char* kRequestKey = "npudist/hccl/dump_request";
+constexpr const char* kProgressPrefix = "npudist/hccl/progress/";
+constexpr int64_t kPollNs = 100'000'000;          // the loop's period, as ProcessGroupNCCL's watchdog
+constexpr int64_t kStorePollNs = 1'000'000'000;   // job-wide dump requests
+constexpr int64_t kStuckGraceNs = 10'000'000'000; // past its timeout, an unfinished collective is aborted
+
+int64_t envSeconds(const char* name, int64_t def, int64_t lo, int64_t hi) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return def;
+  char* end = nullptr;
+  long long x = std::strtoll(v, &end, 10);
+  if (!end || *end || x < lo || x > hi) {
+    std::fprintf(stderr, "[hccl watchdog] ignoring %s=%s: expected an integer between %lld and %lld; using %lld\n", name,
+                 v, (long long)lo, (long long)hi, (long long)def);
+    return def;
+  }
+  return x;
+}
+
+bool envFlag(const char* name, bool def) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return def;
+  std::string s(v);
+  return !(s == "0" || s == "false" || s == "False" || s == "off");
+}
+
+std::atomic<bool> g_signal_dump{false};
+void onDumpSignal(int) { g_signal_dump.store(true); }
+
+// SIGUSR1 by default; NPUDIST_HCCL_DUMP_SIGNAL=0 turns it off. Installed only
+// where nobody handles the signal yet.
+void installDumpSignal() {
+  const int sig = int(envSeconds("NPUDIST_HCCL_DUMP_SIGNAL", SIGUSR1, 0, 64));
+  if (sig == 0) return;
+  struct sigaction old {};
+  if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) return;
+  struct sigaction sa {};
+  sa.sa_handler = onDumpSignal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(sig, &sa, nullptr);
+}
+
+c10::intrusive_ptr<c10d::Store> rootStore(const c10::intrusive_ptr<c10d::Store>& s) {
+  if (auto* p = dynamic_cast<c10d::PrefixStore*>(s.get())) return p->getUnderlyingNonPrefixStore();
+  return s;
+}
+
+bool breaking(FailureKind k) {
+  return k == FailureKind::kTimeout || k == FailureKind::kPeerDead || k == FailureKind::kAborted ||
+         k == FailureKind::kOther;
+}
+
+std::string progressKey(uint64_t request, const std::string& group, int rank) {
+  return c10::str(kProgressPrefix, request, "/", group, "/", rank);
+}
+
+void logLine(const std::string& s) {
+  std::fprintf(stderr, "[hccl watchdog] rank %d: %s\n", processGlobalRank(), s.c_str());
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+ErrorHandling asyncErrorHandling() {
+  static const ErrorHandling mode = ErrorHandling(envSeconds("TORCH_HCCL_ASYNC_ERROR_HANDLING", 3, 0, 3));
+  return mode;
+}
+
+struct Watchdog::Impl {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool started = false;
+  std::atomic<int64_t> heartbeat_ns{0};
+  struct Pending {
+    std::shared_ptr<GroupStats> group;
+    FailureKind kind;
+    std::string message;
+  };
+  std::deque<Pending> pending;
+  std::set<uint64_t> reported_groups, requested_groups;
+
+  std::mutex store_mu;
+  c10::intrusive_ptr<c10d::Store> store;
+  uint64_t seen_request = 0;
+
+  std::mutex dump_mu;
+  int64_t last_dump_ns = 0;
+  int64_t next_store_poll = 0, next_straggler_log = 0;
+  std::map<uint64_t, uint64_t> straggler_seen;  // pg_id -> completed at the last log
+
+  void loop();
+  void monitor();
+  void handle(const Pending& p);
+  void checkStuck();
+  void pollStore();
+  void publishProgress(uint64_t request);
+  void stragglerLog();
+  [[noreturn]] void terminate(const std::string& why, bool wait_for_peers);
+};
+
+Watchdog& Watchdog::get() {
+  static Watchdog* w = new Watchdog();  // never destroyed: its threads live until exit
+  return *w;
+}
+
+Watchdog::Impl& Watchdog::impl() {
+  static Impl* i = new Impl();
+  return *i;
+}
+
+void Watchdog::attach(const std::shared_ptr<GroupStats>& group, const c10::intrusive_ptr<c10d::Store>& store) {
+  Impl& d = impl();
+  {
+    std::lock_guard<std::mutex> l(d.store_mu);
+    if (!d.store && store) {
+      d.store = rootStore(store);
+      try {
+        d.seen_request = uint64_t(d.store->add(kRequestKey, 0));
+      } catch (const std::exception&) {
+        d.store.reset();
+      }
+    }
+  }
+  std::lock_guard<std::mutex> l(d.mu);
+  if (d.started) return;
+  d.started = true;
+  d.heartbeat_ns.store(nowNs());
+  installDumpSignal();
+  std::thread([&d] { d.loop(); }).detach();
+  if (envFlag("TORCH_HCCL_ENABLE_MONITORING", true)) std::thread([&d] { d.monitor(); }).detach();
+  (void)group;
+}
+
+void Watchdog::onFailure(const std::shared_ptr<GroupStats>& group, FailureKind kind, const std::string& message) {
+  Impl& d = impl();
+  {
+    std::lock_guard<std::mutex> l(d.mu);
+    d.pending.push_back({group, kind, message});
+  }
+  d.cv.notify_one();
+}
+
+std::optional<double> Watchdog::heartbeatAgeSeconds() const {
+  Impl& d = const_cast<Watchdog*>(this)->impl();
+  std::lock_guard<std::mutex> l(d.mu);
+  if (!d.started) return std::nullopt;
+  return double(nowNs() - d.heartbeat_ns.load()) / 1e9;
+}
+
+uint64_t Watchdog::requestJobDump() {
+  Impl& d = impl();
+  std::lock_guard<std::mutex> l(d.store_mu);
+  if (!d.store) return 0;
+  try {
+    return uint64_t(d.store->add(kRequestKey, 1));
+  } catch (const std::exception& e) {
+    logLine(c10::str("cannot reach the store to ask other ranks for their flight recorders: ", e.what()));
+    d.store.reset();
+    return 0;
+  }
+}
+
+std::map<int, RankProgress> Watchdog::remoteProgress(const GroupStats& group, uint64_t request,
+                                                     const std::vector<int>& ranks, std::chrono::milliseconds wait) {
+  Impl& d = impl();
+  std::map<int, RankProgress> out;
+  const int64_t deadline = nowNs() + int64_t(wait.count()) * 1'000'000;
+  std::vector<int> missing = ranks;
+  while (!missing.empty()) {
+    std::vector<int> still;
+    for (int r : missing) {
+      std::lock_guard<std::mutex> l(d.store_mu);
+      if (!d.store) return out;
+      try {
+        const std::string key = progressKey(request, group.name, r);
+        if (!d.store->check({key})) {
+          still.push_back(r);
+          continue;
+        }
+        auto v = d.store->get(key);
+        std::istringstream is(std::string(v.begin(), v.end()));
+        RankProgress p;
+        p.group_rank = r;
+        p.known = true;
+        is >> p.started >> p.completed >> p.started_op;
+        out[r] = p;
+      } catch (const std::exception&) {
+        return out;
+      }
+    }
+    missing.swap(still);
+    if (missing.empty() || nowNs() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return out;
+}
+
+std::string Watchdog::dumpLocal(const std::string& why) {
+  if (!FlightRecorder::get().enabled()) return "";
+  Impl& d = impl();
+  std::lock_guard<std::mutex> l(d.dump_mu);
+  const std::string path = FlightRecorder::defaultPath(processGlobalRank());
+  const std::string err = FlightRecorder::get().writeTo(path);
+  d.last_dump_ns = nowNs();
+  if (!err.empty()) {
+    logLine("could not write the flight recorder (" + why + "): " + err);
+    return "";
+  }
+  logLine("flight recorder dumped to " + path + " (" + why + ")");
+  return path;
+}
+
+void Watchdog::Impl::loop() {
+  while (true) {
+    heartbeat_ns.store(nowNs());
+    std::deque<Pending> work;
+    {
+      std::unique_lock<std::mutex> l(mu);
+      cv.wait_for(l, std::chrono::nanoseconds(kPollNs), [this] { return !pending.empty(); });
+      work.swap(pending);
+    }
+    for (const auto& p : work) handle(p);
+    if (g_signal_dump.exchange(false)) Watchdog::get().dumpLocal("signal");
+    checkStuck();
+    const int64_t now = nowNs();
+    if (now >= next_store_poll) {
+      next_store_poll = now + kStorePollNs;
+      pollStore();
+    }
+    stragglerLog();
+  }
+}
+
+void Watchdog::Impl::handle(const Pending& p) {
+  const bool is_breaking = breaking(p.kind);
+  const uint64_t pg = p.group->pg_id;
+  bool first;
+  {
+    std::lock_guard<std::mutex> l(mu);
+    first = reported_groups.insert(pg).second || !is_breaking;
+  }
+  if (first) {
+    logLine(c10::str("collective failed (", failureKindName(p.kind), ") in process group '", p.group->name, "' (",
+                     p.group->desc(), "): ", p.message));
+  }
+  if (envFlag("TORCH_HCCL_DUMP_ON_TIMEOUT", true) && FlightRecorder::get().enabled()) {
+    bool dump_now;
+    {
+      std::lock_guard<std::mutex> l(dump_mu);
+      dump_now = nowNs() - last_dump_ns > 1'000'000'000;
+    }
+    if (dump_now) Watchdog::get().dumpLocal(c10::str(failureKindName(p.kind), " in process group '", p.group->name, "'"));
+    bool request;
+    {
+      std::lock_guard<std::mutex> l(mu);
+      request = requested_groups.insert(pg).second;
+    }
+    if (request) Watchdog::get().requestJobDump();
+  }
+  if (!is_breaking) return;
+  const ErrorHandling mode = asyncErrorHandling();
+  if (mode == ErrorHandling::kNoHandling) return;
+  if (mode == ErrorHandling::kTearDown || mode == ErrorHandling::kCleanUpOnly) {
+    for (const auto& g : liveGroups())
+      if (auto e = g->engine.lock()) e->abort(c10::str("watchdog of rank ", processGlobalRank(), ": ", p.message));
+  }
+  if (mode == ErrorHandling::kTearDown || mode == ErrorHandling::kSkipCleanUp) {
+    terminate(p.message, /*wait_for_peers=*/true);
+  }
+}
+
+void Watchdog::Impl::terminate(const std::string& why, bool wait_for_peers) {
+  // Other ranks poll the store once a second for dump requests; the store may
+  // live in this process, so stay a moment.
+  if (wait_for_peers && store) std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  logLine(c10::str("to avoid running on with inconsistent data, the process is being taken down (",
+                   "TORCH_HCCL_ASYNC_ERROR_HANDLING=", int(asyncErrorHandling()),
+                   "; set it to 0 or 2 to keep the process and handle the error yourself). Cause: ", why));
+  std::fflush(stdout);
+  std::abort();
+}
+
+void Watchdog::Impl::checkStuck() {
+  const int64_t now = nowNs();
+  for (const auto& g : liveGroups()) {
+    auto engine = g->engine.lock();
+    if (!engine || engine->user_aborted) continue;
+    const int64_t limit = int64_t(engine->effectiveTimeout().count()) * 1'000'000;
+    for (const auto& op : g->inFlight()) {
+      if (op->done.load(std::memory_order_acquire) || op->timed_out_by_watchdog.load()) continue;
+      const int64_t start = op->start_ns.load(std::memory_order_relaxed);
+      const char* what = nullptr;
+      int64_t age = 0;
+      if (start && now - start > limit + kStuckGraceNs) {
+        what = "ran";
+        age = now - start;
+      } else if (!start && now - op->enqueue_ns > limit) {
+        what = "waited in its stream's queue (behind earlier work) for";
+        age = now - op->enqueue_ns;
+      }
+      if (!what) continue;
+      op->timed_out_by_watchdog.store(true);
+      engine->abort(c10::str("watchdog of rank ", processGlobalRank(), ": ", op->name, " collective_seq_id=",
+                             op->collective_seq, " ", what, " ", double(age) / 1e9, " s, past ",
+                             engine->timeoutLabel()),
+                    FailureKind::kTimeout);
+    }
+  }
+}
+
+void Watchdog::Impl::publishProgress(uint64_t request) {
+  for (const auto& g : liveGroups()) {
+    auto p = g->progress();
+    const std::string v = c10::str(p.started, " ", p.completed, " ", opKindName(p.started_kind));
+    std::lock_guard<std::mutex> l(store_mu);
+    if (!store) return;
+    store->set(progressKey(request, g->name, g->rank), std::vector<uint8_t>(v.begin(), v.end()));
+  }
+}
+
+void Watchdog::Impl::pollStore() {
+  uint64_t now_seen = 0, before = 0;
+  {
+    std::lock_guard<std::mutex> l(store_mu);
+    if (liveGroups().empty()) {
+      store.reset();  // the job's store may be going away with its groups
+      return;
+    }
+    if (!store) return;
+    try {
+      now_seen = uint64_t(store->add(kRequestKey, 0));
+    } catch (const std::exception&) {
+      store.reset();
+      return;
+    }
+    before = seen_request;
+    seen_request = std::max(seen_request, now_seen);
+  }
+  if (now_seen <= before) return;
+  try {
+    for (uint64_t r = before + 1; r <= now_seen; ++r) publishProgress(r);
+  } catch (const std::exception&) {
+    std::lock_guard<std::mutex> l(store_mu);
+    store.reset();
+  }
+  bool dump_now;
+  {
+    std::lock_guard<std::mutex> l(dump_mu);
+    dump_now = nowNs() - last_dump_ns > 1'000'000'000;
+  }
+  if (dump_now) Watchdog::get().dumpLocal(c10::str("job-wide request #", now_seen));
+}
+
+void Watchdog::Impl::stragglerLog() {
+  static const int64_t period_s = envSeconds("NPUDIST_HCCL_STRAGGLER_LOG_SEC", 60, 0, 86400);
+  if (period_s == 0) return;
+  const int64_t now = nowNs();
+  if (!next_straggler_log) next_straggler_log = now + period_s * 1'000'000'000;
+  if (now < next_straggler_log) return;
+  next_straggler_log = now + period_s * 1'000'000'000;
+  for (const auto& g : liveGroups()) {
+    auto engine = g->engine.lock();
+    if (!engine || engine->topo.my_local != 0 || engine->local().size() < 2) continue;
+    const uint64_t done = g->progress().completed;
+    uint64_t& seen = straggler_seen[g->pg_id];
+    if (done == seen) continue;  // no collectives since the last report
+    seen = done;
+    auto scores = engine->local().stragglerScores();
+    size_t worst = 0;
+    for (size_t i = 1; i < scores.size(); ++i)
+      if (scores[i] > scores[worst]) worst = i;
+    std::ostringstream os;
+    os << "straggler report for process group '" << g->name << "' (" << g->desc() << ") on host '"
+       << engine->topo.hosts[size_t(engine->topo.my_host)] << "': slowest rank "
+       << engine->local().groupRankOf(int(worst)) << " keeps the others waiting " << scores[worst] * 1e3
+       << " ms per collective (recent-weighted); all:";
+    for (size_t i = 0; i < scores.size(); ++i)
+      os << " rank " << engine->local().groupRankOf(int(i)) << " " << scores[i] * 1e3 << " ms";
+    logLine(os.str());
+  }
+}
+
+void Watchdog::Impl::monitor() {
+  const int64_t timeout_s = envSeconds("TORCH_HCCL_HEARTBEAT_TIMEOUT_SEC", 480, 1, 7 * 86400);
+  const auto step = std::chrono::milliseconds(std::min<int64_t>(1000, timeout_s * 250));
+  while (true) {
+    std::this_thread::sleep_for(step);
+    const double age = double(nowNs() - heartbeat_ns.load()) / 1e9;
+    if (age <= double(timeout_s)) continue;
+    logLine(c10::str("the watchdog thread has not gone round its loop for ", age,
+                     " s (TORCH_HCCL_HEARTBEAT_TIMEOUT_SEC=", timeout_s,
+                     "): it is stuck, most likely in a store call or a hung communicator; ending the process so "
+                     "the job does not hang (TORCH_HCCL_ENABLE_MONITORING=0 turns this off)"));
+    auto dumped = std::async(std::launch::async, [] { return Watchdog::get().dumpLocal("watchdog stalled"); });
+    dumped.wait_for(std::chrono::seconds(5));
+    std::fflush(stdout);
+    std::abort();
+  }
+}
+
+}  // namespace npudist::hccl

@@ -1,0 +1,74 @@
+// The hccl watchdog (one per process, over every hccl group), modelled on
+// ProcessGroupNCCL's: a thread that polls outstanding collectives every
+// 100 ms, aborts communicators whose collective outlived its timeout, reacts
+// to failures as TORCH_HCCL_ASYNC_ERROR_HANDLING says, dumps the flight
+// recorder (on failure, on a job-wide request through the store, on
+// SIGUSR1) and logs straggler reports; and a heartbeat monitor that ends the
+// process if the watchdog itself stalls (TORCH_HCCL_ENABLE_MONITORING,
+// TORCH_HCCL_HEARTBEAT_TIMEOUT_SEC). docs/watchdog.md has the semantics.
+#pragma once
+
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hccl/group_stats.h"
+#include "hccl/local_comm.h"
+
+namespace npudist::hccl {
+
+// TORCH_HCCL_ASYNC_ERROR_HANDLING (the values of TORCH_NCCL_ASYNC_ERROR_HANDLING).
+enum class ErrorHandling { kNoHandling = 0, kTearDown = 1, kCleanUpOnly = 2, kSkipCleanUp = 3 };
+ErrorHandling asyncErrorHandling();
+
+// A peer's progress in a group, as published for desync reports.
+struct RankProgress {
+  int group_rank = 0;
+  bool known = false;    // false: it never answered
+  bool alive = true;
+  uint64_t started = 0;  // collective_seq_id of its last started / completed collective
+  uint64_t completed = 0;
+  std::string started_op;
+};
+
+class Watchdog {
+ public:
+  static Watchdog& get();
+
+  // Starts the threads (once) and watches `group`; `store` is the group's
+  // store (its non-prefixed root carries job-wide dump requests).
+  void attach(const std::shared_ptr<GroupStats>& group, const c10::intrusive_ptr<c10d::Store>& store);
+
+  // A collective of `group` failed; `message` is its final error. Cheap:
+  // the watchdog thread logs, dumps and acts on it.
+  void onFailure(const std::shared_ptr<GroupStats>& group, FailureKind kind, const std::string& message);
+
+  // Seconds since the watchdog thread last went round its loop; nullopt when
+  // it is not running.
+  std::optional<double> heartbeatAgeSeconds() const;
+
+  // Asks every rank of the job to dump its flight recorder and publish its
+  // progress; returns the request number (0 when no store is reachable).
+  uint64_t requestJobDump();
+  // The progress of `ranks` (group ranks) of `group` published after request
+  // `request`, waiting up to `wait` for them.
+  std::map<int, RankProgress> remoteProgress(const GroupStats& group, uint64_t request, const std::vector<int>& ranks,
+                                             std::chrono::milliseconds wait);
+
+  // Writes this rank's flight recorder to its dump file; returns the path,
+  // or "" when disabled or failed (the reason is logged).
+  std::string dumpLocal(const std::string& why);
+
+ private:
+  Watchdog() = default;
+  struct Impl;
+  Impl& impl();
+};
+
+}  // namespace npudist::hccl

@@ -1,0 +1,146 @@
+"""torch.distributed.checkpoint on npu: FSDP2 model + AdamW state, saved and loaded (also on a
+different number of ranks).
+
+    dcp.py save DIR   train 2 steps, dcp.save (sharded) to DIR/sync, dcp.async_save on its own
+                      group to DIR/async; load DIR/sync into a fresh model on the same ranks and
+                      compare; write the full state (DIR/ref.pt) and the loss of the next step
+                      (DIR/next.json)
+    dcp.py load DIR   on any number of ranks: load DIR/sync and DIR/async, compare with ref.pt,
+                      take the next step and compare its loss with next.json
+Every step uses the same 4 global rows, split over the ranks, so the loss does not depend on
+the number of ranks.
+"""
+import json
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.distributed.checkpoint as dcp
+from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict, get_state_dict,
+                                                     set_state_dict)
+from torch.distributed.fsdp import fully_shard
+
+from common import TINY, GPT, Checks, global_batch, setup
+
+from npudist.fsdp import checkpoint_process_group
+
+ROWS = 4
+
+
+def build(dev):
+    with torch.device("meta"):
+        model = GPT(TINY)
+    for blk in model.blocks:
+        fully_shard(blk)
+    fully_shard(model)
+    model.to_empty(device=dev)
+    torch.manual_seed(0)
+    model.init_weights()
+    return model, torch.optim.AdamW(model.parameters(), lr=1e-2)
+
+
+def step(model, opt, i, rank, world, dev):
+    gb = global_batch(i, 1, rows=ROWS)
+    per = ROWS // world
+    mine = gb[rank * per:(rank + 1) * per].to(dev)
+    _, loss = model(mine[:, :-1], mine[:, 1:])
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    loss = loss.detach().clone()
+    dist.all_reduce(loss, op=dist.ReduceOp.AVG)
+    return float(loss)
+
+
+def full_state(model, opt):
+    """Model and optimizer state as full cpu tensors (collective)."""
+    msd, osd = get_state_dict(model, opt, options=StateDictOptions(full_state_dict=True))
+    flat = {f"model.{k}": v for k, v in msd.items()}
+    for pid, st in osd["state"].items():
+        for k, v in st.items():
+            flat[f"optim.{pid}.{k}"] = v
+    return {k: v.detach().float().cpu().clone() if torch.is_tensor(v) else torch.tensor(float(v)) for k, v in flat.items()}
+
+
+def compare(c, name, got, want):
+    c.check(f"{name}: same keys", set(got) == set(want), f"{sorted(set(got) ^ set(want))[:5]}")
+    diffs = {k: float((got[k] - want[k]).abs().max()) for k in want if k in got}
+    worst = max(diffs.values(), default=float("inf"))
+    c.check(f"{name}: values equal", worst == 0.0,
+            f"max abs diff {worst} ({[(k, got[k].flatten()[:2].tolist(), want[k].flatten()[:2].tolist()) for k, v in diffs.items() if v][:2]})")
+
+
+def load_into(path, model, opt, group=None):
+    msd, osd = get_state_dict(model, opt)
+    state = {"model": msd, "optim": osd}
+    dcp.load(state, checkpoint_id=path, process_group=group)
+    set_state_dict(model, opt, model_state_dict=state["model"], optim_state_dict=state["optim"])
+
+
+def save_phase(c, d, rank, world, dev):
+    model, opt = build(dev)
+    for i in range(2):
+        step(model, opt, i, rank, world, dev)
+    msd, osd = get_state_dict(model, opt)
+    c.check("sharded state dict holds DTensors on npu",
+            all(type(v).__name__ == "DTensor" and v.device.type == "npu" for v in msd.values()))
+    dcp.save({"model": msd, "optim": osd}, checkpoint_id=os.path.join(d, "sync"))
+    group = checkpoint_process_group()
+    fut = dcp.async_save({"model": msd, "optim": osd}, checkpoint_id=os.path.join(d, "async"), process_group=group)
+    # the training loop may go on while the async save runs; here: a collective on the default group
+    probe = torch.ones(1, device=dev)
+    dist.all_reduce(probe)
+    fut.result()
+    c.check("async_save wrote .metadata", os.path.exists(os.path.join(d, "async", ".metadata")))
+    ref = full_state(model, opt)
+    # round trip on the same ranks, into a fresh model whose weights differ
+    model2, opt2 = build(dev)
+    with torch.no_grad():
+        for p in model2.parameters():
+            p.add_(1.0)
+    step(model2, opt2, 0, rank, world, dev)  # creates optimizer state to be overwritten
+    load_into(os.path.join(d, "sync"), model2, opt2)
+    compare(c, f"round trip on {world} ranks", full_state(model2, opt2), ref)
+    nxt = step(model, opt, 2, rank, world, dev)
+    nxt2 = step(model2, opt2, 2, rank, world, dev)
+    c.check("next step after round trip", abs(nxt - nxt2) <= 1e-6, f"{nxt} vs {nxt2}")
+    if rank == 0:
+        torch.save(ref, os.path.join(d, "ref.pt"))
+        with open(os.path.join(d, "next.json"), "w") as f:
+            json.dump({"loss": nxt, "world": world}, f)
+    dist.barrier()
+
+
+def load_phase(c, d, rank, world, dev):
+    ref = torch.load(os.path.join(d, "ref.pt"))
+    with open(os.path.join(d, "next.json")) as f:
+        saved = json.load(f)
+    c.info["saved_on"] = saved["world"]
+    for kind in ("sync", "async"):
+        model, opt = build(dev)
+        load_into(os.path.join(d, kind), model, opt)
+        compare(c, f"{kind} checkpoint saved on {saved['world']} ranks, loaded on {world}", full_state(model, opt),
+                ref)
+        loss = step(model, opt, 2, rank, world, dev)
+        c.close(f"{kind}: next step's loss", loss, saved["loss"], 1e-5, 1e-6)
+    # a full (unsharded) state dict of the same checkpoint loads into a plain module too
+    plain = GPT(TINY).to(dev)
+    sd = get_model_state_dict(plain)
+    dcp.load({"model": sd}, checkpoint_id=os.path.join(d, "sync"))
+    plain.load_state_dict(sd)
+    got = {f"model.{k}": v.detach().float().cpu() for k, v in plain.state_dict().items()}
+    compare(c, "into a non-sharded module", got, {k: v for k, v in ref.items() if k.startswith("model.")})
+
+
+def main():
+    phase, d = sys.argv[1], sys.argv[2]
+    rank, world, dev = setup()
+    c = Checks()
+    c.run(phase, save_phase if phase == "save" else load_phase, d, rank, world, dev)
+    c.report()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

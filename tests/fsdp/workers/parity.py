@@ -1,0 +1,204 @@
+"""FSDP2 and DDP on npu + hccl against a single-process reference, a few steps each.
+
+argv[1]: 'fast' (the default tier's selection) or 'full'. Every rank also runs the reference:
+the same model (same initial weights) on the whole global batch (all ranks' rows), with the
+same optimizer, so a correct data-parallel step gives the same loss, gradient norm and
+parameters (fp32: tight tolerances; bf16 parameters: loose ones).
+"""
+import copy
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, fully_shard
+from torch.distributed.tensor import DTensor
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+from common import B, TINY, GPT, Checks, global_batch, setup
+
+STEPS = 3
+LR = 0.1
+
+
+def sgd(params):
+    return torch.optim.SGD(params, lr=LR, momentum=0.9)
+
+
+def full_params(model):
+    return {n: (p.full_tensor() if isinstance(p, DTensor) else p).detach().float().cpu()
+            for n, p in model.named_parameters()}
+
+
+def reference_from(state, dev):
+    ref = GPT(TINY).to(dev)
+    ref.load_state_dict({k: v.to(dev) for k, v in state.items()})
+    return ref
+
+
+def ref_step(ref, opt, batch, clip):
+    _, loss = ref(batch[:, :-1], batch[:, 1:])
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(ref.parameters(), clip)
+    opt.step()
+    opt.zero_grad()
+    return loss.detach(), norm.detach()
+
+
+def fsdp_case(c, name, rank, world, dev, *, mp="fp32", reshard=True, meta=True, offload=False, mesh=None,
+              divide_factor=None, force_sum=False, rtol=1e-5, atol=1e-5):
+    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if mp == "bf16" \
+        else MixedPrecisionPolicy()
+    kw = dict(mp_policy=policy, reshard_after_forward=reshard, mesh=mesh)
+    if offload:
+        kw["offload_policy"] = CPUOffloadPolicy()
+    torch.manual_seed(0)
+    if meta:
+        with torch.device("meta"):
+            model = GPT(TINY)
+    else:
+        model = GPT(TINY)  # cpu, materialised: fully_shard shards the existing values
+    for blk in model.blocks:
+        fully_shard(blk, **kw)
+    fully_shard(model, **kw)
+    blocks = list(model.blocks)
+    blocks[0].set_modules_to_forward_prefetch([blocks[1]])
+    blocks[1].set_modules_to_backward_prefetch([blocks[0]])
+    if meta:
+        model.to_empty(device="cpu" if offload else dev)
+        torch.manual_seed(1)
+        model.init_weights()
+    elif not offload:
+        model.to(dev)
+    if divide_factor is not None:
+        model.set_gradient_divide_factor(divide_factor)
+    if force_sum:
+        model.set_force_sum_reduction_for_comms(True)
+    local_dev = next(model.parameters()).to_local().device
+    c.check(f"{name}: sharded parameters live on {'cpu' if offload else 'npu'}",
+            local_dev.type == ("cpu" if offload else "npu"), str(local_dev))
+    full = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True))
+    if meta:  # init_weights: normal(0, 0.02) on the sharded DTensors
+        c.check(f"{name}: init std plausible", 0.01 < float(full["blocks.0.fc.weight"].float().std()) < 0.03,
+                str(float(full["blocks.0.fc.weight"].float().std())))
+    ref = reference_from({k: v.full_tensor() if isinstance(v, DTensor) else v for k, v in full.items()}, dev)
+    ropt, opt = sgd(ref.parameters()), sgd(model.parameters())
+    dp_rank, dp_world = rank, world
+    for step in range(STEPS):
+        gb = global_batch(step, world)
+        rloss, rnorm = ref_step(ref, ropt, gb.to(dev), clip=1.0)
+        mine = gb[dp_rank * B:(dp_rank + 1) * B].to(dev)
+        _, loss = model(mine[:, :-1], mine[:, 1:])
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        norm = norm.full_tensor() if isinstance(norm, DTensor) else norm
+        opt.step()
+        opt.zero_grad()
+        mean_loss = loss.detach().clone()
+        dist.all_reduce(mean_loss, op=dist.ReduceOp.AVG)
+        c.close(f"{name}: step {step} loss", mean_loss, rloss, rtol, atol)
+        c.close(f"{name}: step {step} grad norm (clip_grad_norm_ over DTensor grads)", norm, rnorm, rtol * 10,
+                atol * 10)
+    got, want = full_params(model), full_params(ref)
+    worst = max(float((got[k] - want[k]).abs().max()) for k in want)
+    c.check(f"{name}: parameters after {STEPS} steps", worst <= atol * 20, f"max abs diff {worst}")
+    c.info[name] = worst
+
+
+def ddp_case(c, name, rank, world, dev, *, hook=None, accumulate=False, unused=False, static=False,
+             rtol=1e-5, atol=1e-5):
+    torch.manual_seed(0)
+    base = GPT(TINY).to(dev)
+    if unused:
+        base.extra = nn.Linear(TINY.d_model, TINY.d_model).to(dev)  # never used in forward
+    ref = copy.deepcopy(base)
+    model = DDP(base, device_ids=[dev], bucket_cap_mb=0.01, find_unused_parameters=unused, static_graph=static)
+    if hook == "allreduce":
+        from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+        model.register_comm_hook(None, allreduce_hook)
+    elif hook == "bf16":
+        from npudist.fsdp import npu_bf16_compress_hook  # torch's bf16_compress_hook is CUDA/XPU only
+        model.register_comm_hook(None, npu_bf16_compress_hook)
+    ropt, opt = sgd(ref.parameters()), sgd(model.parameters())
+    micro = 2 if accumulate else 1
+    for step in range(STEPS):
+        gb = global_batch(step, world, rows=B * micro)
+        rloss, rnorm = ref_step(ref, ropt, gb.to(dev), clip=1.0)
+        mine = gb.view(world, micro, B, -1)[rank].to(dev)
+        total = torch.zeros((), device=dev)
+        for m in range(micro):
+            ctx = model.no_sync() if m < micro - 1 else torch.enable_grad()
+            with ctx:
+                _, loss = model(mine[m][:, :-1], mine[m][:, 1:])
+                (loss / micro).backward()
+            total += loss.detach() / micro
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad()
+        dist.all_reduce(total, op=dist.ReduceOp.AVG)
+        c.close(f"{name}: step {step} loss", total, rloss, rtol, atol)
+        c.close(f"{name}: step {step} grad norm", norm, rnorm, rtol * 10, atol * 10)
+    got, want = full_params(model.module), full_params(ref)
+    worst = max(float((got[k] - want[k]).abs().max()) for k in want)
+    c.check(f"{name}: parameters after {STEPS} steps", worst <= atol * 20, f"max abs diff {worst}")
+    c.info[name] = worst
+
+
+def generic_device_code(c, rank, world, dev):
+    """What CUDA-generic code calls, on npu."""
+    acc = torch.accelerator.current_accelerator()
+    c.check("accelerator is npu", acc is not None and acc.type == "npu", str(acc))
+    c.check("accelerator available", torch.accelerator.is_available())
+    c.check("device_count", torch.accelerator.device_count() >= world, str(torch.accelerator.device_count()))
+    c.check("current_device_index is LOCAL_RANK", torch.accelerator.current_device_index() == dev.index)
+    other = (dev.index + 1) % torch.accelerator.device_count()
+    with torch.accelerator.device_index(other):
+        c.check("device_index() context", torch.accelerator.current_device_index() == other)
+        c.check("tensors follow it", torch.empty(1, device="npu").device.index == other)
+    c.check("device_index() restores", torch.accelerator.current_device_index() == dev.index)
+    torch.accelerator.set_device_index(dev.index)
+    c.check("default backend for npu is hccl", dist.get_default_backend_for_device(dev) == "hccl")
+    c.check("default group bound to the device", dist.group.WORLD.bound_device_id == dev)
+
+
+def main():
+    tier = sys.argv[1]
+    rank, world, dev = setup()
+    c = Checks()
+    c.run("generic", generic_device_code, rank, world, dev)
+    cases = [("fsdp fp32 meta-init reshard", dict()),
+             ("fsdp bf16 params fp32 reduce", dict(mp="bf16", rtol=3e-2, atol=3e-2)),
+             ("ddp buckets allreduce_hook", dict(ddp=True, hook="allreduce"))]
+    if tier == "full" or world == 4:
+        cases += [("fsdp fp32 no reshard after forward", dict(reshard=False, meta=False))]
+    if tier == "full":
+        cases += [("fsdp divide factor (PREMUL_SUM)", dict(divide_factor=float(world))),
+                  ("fsdp force sum reduction", dict(force_sum=True)),
+                  ("ddp bf16_compress_hook", dict(ddp=True, hook="bf16", rtol=2e-2, atol=2e-2)),
+                  ("ddp no_sync accumulation", dict(ddp=True, accumulate=True)),
+                  ("ddp find_unused_parameters", dict(ddp=True, unused=True)),
+                  ("ddp static_graph", dict(ddp=True, static=True))]
+    if world == 4:
+        mesh = init_device_mesh("npu", (2, 2), mesh_dim_names=("replicate", "shard"))
+        cases += [("hsdp 2x2 mesh", dict(mesh=mesh))]
+    # CPUOffloadPolicy: the case below can hang (hccl's progress thread drops the last reference
+    # to a Python-visible tensor and waits for the GIL the main thread holds; docs/training.md,
+    # limits). Run it by name: PARITY_CASES="cpu offload".
+    cases += [("fsdp cpu offload", dict(offload=True, meta=False))]
+    only = os.environ.get("PARITY_CASES")  # debugging: comma-separated substrings of case names
+    for name, kw in cases:
+        if (only and not any(o in name for o in only.split(","))) or (not only and kw.get("offload")):
+            continue
+        if kw.pop("ddp", False):
+            c.run(name, ddp_case, name, rank, world, dev, **kw)
+        else:
+            c.run(name, fsdp_case, name, rank, world, dev, **kw)
+    c.report()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

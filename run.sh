@@ -3,7 +3,7 @@
 #
 #   ./run.sh setup          create .venv, install pinned deps, build the extension
 #   ./run.sh build          rebuild the C++ extension now (safe while tests run)
-#   ./run.sh demo           setup, then run the flagship example
+#   ./run.sh demo [ARGS]    setup, then run the flagship job (npurun --nproc 4 examples/train_gpt.py)
 #   ./run.sh test [ARGS]    setup, then run the test suite (pytest ARGS; --full adds slow tiers)
 #   ./run.sh bench NAME     setup, then run benchmarks/NAME.py
 #
@@ -92,7 +92,9 @@ case "$cmd" in
     ;;
   demo)
     setup
-    exec "$PY" examples/quickstart.py "$@"
+    # the flagship job: a GPT trained with FSDP2 on 4 npus (docs/training.md); Ctrl-C saves a
+    # checkpoint, running the demo again resumes from it (--no-resume starts over)
+    exec "$PY" -m npurun --nproc 4 examples/train_gpt.py --ckpt-dir checkpoints/demo "$@"
     ;;
   test)
     setup

@@ -466,6 +466,9 @@ def main(argv=None):
     start = 0 if args.no_resume else ckpt.load_latest()
     if start:
         say(f"resumed from {os.path.join(args.ckpt_dir, f'step_{start:07d}')} at step {start}")
+        if start >= args.steps:
+            say(f"the checkpoint is already at --steps {args.steps}: nothing to train (raise --steps to go on, "
+                f"or --no-resume to start over)")
 
     val = val_batches(data.val_rows, args.batch_size, args.eval_batches)
     batches = train_batches(data.train_rows, args.batch_size, args.seed, start)

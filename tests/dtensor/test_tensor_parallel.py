@@ -25,3 +25,11 @@ def test_fsdp_tp_2d_mesh_parity_and_casts():
     _, results = run_worker("fsdp_tp.py", 4, env=BLOCKING, timeout=500)
     variants = {r["variant"]: r for r in results if r.get("kind") == "losses"}
     assert set(variants) == {"fsdp+tp", "cast"}
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="known hang: FSDP2 + TP with stream-ordered hccl waits (docs/dtensor.md); "
+                                       "when this passes, drop BLOCKING from the test above")
+@pytest.mark.timeout(600)
+def test_fsdp_tp_2d_mesh_with_stream_ordered_waits():
+    run_worker("fsdp_tp.py", 4, env={"WORKER_HANG_DUMP_S": "150"}, timeout=240)

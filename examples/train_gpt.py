@@ -30,8 +30,8 @@ SIGTERM/SIGINT to every rank): the ranks agree on the step to stop at, save, and
 different number of ranks: DCP reshards), unless ``--no-resume``. At the end it prints a short
 generated sample.
 
-Each step reports its time and token count to ``npudist.watchdog.record_step`` (Prometheus
-metrics, docs/metrics.md).
+Each step reports its time and this rank's token count to ``npudist.watchdog.record_step``
+(Prometheus metrics: ``npurun --metrics-port 9400 ...``, docs/metrics.md).
 
 The model and the step are importable (benchmarks/train_step.py times them): ``GPTConfig``,
 ``GPT``, ``build_fsdp_model``.
@@ -54,6 +54,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+from npudist.watchdog import record_step
 
 EXIT_SIGTERM = 143  # 128 + SIGTERM: the job was stopped, its checkpoint is saved
 
@@ -371,15 +373,6 @@ def generate(model, prompt: bytes, n_tokens, device, temperature=0.8, top_k=40, 
     return bytes(out)
 
 
-def _record_step():
-    """npudist.watchdog.record_step(step_time_s, tokens) (issue #9's metrics)."""
-    try:
-        from npudist.watchdog import record_step
-    except ImportError:
-        return None  # TEMPORARY: until issue #9's npudist.watchdog.record_step lands
-    return record_step
-
-
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -472,7 +465,6 @@ def main(argv=None):
 
     val = val_batches(data.val_rows, args.batch_size, args.eval_batches)
     batches = train_batches(data.train_rows, args.batch_size, args.seed, start)
-    record_step = _record_step()
     tokens_per_step = args.batch_size * args.seq_len * world
     stop = torch.zeros(1, dtype=torch.int32, device=device)
     win_loss = torch.zeros(1, dtype=torch.float64, device=device)
@@ -500,8 +492,7 @@ def main(argv=None):
         step += 1
         dt = time.perf_counter() - t0
         win_steps, win_time = win_steps + 1, win_time + dt
-        if record_step is not None:
-            record_step(dt, tokens_per_step)
+        record_step(dt, args.batch_size * args.seq_len)  # this rank's tokens (Prometheus, docs/metrics.md)
         stopped = bool(stop.item())
         last = step == args.steps or stopped
         if step % args.log_every == 0 or last:

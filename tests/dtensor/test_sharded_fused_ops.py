@@ -9,3 +9,10 @@ from ._ranks import run_worker
 def test_fused_ops_sharded_match_unsharded():
     _, results = run_worker("fused_sharded.py", 2)
     assert results[-1]["checks"] >= 150
+
+
+@pytest.mark.timeout(300)
+def test_dtensor_basics_on_npu_mesh():
+    """distribute_tensor, full_tensor, redistribute (Shard/Replicate/Partial), from_local/to_local, RNG."""
+    _, results = run_worker("basics.py", 2)
+    print([r for r in results if r.get("kind") == "rng"])

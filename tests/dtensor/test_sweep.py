@@ -11,11 +11,10 @@ from npudist.dtensor.sweep import run_sweep
 
 # A fixed sample covering pointwise, reductions, views, matmul, norms, indexing, random and
 # no-strategy ops (the last must fail the same way on both meshes).
-SAMPLE = ["add", "mul", "div.no_rounding_mode", "sum", "mean", "amax", "softmax", "log_softmax", "view", "reshape",
-          "transpose", "permute", "cat", "stack", "split", "matmul", "mm", "bmm", "addmm", "nn.functional.linear",
-          "nn.functional.layer_norm", "nn.functional.gelu", "nn.functional.embedding", "index_select", "gather",
-          "where", "clamp", "cumsum", "topk", "nn.functional.dropout", "rand_like", "scatter_reduce", "polar",
-          "native_batch_norm"]
+SAMPLE = ["add", "mul", "sum", "mean", "softmax", "view", "reshape", "transpose", "cat", "split", "matmul", "mm",
+          "addmm", "nn.functional.linear", "nn.functional.layer_norm", "nn.functional.gelu",
+          "nn.functional.embedding", "index_select", "gather", "topk", "nn.functional.dropout", "scatter_reduce",
+          "polar", "native_batch_norm"]
 
 
 @pytest.mark.timeout(900)
@@ -24,12 +23,12 @@ def test_sweep_sample_npu_matches_cpu():
     print(render(report))
     names = {e["name"] for e in report["results"]}
     assert {"add", "matmul", "native_batch_norm", "scatter_reduce"} <= names
-    assert report["counts"]["npu"]["pass"] >= 25, report["counts"]
+    assert report["counts"]["npu"]["pass"] >= 18, report["counts"]
     assert not unexplained_npu_only(report), [(e["name"], e["npu"]) for e in unexplained_npu_only(report)]
     by_name = {e["name"]: e for e in report["results"]}
     # an op DTensor has no strategy for fails on both meshes, with DTensor's own message
     assert "sharding strategy" in by_name["polar"]["npu"]["reason"] and by_name["polar"]["cpu"]["status"] == "error"
-    assert report["runs"]["npu"] > 50
+    assert report["runs"]["npu"] > 40
 
 
 @pytest.mark.slow

@@ -10,7 +10,6 @@ inputs compute in float64 (torch_npu has no float64; gradcheck needs it).
 """
 from __future__ import annotations
 
-import math
 
 import torch
 
@@ -58,14 +57,6 @@ def rms_norm_backward(dy, x, gamma, rstd):
     dxhat = dyf * gf
     dx = rstd * (dxhat - xhat * (dxhat * xhat).mean(dim=dims, keepdim=True))
     return dx.to(x.dtype), dgamma.to(gamma.dtype)
-
-
-def rms_norm_rstd_grad(grad_rstd, x, gamma, rstd):
-    """Contribution of a gradient flowing into rstd itself (rarely used) to dx."""
-    dims = _norm_dims(x, gamma)
-    n = math.prod(x.shape[d] for d in dims)
-    acc = _acc(x.dtype)
-    return (grad_rstd.to(acc) * (-rstd.to(acc) ** 3) * x.to(acc) / n).to(x.dtype)
 
 
 # --------------------------------------------------------------------------- rotary_mul

@@ -10,7 +10,7 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
 from torch.distributed.tensor import DTensor
 
-from common import RANK, Checker, init, report
+from common import Checker, init, report
 from model import Model, parallelize
 
 chk = Checker()

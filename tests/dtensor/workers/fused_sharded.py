@@ -1,6 +1,5 @@
 """Each npu fused op on DTensors (npu mesh over hccl), for each placement its sharding strategy offers:
 outputs and gradients equal the unsharded op's, and sharded inputs stay sharded (no all-gather)."""
-import sys
 
 import torch
 from torch.distributed.device_mesh import init_device_mesh

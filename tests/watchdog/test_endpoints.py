@@ -104,13 +104,53 @@ def test_autostart_from_env():
     assert r.returncode == 0, r.stderr
     assert f"PORTS [{base + 1}] True" in r.stdout, r.stdout + r.stderr  # base + LOCAL_RANK
     assert "LABELS True" in r.stdout and "CHILD 0" in r.stdout, r.stdout + r.stderr
-    # not a rank (no RANK/LOCAL_RANK): nothing starts, e.g. in npurun itself
-    r = _run({"NPUDIST_METRICS_PORT": str(base)})
-    assert r.returncode == 0 and "PORTS [] False" in r.stdout, r.stdout + r.stderr
-    # malformed: a warning naming the variable; torch and npu still work
-    r = _run({"NPUDIST_METRICS_PORT": "ninety", "RANK": "0"})
-    assert r.returncode == 0 and "PORTS [] " in r.stdout, r.stdout + r.stderr
-    assert "NPUDIST_METRICS_PORT: expected a TCP port number" in r.stderr
+
+
+@pytest.fixture
+def clean_metrics_env(monkeypatch):
+    for key in ("RANK", "LOCAL_RANK", "NPUDIST_METRICS_PORT", "NPUDIST_METRICS_DIR", "NPUDIST_METRICS_ADDR"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("NPUDIST_METRICS_SERVER_PID", "")  # restored (unset) after the test
+    return monkeypatch
+
+
+def test_autostart_only_in_ranks(clean_metrics_env):
+    from npudist.watchdog import autostart
+    clean_metrics_env.setenv("NPUDIST_METRICS_PORT", "0")
+    assert autostart.from_env() == []  # not a rank (no RANK/LOCAL_RANK): e.g. npurun itself
+    clean_metrics_env.setenv("NPUDIST_METRICS_SERVER_PID", "1")  # a child of the serving rank
+    clean_metrics_env.setenv("RANK", "0")
+    assert autostart.from_env() == []
+
+
+def test_autostart_malformed_value_warns(clean_metrics_env, capsys):
+    from npudist.watchdog import autostart
+    clean_metrics_env.setenv("RANK", "0")
+    clean_metrics_env.setenv("NPUDIST_METRICS_PORT", "ninety")
+    assert autostart.from_env() == []
+    err = capsys.readouterr().err
+    assert "npudist.watchdog: warning: NPUDIST_METRICS_PORT: expected a TCP port number" in err
+    clean_metrics_env.setenv("NPUDIST_METRICS_PORT", "0")
+    clean_metrics_env.setenv("NPUDIST_METRICS_ADDR", "a b")
+    assert autostart.from_env() == []
+    assert "NPUDIST_METRICS_ADDR: 'a b' is neither an IP address nor a host name" in capsys.readouterr().err
+
+
+def test_autostart_announces_for_npurun(clean_metrics_env, tmp_path):
+    from npudist.watchdog import announce, autostart
+    clean_metrics_env.setenv("RANK", "4")
+    clean_metrics_env.setenv("LOCAL_RANK", "0")
+    clean_metrics_env.setenv("NPUDIST_METRICS_DIR", str(tmp_path))
+    started = autostart.from_env()
+    try:
+        assert len(started) == 1 and started[0].addr == "127.0.0.1"
+        record = announce.read(str(tmp_path))[os.getpid()]
+        assert record["port"] == started[0].port and record["rank"] == "4" and record["local_rank"] == "0"
+        assert 'rank="4"' in get(started[0].url)
+        assert os.environ["NPUDIST_METRICS_SERVER_PID"] == str(os.getpid())
+    finally:
+        for srv in started:
+            srv.stop()
 
 
 def _main(capsys, argv):

@@ -16,8 +16,11 @@ import npudist
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WORKER = os.path.join(REPO, "tests", "watchdog", "workers", "hccl_stats.py")
 
-pytestmark = pytest.mark.skipif(not hasattr(npudist._C, "_hccl_stats"),
-                                reason="npudist._C has no _hccl_stats (the hccl backend's statistics are not built in)")
+
+
+@pytest.fixture(autouse=True)
+def _stats_built_in():
+    assert hasattr(npudist._C, "_hccl_stats"), "npudist._C has no _hccl_stats: an old build; run ./run.sh build"
 
 
 def _launch(nranks, timeout=240, worker=WORKER, env_extra=None):

@@ -109,6 +109,26 @@ def start_http_server(port: int = 0, addr: str | None = None, registry=None) -> 
     return server
 
 
+def _forget_in_forked_child() -> None:
+    # a forked child (a fork-started DataLoader worker) has no serving thread but would keep the
+    # listening socket open, so a scraper could connect to a port nobody answers once the rank
+    # died; the child closes its copy and forgets the servers (stop() would wait for a thread
+    # that does not exist in it)
+    global _lock
+    _lock = threading.Lock()
+    for srv in _servers:
+        if srv._httpd is not None:
+            try:
+                srv._httpd.socket.close()
+            except OSError:
+                pass
+            srv._httpd = None
+    _servers.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_forked_child)
+
+
 def servers() -> list[MetricsServer]:
     """The endpoints this process started and did not stop."""
     with _lock:

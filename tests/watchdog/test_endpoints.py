@@ -3,6 +3,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 import urllib.request
 
 import pytest
@@ -198,3 +199,31 @@ def test_npurun_metrics_port_in_use_is_a_clear_error():
     assert (f"npurun: job did not run: OSError: [Errno 98] --metrics-addr 127.0.0.1 --metrics-port {port}: "
             f"cannot serve metrics there") in r.stderr, r.stderr
     assert "[rank" not in r.stdout + r.stderr  # no rank was started
+
+
+def test_forked_child_does_not_keep_the_endpoint():
+    from npudist.watchdog import server
+    s = watchdog.start_http_server(0)
+    port = s.port
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: no servers, its copy of the socket closed
+        os.close(r)
+        ok = server.servers() == [] and s._httpd is None
+        os.write(w, b"1" if ok else b"0")
+        os.close(w)
+        time.sleep(5)  # still alive while the parent stops its endpoint
+        os._exit(0)
+    try:
+        os.close(w)
+        assert os.read(r, 1) == b"1"
+        assert "npudist_process_cpu_seconds_total" in get(s.url)
+        s.stop()
+        with socket.socket() as again:  # the port is free although the child lives
+            again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past the scrape's TIME_WAIT
+            again.bind(("127.0.0.1", port))
+            again.listen()
+    finally:
+        os.close(r)
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)

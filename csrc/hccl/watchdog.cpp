@@ -111,6 +111,11 @@ struct Watchdog::Impl {
 
   std::mutex dump_mu;
   int64_t last_dump_ns = 0;
+  // Dumps made because something failed are written once per process (as
+  // ProcessGroupNCCL does): a later one would hide what the first caught,
+  // e.g. a late rank finally joining the collective it missed.
+  bool failure_dumped = false;
+  void dumpOnce(const std::string& why);
   int64_t next_store_poll = 0, next_straggler_log = 0;
   std::map<uint64_t, uint64_t> straggler_seen;  // pg_id -> completed at the last log
 
@@ -270,12 +275,7 @@ void Watchdog::Impl::handle(const Pending& p) {
                      p.group->desc(), "): ", p.message));
   }
   if (envFlag("TORCH_HCCL_DUMP_ON_TIMEOUT", true) && FlightRecorder::get().enabled()) {
-    bool dump_now;
-    {
-      std::lock_guard<std::mutex> l(dump_mu);
-      dump_now = nowNs() - last_dump_ns > 1'000'000'000;
-    }
-    if (dump_now) Watchdog::get().dumpLocal(c10::str(failureKindName(p.kind), " in process group '", p.group->name, "'"));
+    dumpOnce(c10::str(failureKindName(p.kind), " in process group '", p.group->name, "'"));
     bool request;
     {
       std::lock_guard<std::mutex> l(mu);
@@ -369,12 +369,16 @@ void Watchdog::Impl::pollStore() {
     std::lock_guard<std::mutex> l(store_mu);
     store.reset();
   }
-  bool dump_now;
+  dumpOnce(c10::str("job-wide request #", now_seen));
+}
+
+void Watchdog::Impl::dumpOnce(const std::string& why) {
   {
     std::lock_guard<std::mutex> l(dump_mu);
-    dump_now = nowNs() - last_dump_ns > 1'000'000'000;
+    if (failure_dumped) return;
+    failure_dumped = true;
   }
-  if (dump_now) Watchdog::get().dumpLocal(c10::str("job-wide request #", now_seen));
+  Watchdog::get().dumpLocal(why);
 }
 
 void Watchdog::Impl::stragglerLog() {

@@ -1,0 +1,122 @@
+"""The hccl watchdog under real faults (3 real rank processes each).
+
+Each case checks what the surviving ranks say (the error and the watchdog's
+log), how they end (TORCH_HCCL_ASYNC_ERROR_HANDLING), the counters, and that
+PyTorch's own analyzer (torchfrtrace) reads the flight-recorder dumps and
+names the culprit. Bounds are generous (group timeout + 30 s or more).
+"""
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from tests.hccl._ranks import launch
+
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "workers", "faults.py")
+SIGABRT = -signal.SIGABRT
+
+
+def run(scenario, tmp_path, world=3, **env):
+    env = {"TORCH_HCCL_DEBUG_INFO_TEMP_FILE": str(tmp_path / "fr_rank_"), "TORCH_HCCL_ASYNC_ERROR_HANDLING": "3",
+           **{k: str(v) for k, v in env.items()}}
+    r = launch(WORKER, world, [scenario], env=env, timeout=150)
+    return r
+
+
+def analyze(tmp_path):
+    """torchfrtrace's report (it logs to stderr) on the dumps in tmp_path."""
+    p = subprocess.run([sys.executable, "-m", "torch.distributed.flight_recorder.fr_trace", str(tmp_path), "-p",
+                        "fr_rank_", "--allow-incomplete-ranks"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stderr
+
+
+def first(r, rank):
+    return r.results(rank)[0]
+
+
+@pytest.mark.timeout(200)
+@pytest.mark.parametrize("mode", ["3", "2"])
+def test_rank_never_joins(tmp_path, mode):
+    r = run("never_joins", tmp_path, TORCH_HCCL_ASYNC_ERROR_HANDLING=mode)
+    for rank in (0, 1):
+        res = first(r, rank)
+        err = res["error"]
+        assert "collective timeout in process group '0' (default_pg)" in err, r.explain()
+        assert "all_reduce collective_seq_id=2" in err and "inputs [Float[8]]" in err, err
+        assert "Ranks that never joined #2: [2]" in err and "What to do" in err, err
+        assert res["timeouts"] == 1 and res["failed"] == 1, res
+        assert "[hccl watchdog] rank %d: collective failed (timeout)" % rank in r.stderr[rank], r.explain()
+    # The late rank fails at once, naming the first failure.
+    assert "unusable after an earlier failure" in first(r, 2)["error"]
+    if mode == "3":  # SkipCleanUp: the watchdog takes every failed rank down
+        assert r.returncodes == [SIGABRT] * 3, r.explain()
+        assert "the process is being taken down" in r.stderr[0]
+        assert all(len(r.results(k)) == 1 for k in range(3))  # none survived its sleep
+    else:  # CleanUpOnly: processes live on
+        assert r.returncodes == [0, 0, 0], r.explain()
+    assert sorted(os.listdir(tmp_path)) == ["fr_rank_0", "fr_rank_1", "fr_rank_2"]
+    report = analyze(tmp_path)
+    assert "Not all ranks joining collective, sequence number: 2" in report and "missing ranks: {2}" in report, report
+
+
+@pytest.mark.timeout(200)
+def test_rank_killed_mid_collective(tmp_path):
+    r = run("killed", tmp_path)
+    assert r.returncodes[2] == -signal.SIGKILL
+    for rank in (0, 1):
+        err = first(r, rank)["error"]
+        assert "rank(s) [2] exited while this collective was in progress" in err, r.explain()
+        assert r.returncodes[rank] == SIGABRT, r.explain()
+    assert sorted(os.listdir(tmp_path)) == ["fr_rank_0", "fr_rank_1"]
+    report = analyze(tmp_path)
+    assert "missed FR dumps from ranks ({2})" in report, report
+
+
+@pytest.mark.timeout(200)
+@pytest.mark.parametrize("scenario,kind", [("wrong_collective", "COLLECTIVE_TYPE_MISMATCH"),
+                                           ("wrong_size", "SIZE_OR_SYNTAX_MISMATCH")])
+def test_mismatch(tmp_path, scenario, kind):
+    r = run(scenario, tmp_path)
+    assert r.returncodes == [0, 0, 0], r.explain()  # a mismatch does not break the group
+    for rank in range(3):
+        res = first(r, rank)
+        assert "ranks disagree before any data moved: rank 1 has" in res["error"], r.explain()
+        assert res["mismatches"] == 1 and res["failed"] == 1, res
+        assert r.results(rank)[1]["after"] == 3.0  # the group still works
+    assert sorted(os.listdir(tmp_path)) == ["fr_rank_0", "fr_rank_1", "fr_rank_2"]
+    report = analyze(tmp_path)
+    assert "Culprit rank 1" in report and kind in report, report
+
+
+@pytest.mark.timeout(200)
+def test_slow_rank_and_dumps_on_demand(tmp_path):
+    r = run("slow", tmp_path, NPUDIST_HCCL_STRAGGLER_LOG_SEC=1)
+    assert r.returncodes == [0, 0, 0], r.explain()
+    scores = [first(r, k)["straggler"] for k in range(3)]
+    assert scores[1] > 0.02 and scores[1] > 10 * max(scores[0], scores[2]), scores
+    assert "slowest rank 1 keeps the others waiting" in r.stderr[0], r.explain()
+    assert "flight recorder dumped to" in r.stderr[0] and "(signal)" in r.stderr[0], r.explain()
+    assert sorted(os.listdir(tmp_path)) == ["fr_rank_0", "fr_rank_1", "fr_rank_2"]
+    report = analyze(tmp_path)
+    assert "Culprit" not in report and "missing ranks" not in report, report
+
+
+@pytest.mark.timeout(200)
+def test_exec_timeout_fires_before_the_group_timeout(tmp_path):
+    r = run("exec_timeout", tmp_path, HCCL_EXEC_TIMEOUT=2)
+    for rank in (0, 1):
+        res = first(r, rank)
+        assert "limit: HCCL_EXEC_TIMEOUT, 2 s" in res["error"], r.explain()
+        assert res["elapsed"] < 20, res  # the 60 s group timeout never came into play
+    assert r.returncodes[:2] == [SIGABRT, SIGABRT]
+
+
+@pytest.mark.timeout(200)
+def test_heartbeat_monitor_ends_a_stalled_watchdog(tmp_path):
+    r = run("stalled_watchdog", tmp_path, world=2, TORCH_HCCL_HEARTBEAT_TIMEOUT_SEC=3)
+    assert r.returncodes[1] == SIGABRT, r.explain()
+    assert "the watchdog thread has not gone round its loop" in r.stderr[1], r.explain()
+    assert r.results(1) == []  # ended during its 20 s sleep

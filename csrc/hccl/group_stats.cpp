@@ -66,13 +66,9 @@ double busFactor(int i, int n) {
 }
 
 const std::vector<double>& latencyBounds() {
-  static const std::vector<double> bounds = [] {
-    std::vector<double> b;
-    for (double decade = 1e-6; decade < 10; decade *= 10)
-      for (double m : {1.0, 2.5, 5.0}) b.push_back(decade * m);
-    b.push_back(10.0);
-    return b;
-  }();
+  // 1-2.5-5 steps from 1 us to 10 s, written out so the bounds print exactly.
+  static const std::vector<double> bounds = {1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3,
+                                             5e-3, 1e-2, 2.5e-2, 5e-2, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0};
   return bounds;
 }
 

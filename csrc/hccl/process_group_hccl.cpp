@@ -26,8 +26,10 @@ ProcessGroupHCCL::ProcessGroupHCCL(const c10::intrusive_ptr<c10d::Store>& store,
   std::vector<int64_t> global_ranks(options_->global_ranks_in_group.begin(), options_->global_ranks_in_group.end());
   stats_ = std::make_shared<GroupStats>(name, rank, size, std::move(global_ranks), int64_t(options_->timeout.count()));
   stats_->engine = engine_;
-  registerGroup(stats_);
-  Watchdog::get().attach(stats_, store);
+  if (watchdogEnabled()) {
+    registerGroup(stats_);
+    Watchdog::get().attach(stats_, store);
+  }
   init();
 }
 
@@ -207,8 +209,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
     if (auto e = weak_engine.lock()) e->abort(why);
   };
   state->inputs = inputs;
-  track(*state, name, peer);
-  stats_->onEnqueue(state);
+  if (watchdogEnabled()) {
+    track(*state, name, peer);
+    stats_->onEnqueue(state);
+  }
   auto work = c10::make_intrusive<WorkHCCL>(rank_, type, state, std::nullopt);
 
   if (coalescing_) {
@@ -260,12 +264,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
 
 void ProcessGroupHCCL::rejectInput(Op op, const std::string& reason) {
   // It counts as this rank's collective (its peers number theirs too) and it failed.
-  auto rejected = std::make_shared<OpState>();
-  rejected->name = std::string("hccl:") + opName(op);
-  track(*rejected, opName(op), -1);
-  stats_->onEnqueue(rejected);
-  rejected->finish(std::make_exception_ptr(std::invalid_argument(reason)));
-  Watchdog::get().onFailure(stats_, FailureKind::kInvalid, reason);
+  if (watchdogEnabled()) {
+    auto rejected = std::make_shared<OpState>();
+    rejected->name = std::string("hccl:") + opName(op);
+    track(*rejected, opName(op), -1);
+    stats_->onEnqueue(rejected);
+    rejected->finish(std::make_exception_ptr(std::invalid_argument(reason)));
+    Watchdog::get().onFailure(stats_, FailureKind::kInvalid, reason);
+  }
   // Peers are told in order, behind whatever this rank has already queued.
   auto engine = engine_;
   core::launchDeferred(comm_stream_, [engine, op, reason] { engine->announceInvalid(op, reason); });

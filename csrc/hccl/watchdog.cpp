@@ -92,6 +92,11 @@ ErrorHandling asyncErrorHandling() {
   return mode;
 }
 
+bool watchdogEnabled() {
+  static const bool on = envFlag("NPUDIST_HCCL_WATCHDOG", true);
+  return on;
+}
+
 struct Watchdog::Impl {
   std::mutex mu;
   std::condition_variable cv;

@@ -27,6 +27,10 @@ namespace npudist::hccl {
 enum class ErrorHandling { kNoHandling = 0, kTearDown = 1, kCleanUpOnly = 2, kSkipCleanUp = 3 };
 ErrorHandling asyncErrorHandling();
 
+// NPUDIST_HCCL_WATCHDOG=0: no watchdog, flight recorder or counters at all
+// (for measuring their cost; benchmarks/watchdog_overhead.py). Default on.
+bool watchdogEnabled();
+
 // A peer's progress in a group, as published for desync reports.
 struct RankProgress {
   int group_rank = 0;

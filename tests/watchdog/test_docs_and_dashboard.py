@@ -2,6 +2,8 @@
 import json
 import os
 import re
+import shutil
+import subprocess
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
@@ -66,3 +68,13 @@ def test_dashboard_uses_only_exported_metrics_and_is_well_formed():
     assert used - exported - histograms == set(), "dashboard queries unknown metrics"
     # every metric has a panel
     assert exported - used == set(), "metrics without a dashboard panel"
+
+
+def test_example_prometheus_config_and_rules_are_valid():
+    promtool = shutil.which("promtool")
+    assert promtool, ("promtool (Debian package prometheus) is not installed; install it with: apt-get update && "
+                      "apt-get install -y --no-install-recommends prometheus (./run.sh test does this when it may)")
+    r = subprocess.run([promtool, "check", "config", os.path.join(REPO, "docs", "grafana", "prometheus.yml")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "8 rules found" in r.stdout + r.stderr

@@ -26,6 +26,7 @@ import npudist
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WORKER = os.path.join(REPO, "tests", "watchdog", "workers", "train_loop.py")
 DASHBOARD = os.path.join(REPO, "docs", "grafana", "npudist-dashboard.json")
+ALERTS = os.path.join(REPO, "docs", "grafana", "alerts.yml")
 INSTALL = "apt-get update && apt-get install -y --no-install-recommends prometheus"
 HOST = "promhost-a"
 SCRAPE_S = 2  # scrape interval; the dashboard's $__rate_interval becomes 10 intervals
@@ -46,6 +47,12 @@ class Setup:
     def __init__(self, prom_port, node_port, outdir, npurun, prom, npurun_log, prom_log):
         self.prom_port, self.node_port, self.outdir = prom_port, node_port, outdir
         self.npurun, self.prom, self.npurun_log, self.prom_log = npurun, prom, npurun_log, prom_log
+
+    def api(self, path):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.prom_port}/api/v1/{path}", timeout=30) as r:
+            body = json.load(r)
+        assert body["status"] == "success", (path, body)
+        return body["data"]
 
     def query(self, promql):
         """Instant query; returns data.result (raises with Prometheus' error text on failure)."""
@@ -107,6 +114,7 @@ def setup():
     prom_port, node_port = _free_port(), _free_port()
     with open(os.path.join(work, "prom.yml"), "w") as f:
         f.write(f"global:\n  scrape_interval: {SCRAPE_S}s\n  scrape_timeout: {SCRAPE_S}s\n"
+                f"  evaluation_interval: {SCRAPE_S}s\nrule_files: ['{ALERTS}']\n"
                 f"scrape_configs:\n  - job_name: npudist\n    static_configs:\n"
                 f"      - targets: ['127.0.0.1:{node_port}']\n")
     prom_log, npurun_log = os.path.join(work, "prometheus.log"), os.path.join(work, "npurun.log")
@@ -251,6 +259,22 @@ def test_dashboard_queries(setup):
 
 
 @pytest.mark.timeout(400)
+def test_example_alert_rules_evaluate(setup):
+    """docs/grafana/alerts.yml: every rule evaluates without error against the job's series."""
+    deadline = time.monotonic() + 60
+    while True:
+        rules = [r for g in setup.api("rules")["groups"] for r in g["rules"]]
+        if rules and all(r.get("lastEvaluation", "").startswith("20") for r in rules) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert len(rules) == 8
+    bad = [(r["name"], r.get("health"), r.get("lastError")) for r in rules if r.get("health") != "ok"]
+    assert not bad, bad
+    assert not [a for a in setup.api("alerts")["alerts"] if a["labels"]["alertname"] != "NpudistStraggler"], \
+        "a healthy job raises no alert"
+
+
+@pytest.mark.timeout(400)
 def test_dead_rank_shows_down_with_exit_code(setup):
     with open(os.path.join(setup.outdir, "exit-1"), "w") as f:
         f.write("7")
@@ -260,6 +284,14 @@ def test_dead_rank_shows_down_with_exit_code(setup):
     assert down[0]["metric"]["local_rank"] == "1"
     # rank 0 was stopped by the agent when rank 1 failed: down too
     setup.wait_for('npudist_rank_up{rank="0"} == 0', lambda r: len(r) == 1, "rank 0 down")
+    # the example alert is pending (it fires after 1 min down)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        alerts = [a for a in setup.api("alerts")["alerts"] if a["labels"]["alertname"] == "NpudistRankDown"]
+        if {a["labels"]["rank"] for a in alerts} == {"0", "1"}:
+            break
+        time.sleep(1)
+    assert {a["labels"]["rank"] for a in alerts} == {"0", "1"}, alerts
     assert setup.npurun.poll() is None, "npurun should linger (--metrics-linger) " + setup.explain()
     setup.npurun.send_signal(signal.SIGTERM)  # ends the linger
     code = setup.npurun.wait(timeout=60)

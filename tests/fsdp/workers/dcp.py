@@ -7,7 +7,7 @@ different number of ranks).
                       (DIR/next.json)
     dcp.py load DIR   on any number of ranks: load DIR/sync and DIR/async, compare with ref.pt,
                       take the next step and compare its loss with next.json
-Every step uses the same 4 global rows, split over the ranks, so the loss does not depend on
+Every step uses the same 12 global rows, split over the ranks, so the loss does not depend on
 the number of ranks.
 """
 import json
@@ -25,7 +25,7 @@ from common import TINY, GPT, Checks, global_batch, setup
 
 from npudist.fsdp import checkpoint_process_group
 
-ROWS = 4
+ROWS = 12  # divisible by 2, 3 and 4 ranks
 
 
 def build(dev):

@@ -11,10 +11,11 @@ the rank's npu.
 
 Model: a GPT (pre-LayerNorm blocks, causal ``scaled_dot_product_attention``, GELU MLP),
 created on the meta device, sharded with ``fully_shard`` per block and at the root, then
-materialised with ``to_empty(device=npu)`` and initialised in place. Mixed precision
-``MixedPrecisionPolicy(param_dtype=bfloat16, reduce_dtype=float32)`` (``--mp bf16``, default) or
-fp32; explicit forward/backward prefetch of the next block; AdamW, warm-up + cosine schedule,
-gradient clipping over the DTensor gradients.
+materialised with ``to_empty(device=npu)`` and initialised in place. fp32 by default (this
+host's CPUs have no native bfloat16 matmul, which makes bf16 ~15x slower here) or, with
+``--mp bf16``, ``MixedPrecisionPolicy(param_dtype=bfloat16, reduce_dtype=float32)``; explicit
+forward/backward prefetch of the next block; AdamW, warm-up + cosine schedule, gradient
+clipping over the DTensor gradients.
 
 Every ``--log-every`` steps rank 0 prints step, training loss (mean over ranks and the window),
 validation loss (nats per byte, on ``--eval-batches`` held-out batches per rank), tokens/s of the

@@ -143,7 +143,16 @@ void Engine::abort(const std::string& why, FailureKind kind) {
 }
 
 void Engine::glooWait(const c10::intrusive_ptr<c10d::Work>& w) {
-  if (w) w->wait(effectiveTimeout());
+  if (!w) return;
+  try {
+    w->wait(effectiveTimeout());
+  } catch (const std::exception& e) {
+    // Gloo says "Timed out waiting ..." when a peer host never joined.
+    const std::string m = e.what();
+    const bool timeout = m.find("imed out") != std::string::npos || m.find("imeout") != std::string::npos;
+    local_->noteFailure(timeout ? FailureKind::kTimeout : FailureKind::kOther);
+    throw;
+  }
 }
 
 at::Tensor asCpu(const at::Tensor& t) { return t.is_cpu() ? t : core::aliasAsCpu(t); }

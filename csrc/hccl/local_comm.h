@@ -71,6 +71,8 @@ class LocalComm {
   // What the last failure on this communicator was (set before it throws).
   FailureKind lastFailure() const { return last_failure_; }
   void clearFailure() { last_failure_ = FailureKind::kNone; }
+  // For failures outside the shared segment (Gloo between hosts).
+  void noteFailure(FailureKind k) { last_failure_ = k; }
   // Said in timeout messages: which limit the deadline came from.
   void setTimeoutLabel(std::string label) { timeout_label_ = std::move(label); }
 

@@ -6,6 +6,7 @@ PyTorch's own analyzer (torchfrtrace) reads the flight-recorder dumps and
 names the culprit. Bounds are generous (group timeout + 30 s or more).
 """
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -18,10 +19,10 @@ WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "workers", "fa
 SIGABRT = -signal.SIGABRT
 
 
-def run(scenario, tmp_path, world=3, **env):
+def run(scenario, tmp_path, world=3, hosts=None, **env):
     env = {"TORCH_HCCL_DEBUG_INFO_TEMP_FILE": str(tmp_path / "fr_rank_"), "TORCH_HCCL_ASYNC_ERROR_HANDLING": "3",
            **{k: str(v) for k, v in env.items()}}
-    r = launch(WORKER, world, [scenario], env=env, timeout=150)
+    r = launch(WORKER, world, [scenario], env=env, timeout=150, hosts=hosts)
     return r
 
 
@@ -63,6 +64,18 @@ def test_rank_never_joins(tmp_path, mode):
 
 
 @pytest.mark.timeout(200)
+def test_rank_on_another_host_never_joins(tmp_path):
+    """Across hosts the report comes through the store; with the desync report."""
+    r = run("never_joins_2hosts", tmp_path, hosts=["a", "a", "b"], TORCH_HCCL_DESYNC_DEBUG=1)
+    err = first(r, 0)["error"]
+    assert "collective timeout in process group '0'" in err and "Ranks that never joined #2: [2]" in err, r.explain()
+    assert "Desync report (TORCH_HCCL_DESYNC_DEBUG=1)" in err and "finished #1 but never joined #2: [2]" in err, err
+    assert "rank 2: last started #1 (all_reduce), last completed #1" in err, err
+    report = analyze(tmp_path)
+    assert "missing ranks: {2}" in report, report
+
+
+@pytest.mark.timeout(200)
 def test_rank_killed_mid_collective(tmp_path):
     r = run("killed", tmp_path)
     assert r.returncodes[2] == -signal.SIGKILL
@@ -93,7 +106,7 @@ def test_mismatch(tmp_path, scenario, kind):
 
 @pytest.mark.timeout(200)
 def test_slow_rank_and_dumps_on_demand(tmp_path):
-    r = run("slow", tmp_path, NPUDIST_HCCL_STRAGGLER_LOG_SEC=1)
+    r = run("slow", tmp_path, NPUDIST_HCCL_STRAGGLER_LOG_SEC=1, NPUDIST_HCCL_TRACE_FRAMES=1)
     assert r.returncodes == [0, 0, 0], r.explain()
     scores = [first(r, k)["straggler"] for k in range(3)]
     assert scores[1] > 0.02 and scores[1] > 10 * max(scores[0], scores[2]), scores
@@ -102,6 +115,11 @@ def test_slow_rank_and_dumps_on_demand(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["fr_rank_0", "fr_rank_1", "fr_rank_2"]
     report = analyze(tmp_path)
     assert "Culprit" not in report and "missing ranks" not in report, report
+    with open(tmp_path / "fr_rank_1", "rb") as f:
+        entries = pickle.load(f)["entries"]
+    assert len(entries) == 26 and all(e["state"] == "completed" for e in entries), entries[-1]
+    frames = entries[-1]["frames"]  # NPUDIST_HCCL_TRACE_FRAMES=1: the Python caller is recorded
+    assert any(fr["filename"].endswith("faults.py") and fr["name"] == "<module>" for fr in frames), frames
 
 
 @pytest.mark.timeout(200)

@@ -6,6 +6,7 @@ wrong_collective rank 1 calls broadcast where the others call all_reduce (#2).
 wrong_size       rank 1 passes 16 elements where the others pass 8 (#2).
 slow             rank 1 arrives 100 ms late at each of 25 all_reduces.
 exec_timeout     as never_joins, with HCCL_EXEC_TIMEOUT=2 under a 60 s group timeout.
+never_joins_2hosts as never_joins, with rank 2 on another (simulated) host.
 stalled_watchdog (2 ranks) rank 0, which serves the store, stops (SIGSTOP) for 12 s:
                  rank 1's watchdog blocks in its store poll and the heartbeat monitor
                  (TORCH_HCCL_HEARTBEAT_TIMEOUT_SEC=3) ends rank 1.
@@ -40,7 +41,7 @@ torch.npu.synchronize()
 t0 = time.monotonic()
 err = None
 try:
-    if scenario in ("never_joins", "exec_timeout"):
+    if scenario in ("never_joins", "exec_timeout", "never_joins_2hosts"):
         if RANK == 2:
             time.sleep(8)
         dist.all_reduce(x)
@@ -84,7 +85,7 @@ stats = npudist._C._hccl_stats()["groups"][0]
 report(rank=RANK, error=err, elapsed=time.monotonic() - t0, timeouts=stats["timeouts"],
        mismatches=stats["mismatches"], straggler=stats["straggler_score_s"],
        failed=sum(o["failed"] for o in stats["ops"].values()))
-breaking = scenario in ("never_joins", "killed", "exec_timeout")
+breaking = scenario in ("never_joins", "killed", "exec_timeout", "never_joins_2hosts")
 if err and breaking and os.environ.get("TORCH_HCCL_ASYNC_ERROR_HANDLING", "3") in ("1", "3"):
     time.sleep(30)  # the watchdog takes the process down before this ends
     report(rank=RANK, survived=True)

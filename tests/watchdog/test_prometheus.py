@@ -29,7 +29,7 @@ DASHBOARD = os.path.join(REPO, "docs", "grafana", "npudist-dashboard.json")
 ALERTS = os.path.join(REPO, "docs", "grafana", "alerts.yml")
 INSTALL = "apt-get update && apt-get install -y --no-install-recommends prometheus"
 HOST = "promhost-a"
-SCRAPE_S = 2  # scrape interval; the dashboard's $__rate_interval becomes 10 intervals
+SCRAPE_S = 3  # scrape interval (and timeout: a loaded machine can need seconds); $__rate_interval = 10 of them
 RATE_WINDOW = f"{10 * SCRAPE_S}s"
 WAIT_S = 180  # generous: ranks start slowly on a loaded 2-core machine
 HAS_HCCL_STATS = hasattr(npudist._C, "_hccl_stats")
@@ -80,7 +80,14 @@ class Setup:
 
     def explain(self):
         tail = lambda path: open(path, errors="replace").read()[-4000:] if os.path.exists(path) else ""  # noqa: E731
-        return f"--- npurun (exit {self.npurun.poll()})\n{tail(self.npurun_log)}\n--- prometheus\n{tail(self.prom_log)[-1500:]}"
+        try:
+            targets = [(t["health"], t["lastError"], t["lastScrapeDuration"])
+                       for t in self.api("targets")["activeTargets"]]
+        except Exception as e:  # noqa: BLE001  (diagnostics only)
+            targets = repr(e)
+        return (f"--- scrape target (health, last error, duration): {targets}\n"
+                f"--- npurun (exit {self.npurun.poll()})\n{tail(self.npurun_log)}\n"
+                f"--- prometheus\n{tail(self.prom_log)[-1500:]}")
 
 
 def _by_rank(result):

@@ -35,17 +35,22 @@ void waitUntilDone(Task& task) {
 
 void runClaimed(Task& task) {
   task.runner = std::this_thread::get_id();
+  // The function (and what it captured) is destroyed only after the task is
+  // done: a destructor may need a lock (the GIL, to drop a tensor Python also
+  // owns) held by a thread that waits for this very task.
+  std::function<void()> fn = std::move(task.fn);
+  task.fn = nullptr;
   try {
-    task.fn();
+    fn();
   } catch (const std::exception& e) {
     task.error = e.what();
   } catch (...) {
     task.error = "unknown exception in deferred work";
   }
-  task.fn = nullptr;
+  std::vector<TaskPtr> deps;  // finished; released after the task is done too
   {
     std::lock_guard<std::mutex> g(task.deps_mutex);
-    task.deps.clear();
+    deps.swap(task.deps);
   }
   task.done_ns.store(monotonicNs(), std::memory_order_relaxed);
   task.state.store(Task::kDone, std::memory_order_release);

@@ -5,7 +5,9 @@
 // the tasks anything new on it must wait for. Queuing a task makes it depend
 // on the frontier and become the frontier; waiting on an event adds the
 // event's tasks. Completing a frontier either waits for its tasks or, when a
-// task has not started, runs it on the waiting thread ("caller helps").
+// task has not started, runs it on the waiting thread ("caller helps"). A task
+// is done as soon as its function returns; what the function captured is
+// destroyed afterwards, so waiters never wait for destructors.
 #pragma once
 
 #include <atomic>

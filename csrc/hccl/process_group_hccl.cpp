@@ -33,7 +33,7 @@ ProcessGroupHCCL::ProcessGroupHCCL(const c10::intrusive_ptr<c10d::Store>& store,
   init();
 }
 
-ProcessGroupHCCL::~ProcessGroupHCCL() = default;
+ProcessGroupHCCL::~ProcessGroupHCCL() { shelf_->drain(); }
 
 void ProcessGroupHCCL::setTimeout(std::chrono::milliseconds timeout) {
   options_->timeout = timeout;
@@ -56,6 +56,7 @@ void ProcessGroupHCCL::shutdown() {
   // Let queued collectives finish, then stop; peers are not waited for.
   std::string ignored;
   core::driverStream(comm_stream_)->synchronize(&ignored);
+  shelf_->drain();
 }
 
 c10::intrusive_ptr<c10d::Backend> ProcessGroupHCCL::split(const c10::intrusive_ptr<c10d::Store>& store,
@@ -193,6 +194,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
                                                         const std::vector<at::Tensor>& inputs,
                                                         const std::vector<at::Tensor>& outputs, bool async_op,
                                                         Body body, int peer) {
+  // This (user) thread drops what finished collectives of the group left.
+  if (!core::inDeferredWork()) shelf_->drain();
   c10::DeviceIndex dev = -1;
   for (const auto* list : {&inputs, &outputs})
     for (const auto& t : *list)
@@ -209,6 +212,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
     if (auto e = weak_engine.lock()) e->abort(why);
   };
   state->inputs = inputs;
+  state->shelf = shelf_;
   if (watchdogEnabled()) {
     track(*state, name, peer);
     stats_->onEnqueue(state);
@@ -250,9 +254,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
   state->status = status;
   state->task = core::launchDeferredTask(
       comm_stream_,
-      [this_state = state, body = std::move(body), engine, status] {
+      [this_state = state, body = std::move(body), engine, status, shelf = shelf_]() mutable {
         runBody(*engine, *this_state, body);
         driver::runIfUnclaimed(status);
+        // This thread must not drop the tensors (ReleaseShelf, work.h).
+        shelf->put(std::move(this_state), std::move(body));
       },
       /*tolerate_failed_deps=*/true);
   {

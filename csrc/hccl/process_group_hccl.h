@@ -118,6 +118,8 @@ class ProcessGroupHCCL : public c10d::Backend {
   GlooFactory gloo_factory_;
   int home_device_;
   c10::Stream comm_stream_;
+  // Finished collectives' tensors, dropped by user threads (work.h).
+  std::shared_ptr<ReleaseShelf> shelf_ = std::make_shared<ReleaseShelf>();
   c10::intrusive_ptr<c10d::Backend> last_split_;
   const c10d::Store* last_split_store_ = nullptr;
   std::vector<int> last_split_ranks_;

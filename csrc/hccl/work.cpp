@@ -40,6 +40,26 @@ void OpState::finish(std::exception_ptr err) {
   }
 }
 
+void ReleaseShelf::put(std::shared_ptr<OpState> state, std::function<void(Engine&)> body) {
+  std::lock_guard<std::mutex> g(mutex_);
+  states_.push_back(std::move(state));
+  if (body) bodies_.push_back(std::move(body));
+  nonempty_.store(true, std::memory_order_release);
+}
+
+void ReleaseShelf::drain() {
+  if (!nonempty_.load(std::memory_order_acquire)) return;
+  std::vector<std::shared_ptr<OpState>> states;
+  std::vector<std::function<void(Engine&)>> bodies;
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    states.swap(states_);
+    bodies.swap(bodies_);
+    nonempty_.store(false, std::memory_order_release);
+  }
+  // Destroyed here, outside the lock.
+}
+
 WorkHCCL::WorkHCCL(int rank, c10d::OpType type, std::shared_ptr<OpState> state,
                    const std::optional<std::vector<at::Tensor>>& inputs)
     : c10d::Work(rank, type, state->name.c_str(), inputs), state_(std::move(state)) {}
@@ -94,6 +114,9 @@ void WorkHCCL::waitBlocking(std::chrono::milliseconds timeout) {
 }
 
 bool WorkHCCL::wait(std::chrono::milliseconds timeout) {
+  if (!core::inDeferredWork()) {
+    if (auto shelf = state_->shelf.lock()) shelf->drain();
+  }
   if (state_->device < 0 || state_->blocking_wait || timeout != kNoTimeout || blockingWaitRequested()) {
     waitBlocking(timeout);
   } else {

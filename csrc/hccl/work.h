@@ -21,7 +21,29 @@ struct Task;
 
 namespace npudist::hccl {
 
+class Engine;
 class GroupStats;
+struct OpState;
+
+// Where a group's thread leaves its references to a finished collective's
+// tensors (its state and its body's captures) for a user thread to drop: the
+// next collective of the group, Work.wait(), shutdown. Dropping the last C++
+// reference to a tensor that Python also owns takes the GIL, and the thread
+// holding the GIL may be waiting, on a stream, for that very collective (FSDP2
+// resizes storages with the GIL held): the group's thread must never need it.
+// ProcessGroupNCCL keeps its watchdog thread from releasing tensors likewise.
+class ReleaseShelf {
+ public:
+  void put(std::shared_ptr<OpState> state, std::function<void(Engine&)> body);
+  // Drops everything put so far, on the calling thread (one atomic load when empty).
+  void drain();
+
+ private:
+  std::mutex mutex_;
+  std::atomic<bool> nonempty_{false};
+  std::vector<std::shared_ptr<OpState>> states_;
+  std::vector<std::function<void(Engine&)>> bodies_;
+};
 
 // What a collective's task and its Work share.
 struct OpState {
@@ -41,6 +63,7 @@ struct OpState {
   std::string name;                    // "hccl:all_reduce", for messages
   std::atomic<int64_t> start_ns{0}, end_ns{0};
   std::function<void(const std::string&)> on_abort;  // aborts the communicator
+  std::weak_ptr<ReleaseShelf> shelf;   // the group's; Work.wait() empties it
 
   // Bookkeeping (group_stats.h, flight_recorder.h). kind -1: not counted
   // (the wrapper of a coalesced batch, whose members are counted).

@@ -121,11 +121,12 @@ struct Watchdog::Impl {
   // e.g. a late rank finally joining the collective it missed.
   bool failure_dumped = false;
   void dumpOnce(const std::string& why);
-  int64_t next_store_poll = 0, next_straggler_log = 0;
+  int64_t next_straggler_log = 0;
   std::map<uint64_t, uint64_t> straggler_seen;  // pg_id -> completed at the last log
 
   void loop();
   void monitor();
+  void storePoller();
   void handle(const Pending& p);
   void checkStuck();
   void pollStore();
@@ -163,6 +164,10 @@ void Watchdog::attach(const std::shared_ptr<GroupStats>& group, const c10::intru
   d.heartbeat_ns.store(nowNs());
   installDumpSignal();
   std::thread([&d] { d.loop(); }).detach();
+  // Store calls wait behind any store call of other threads (TCPStore runs one
+  // at a time): polling apart keeps a long user store wait from stalling the
+  // watchdog (and its heartbeat).
+  std::thread([&d] { d.storePoller(); }).detach();
   if (envFlag("TORCH_HCCL_ENABLE_MONITORING", true)) std::thread([&d] { d.monitor(); }).detach();
   (void)group;
 }
@@ -258,11 +263,6 @@ void Watchdog::Impl::loop() {
     for (const auto& p : work) handle(p);
     if (g_signal_dump.exchange(false)) Watchdog::get().dumpLocal("signal");
     checkStuck();
-    const int64_t now = nowNs();
-    if (now >= next_store_poll) {
-      next_store_poll = now + kStorePollNs;
-      pollStore();
-    }
     stragglerLog();
   }
 }
@@ -336,6 +336,13 @@ void Watchdog::Impl::checkStuck() {
                              engine->timeoutLabel()),
                     FailureKind::kTimeout);
     }
+  }
+}
+
+void Watchdog::Impl::storePoller() {
+  while (true) {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(kStorePollNs));
+    pollStore();
   }
 }
 

@@ -2,10 +2,11 @@
 // ProcessGroupNCCL's: a thread that polls outstanding collectives every
 // 100 ms, aborts communicators whose collective outlived its timeout, reacts
 // to failures as TORCH_HCCL_ASYNC_ERROR_HANDLING says, dumps the flight
-// recorder (on failure, on a job-wide request through the store, on
-// SIGUSR1) and logs straggler reports; and a heartbeat monitor that ends the
-// process if the watchdog itself stalls (TORCH_HCCL_ENABLE_MONITORING,
-// TORCH_HCCL_HEARTBEAT_TIMEOUT_SEC). docs/watchdog.md has the semantics.
+// recorder (on failure and on SIGUSR1) and logs straggler reports; a thread
+// that checks the job's store once a second for dump requests of other
+// ranks; and a heartbeat monitor that ends the process if the watchdog itself
+// stalls (TORCH_HCCL_ENABLE_MONITORING, TORCH_HCCL_HEARTBEAT_TIMEOUT_SEC).
+// docs/watchdog.md has the semantics.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/Store.hpp>

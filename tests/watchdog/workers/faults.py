@@ -7,8 +7,9 @@ wrong_size       rank 1 passes 16 elements where the others pass 8 (#2).
 slow             rank 1 arrives 100 ms late at each of 25 all_reduces.
 exec_timeout     as never_joins, with HCCL_EXEC_TIMEOUT=2 under a 60 s group timeout.
 never_joins_2hosts as never_joins, with rank 2 on another (simulated) host.
-stalled_watchdog (2 ranks) rank 0, which serves the store, stops (SIGSTOP) for 12 s:
-                 rank 1's watchdog blocks in its store poll and the heartbeat monitor
+stalled_watchdog (2 ranks) rank 0, which serves the store, stops (SIGSTOP) for 15 s:
+                 rank 1's all_reduce times out, its watchdog blocks asking the other
+                 ranks (through the store) to dump, and the heartbeat monitor
                  (TORCH_HCCL_HEARTBEAT_TIMEOUT_SEC=3) ends rank 1.
 
 At the end of "slow" rank 0 dumps its flight recorder on SIGUSR1 and the others
@@ -74,10 +75,10 @@ try:
     elif scenario == "stalled_watchdog":
         if RANK == 0:
             import subprocess
-            subprocess.Popen(["sh", "-c", f"sleep 12; kill -CONT {os.getpid()}"])
+            subprocess.Popen(["sh", "-c", f"sleep 15; kill -CONT {os.getpid()}"])
             os.kill(os.getpid(), signal.SIGSTOP)
-        else:
-            time.sleep(20)  # the monitor ends this process long before
+            os._exit(0)
+        dist.all_reduce(x)
     torch.npu.synchronize()
 except Exception as e:  # noqa: BLE001 - the error text is the result
     err = f"{type(e).__name__}: {e}"
@@ -85,7 +86,7 @@ stats = npudist._C._hccl_stats()["groups"][0]
 report(rank=RANK, error=err, elapsed=time.monotonic() - t0, timeouts=stats["timeouts"],
        mismatches=stats["mismatches"], straggler=stats["straggler_score_s"],
        failed=sum(o["failed"] for o in stats["ops"].values()))
-breaking = scenario in ("never_joins", "killed", "exec_timeout", "never_joins_2hosts")
+breaking = scenario in ("never_joins", "killed", "exec_timeout", "never_joins_2hosts", "stalled_watchdog")
 if err and breaking and os.environ.get("TORCH_HCCL_ASYNC_ERROR_HANDLING", "3") in ("1", "3"):
     time.sleep(30)  # the watchdog takes the process down before this ends
     report(rank=RANK, survived=True)

@@ -39,7 +39,7 @@ def first(r, rank):
 
 
 @pytest.mark.timeout(200)
-@pytest.mark.parametrize("mode", ["3", "2"])
+@pytest.mark.parametrize("mode", ["3", pytest.param("2", marks=pytest.mark.slow)])
 def test_rank_never_joins(tmp_path, mode):
     r = run("never_joins", tmp_path, TORCH_HCCL_ASYNC_ERROR_HANDLING=mode)
     for rank in (0, 1):
@@ -90,7 +90,8 @@ def test_rank_killed_mid_collective(tmp_path):
 
 @pytest.mark.timeout(200)
 @pytest.mark.parametrize("scenario,kind", [("wrong_collective", "COLLECTIVE_TYPE_MISMATCH"),
-                                           ("wrong_size", "SIZE_OR_SYNTAX_MISMATCH")])
+                                           pytest.param("wrong_size", "SIZE_OR_SYNTAX_MISMATCH",
+                                                        marks=pytest.mark.slow)])
 def test_mismatch(tmp_path, scenario, kind):
     r = run(scenario, tmp_path)
     assert r.returncodes == [0, 0, 0], r.explain()  # a mismatch does not break the group
@@ -122,6 +123,7 @@ def test_slow_rank_and_dumps_on_demand(tmp_path):
     assert any(fr["filename"].endswith("faults.py") and fr["name"] == "<module>" for fr in frames), frames
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(200)
 def test_exec_timeout_fires_before_the_group_timeout(tmp_path):
     r = run("exec_timeout", tmp_path, HCCL_EXEC_TIMEOUT=2)
@@ -132,6 +134,7 @@ def test_exec_timeout_fires_before_the_group_timeout(tmp_path):
     assert r.returncodes[:2] == [SIGABRT, SIGABRT]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(200)
 def test_heartbeat_monitor_ends_a_stalled_watchdog(tmp_path):
     r = run("stalled_watchdog", tmp_path, world=2, TORCH_HCCL_HEARTBEAT_TIMEOUT_SEC=3)

@@ -59,7 +59,11 @@ Engine::Engine(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
   const auto connect = connectTimeout();
   // A group name comes back after destroy_process_group + init_process_group
   // while the store (an agent's) lives on: every incarnation has its own keys.
-  const std::string prefix = "hccl/" + std::to_string(nextIncarnation(name)) + "/";
+  // An elastic restart reuses the agent's store with fresh processes (whose
+  // counters start again at 0): the attempt number keeps their keys apart.
+  const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  const std::string prefix = "hccl/" + std::string(attempt && *attempt ? attempt : "0") + "." +
+                             std::to_string(nextIncarnation(name)) + "/";
   topo.rank = rank;
   topo.size = size;
   // Locality is decided per group from the hosts its ranks report.

@@ -25,14 +25,6 @@ std::string tensorsText(const std::vector<at::Tensor>& ts) {
   return os.str();
 }
 
-std::string list(const std::vector<int>& v) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
-  os << "]";
-  return os.str();
-}
-
 // Every rank's progress in the group: local peers from their control
 // blocks, ranks on other hosts through the store (they answer a job-wide
 // request from their watchdogs, within about a second).
@@ -101,15 +93,15 @@ std::string describeTimeout(GroupStats& group, Engine& engine, const OpState& op
         unfinished.push_back(p.group_rank);
       }
     }
-    os << "\n  Ranks that never joined #" << k << ": " << list(never_joined);
-    os << "\n  Ranks that joined #" << k << " but did not finish it: " << list(unfinished);
-    if (!exited.empty()) os << "\n  Ranks whose process has exited: " << list(exited);
+    os << "\n  Ranks that never joined #" << k << ": " << rankList(never_joined);
+    os << "\n  Ranks that joined #" << k << " but did not finish it: " << rankList(unfinished);
+    if (!exited.empty()) os << "\n  Ranks whose process has exited: " << rankList(exited);
     if (!silent.empty())
       os << "\n  Ranks on other hosts that did not answer (dead, or their watchdog cannot reach the store): "
-         << list(silent);
+         << rankList(silent);
     if (desyncDebug()) {
       os << "\n  Desync report (TORCH_HCCL_DESYNC_DEBUG=1):";
-      if (k > 1) os << "\n    finished #" << k - 1 << " but never joined #" << k << ": " << list(idle_before);
+      if (k > 1) os << "\n    finished #" << k - 1 << " but never joined #" << k << ": " << rankList(idle_before);
       for (const auto& p : all) {
         os << "\n    rank " << p.group_rank << ": ";
         if (!p.known) {

@@ -70,6 +70,8 @@ std::string randomToken() {
 std::string toString(const std::vector<uint8_t>& v) { return std::string(v.begin(), v.end()); }
 std::vector<uint8_t> toBytes(const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); }
 
+}  // namespace
+
 std::string rankList(const std::vector<int>& ranks) {
   std::ostringstream os;
   os << "[";
@@ -77,8 +79,6 @@ std::string rankList(const std::vector<int>& ranks) {
   os << "]";
   return os.str();
 }
-
-}  // namespace
 
 LocalComm::LocalComm(const c10::intrusive_ptr<c10d::Store>& store, const std::string& key_prefix, LocalCommConfig cfg)
     : cfg_(std::move(cfg)) {

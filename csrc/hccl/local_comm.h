@@ -178,6 +178,9 @@ class LocalComm {
   std::vector<uint32_t> send_chunks_, recv_chunks_;
 };
 
+// "[1, 2]": ranks as messages print them.
+std::string rankList(const std::vector<int>& ranks);
+
 // The host identity used to decide locality: NPUDIST_HOSTNAME, else gethostname().
 std::string hostIdentity();
 

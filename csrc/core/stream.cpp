@@ -135,8 +135,11 @@ void launchDeferred(const c10::Stream& stream, std::function<void()> fn) {
 }
 
 std::shared_ptr<driver::Task> launchDeferredTask(const c10::Stream& stream, std::function<void()> fn,
-                                                 bool tolerate_failed_deps) {
-  return driverStream(stream)->enqueue(asDeferred(stream, std::move(fn)), tolerate_failed_deps);
+                                                 bool tolerate_failed_deps, std::function<void()> after) {
+  std::function<void()> wrapped_after;
+  if (after) wrapped_after = asDeferred(stream, std::move(after));
+  return driverStream(stream)->enqueue(asDeferred(stream, std::move(fn)), tolerate_failed_deps,
+                                       std::move(wrapped_after));
 }
 
 bool inDeferredWork() { return t_deferred_depth > 0; }

@@ -39,7 +39,9 @@ void runClaimed(Task& task) {
   // done: a destructor may need a lock (the GIL, to drop a tensor Python also
   // owns) held by a thread that waits for this very task.
   std::function<void()> fn = std::move(task.fn);
+  std::function<void()> after = std::move(task.after);
   task.fn = nullptr;
+  task.after = nullptr;
   try {
     fn();
   } catch (const std::exception& e) {
@@ -55,6 +57,13 @@ void runClaimed(Task& task) {
   task.done_ns.store(monotonicNs(), std::memory_order_relaxed);
   task.state.store(Task::kDone, std::memory_order_release);
   task.state.notify_all();
+  if (after) {
+    try {
+      after();
+    } catch (...) {
+      // the task's outcome is already published; nobody to report to
+    }
+  }
 }
 
 }  // namespace
@@ -97,9 +106,10 @@ bool runIfUnclaimed(const TaskPtr& task) {
 
 // ---------------------------------------------------------------- StreamObject
 
-TaskPtr StreamObject::enqueue(std::function<void()> fn, bool tolerate_failed_deps) {
+TaskPtr StreamObject::enqueue(std::function<void()> fn, bool tolerate_failed_deps, std::function<void()> after) {
   auto task = std::make_shared<Task>();
   task->fn = std::move(fn);
+  task->after = std::move(after);
   task->tolerate_failed_deps = tolerate_failed_deps;
   std::lock_guard<std::mutex> g(mutex);
   task->deps = std::move(frontier);

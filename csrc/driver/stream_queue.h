@@ -35,6 +35,10 @@ struct Task {
   // must not stop the communicator's later ones; its error reaches whoever
   // waits on it).
   bool tolerate_failed_deps = false;
+  // Runs on the same thread right after the task is done (so nobody waiting
+  // for the task waits for it): work that may need a lock a waiter holds, such
+  // as the GIL for Python callbacks of a collective's future.
+  std::function<void()> after;
 
   // Tasks that must finish first. Guarded by deps_mutex; cleared when this
   // task finishes so that chains of finished work are freed.
@@ -78,7 +82,7 @@ struct npudist::driver::StreamObject {
   std::thread worker;
   bool stopping = false;
 
-  TaskPtr enqueue(std::function<void()> fn, bool tolerate_failed_deps = false);
+  TaskPtr enqueue(std::function<void()> fn, bool tolerate_failed_deps = false, std::function<void()> after = {});
   void addDependencies(const std::vector<TaskPtr>& tasks);
   std::vector<TaskPtr> frontierSnapshot();
   // Completes the frontier; false with `error` if a task failed.

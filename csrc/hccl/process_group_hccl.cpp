@@ -193,7 +193,8 @@ void ProcessGroupHCCL::track(OpState& state, const char* name, int peer) {
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const char* name,
                                                         const std::vector<at::Tensor>& inputs,
                                                         const std::vector<at::Tensor>& outputs, bool async_op,
-                                                        Body body, int peer) {
+                                                        Body body, int peer,
+                                                        std::vector<std::shared_ptr<OpState>> members) {
   // This (user) thread drops what finished collectives of the group left.
   if (!core::inDeferredWork()) shelf_->drain();
   c10::DeviceIndex dev = -1;
@@ -252,15 +253,30 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
     if (s && s->error) throw std::runtime_error(messageOf(s->error));
   };
   state->status = status;
+  // Futures (and a coalesced batch's members') complete after the task is
+  // done, then this thread hands the tensors over (ReleaseShelf, work.h).
+  struct Job {
+    std::shared_ptr<OpState> state;
+    Body body;
+    std::vector<std::shared_ptr<OpState>> members;
+  };
+  state->defer_future = true;
+  for (auto& m : members) m->defer_future = true;
+  auto job = std::make_shared<Job>(Job{state, std::move(body), std::move(members)});
   state->task = core::launchDeferredTask(
       comm_stream_,
-      [this_state = state, body = std::move(body), engine, status, shelf = shelf_]() mutable {
-        runBody(*engine, *this_state, body);
+      [job, engine, status] {
+        runBody(*engine, *job->state, job->body);
         driver::runIfUnclaimed(status);
-        // This thread must not drop the tensors (ReleaseShelf, work.h).
-        shelf->put(std::move(this_state), std::move(body));
       },
-      /*tolerate_failed_deps=*/true);
+      /*tolerate_failed_deps=*/true,
+      [job, shelf = shelf_] {
+        job->state->completeFuture();
+        for (auto& m : job->members) m->completeFuture();
+        shelf->put(std::move(job->state), std::move(job->body));
+        for (auto& m : job->members) shelf->put(std::move(m), nullptr);
+        job->members.clear();
+      });
   {
     std::lock_guard<std::mutex> g(status->deps_mutex);
     if (!status->done()) status->deps = {state->task};
@@ -321,7 +337,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::endCoalescing() {
     for (auto& s : states) s->finish(first);
     if (first) std::rethrow_exception(first);
   };
-  return submit(c10d::OpType::COALESCED, "coalesced", {}, tensors, /*async_op=*/true, std::move(group));
+  return submit(c10d::OpType::COALESCED, "coalesced", {}, tensors, /*async_op=*/true, std::move(group), -1,
+                std::move(states));
 }
 
 }  // namespace npudist::hccl

@@ -101,7 +101,7 @@ class ProcessGroupHCCL : public c10d::Backend {
   // `peer`: the other group rank of a send/recv (for the trace's name).
   c10::intrusive_ptr<c10d::Work> submit(c10d::OpType type, const char* name, const std::vector<at::Tensor>& inputs,
                                         const std::vector<at::Tensor>& outputs, bool async_op, Body body,
-                                        int peer = -1);
+                                        int peer = -1, std::vector<std::shared_ptr<OpState>> members = {});
   // Numbers, counts and traces a collective (group_stats.h, flight_recorder.h).
   void track(OpState& state, const char* name, int peer);
   // A rank whose input failed its own checks still arrives (flagged), so that

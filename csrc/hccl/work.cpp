@@ -31,12 +31,15 @@ void OpState::finish(std::exception_ptr err) {
     if (!err) FlightRecorder::get().completed(fr_id, double(end_ns.load() - start_ns.load()) / 1e6);
   }
   done.store(true, std::memory_order_release);
-  if (future) {
-    if (err) {
-      future->setErrorIfNeeded(err);
-    } else {
-      future->markCompleted(c10::IValue(outputs));
-    }
+  if (!defer_future) completeFuture();
+}
+
+void OpState::completeFuture() {
+  if (!future || future->completed()) return;
+  if (error) {
+    future->setErrorIfNeeded(error);
+  } else {
+    future->markCompleted(c10::IValue(outputs));
   }
 }
 
@@ -110,6 +113,9 @@ void WorkHCCL::waitBlocking(std::chrono::milliseconds timeout) {
       }
     }
   }
+  // The future completes right after the task (OpState::defer_future): a
+  // blocking wait returns with it completed, as before.
+  if (state_->future && !state_->future->completed()) state_->future->wait();
   if (state_->error) std::rethrow_exception(state_->error);
 }
 

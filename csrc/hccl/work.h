@@ -77,8 +77,15 @@ struct OpState {
   std::vector<at::Tensor> inputs;
   std::atomic<bool> timed_out_by_watchdog{false};
 
+  // Set when the collective runs as a task: the future is completed only
+  // after the task is done (Python callbacks of the future take the GIL,
+  // which a thread waiting for the task on a stream may hold).
+  bool defer_future = false;
+
   // Called once by whoever ran the collective.
   void finish(std::exception_ptr err);
+  // Completes the future with the outputs or the error (after finish()).
+  void completeFuture();
 };
 
 class WorkHCCL : public c10d::Work {

@@ -301,9 +301,10 @@ void Watchdog::Impl::handle(const Pending& p) {
 }
 
 void Watchdog::Impl::terminate(const std::string& why, bool wait_for_peers) {
-  // Other ranks poll the store once a second for dump requests; the store may
-  // live in this process, so stay a moment.
-  if (wait_for_peers && store) std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  // Stay a moment: the thread that waited for the failed collective raises
+  // its own error meanwhile, and other ranks (polling the store, which may
+  // live in this process, once a second) see the dump request.
+  if (wait_for_peers) std::this_thread::sleep_for(std::chrono::milliseconds(2000));
   logLine(c10::str("to avoid running on with inconsistent data, the process is being taken down (",
                    "TORCH_HCCL_ASYNC_ERROR_HANDLING=", int(asyncErrorHandling()),
                    "; set it to 0 or 2 to keep the process and handle the error yourself). Cause: ", why));

@@ -51,21 +51,6 @@ bool FlightRecorder::captureFramesEnabled() {
 
 std::vector<Frame> FlightRecorder::captureFrames() { return g_capture ? g_capture() : std::vector<Frame>{}; }
 
-int64_t FlightRecorder::record(const std::function<void(FrEntry&)>& fill) {
-  if (!capacity_) return -1;
-  std::lock_guard<std::mutex> g(mutex_);
-  const int64_t id = next_id_++;
-  FrEntry& e = ring_[size_t(id) % capacity_];
-  e.id = id;
-  e.state = FrEntry::kScheduled;
-  e.time_started_ns = e.time_completed_ns = 0;
-  e.duration_ms = -1;
-  e.retired = false;
-  e.frames.clear();
-  fill(e);
-  return id;
-}
-
 FrEntry* FlightRecorder::find(int64_t id) {
   if (id < 0 || !capacity_) return nullptr;
   FrEntry& e = ring_[size_t(id) % capacity_];

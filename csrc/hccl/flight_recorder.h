@@ -49,7 +49,21 @@ class FlightRecorder {
   size_t capacity() const { return capacity_; }
   // Fills a slot through `fill` (under the lock; the entry is reused, so
   // vectors keep their capacity) and returns its record id, or -1 if disabled.
-  int64_t record(const std::function<void(FrEntry&)>& fill);
+  template <typename Fill>
+  int64_t record(const Fill& fill) {
+    if (!capacity_) return -1;
+    std::lock_guard<std::mutex> g(mutex_);
+    const int64_t id = next_id_++;
+    FrEntry& e = ring_[size_t(id) % capacity_];
+    e.id = id;
+    e.state = FrEntry::kScheduled;
+    e.time_started_ns = e.time_completed_ns = 0;
+    e.duration_ms = -1;
+    e.retired = false;
+    e.frames.clear();
+    fill(e);
+    return id;
+  }
   void started(int64_t id);
   void completed(int64_t id, double duration_ms);
   size_t size();

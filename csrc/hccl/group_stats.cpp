@@ -35,6 +35,8 @@ constexpr KindInfo kKinds[kNumOpKinds] = {
     {"barrier", "barrier", 0},
     {"coalesced", "coalesced", 0},
 };
+static_assert(kKinds[kSendKind].bus == 1 && kKinds[kSendKind].name[0] == 's' && kKinds[kRecvKind].name[0] == 'r',
+              "kSendKind/kRecvKind must index send and recv");
 
 std::mutex g_registry_mutex;
 std::vector<std::weak_ptr<GroupStats>>& registry() {
@@ -47,13 +49,30 @@ std::atomic<int> g_global_rank{-1};
 }  // namespace
 
 int opKindIndex(const char* name) {
+  // Callers pass string literals: remember the last one per thread.
+  thread_local const char* last_name = nullptr;
+  thread_local int last_kind = -1;
+  if (name == last_name) return last_kind;
+  int kind = -1;
   for (int i = 0; i < kNumOpKinds; ++i)
-    if (std::strcmp(kKinds[i].name, name) == 0) return i;
-  return -1;
+    if (std::strcmp(kKinds[i].name, name) == 0) kind = i;
+  last_name = name;
+  last_kind = kind;
+  return kind;
 }
 const char* opKindName(int i) { return i >= 0 && i < kNumOpKinds ? kKinds[i].name : "unknown"; }
 const char* opKindTraceName(int i) { return i >= 0 && i < kNumOpKinds ? kKinds[i].trace_name : "unknown"; }
-bool opKindIsP2P(int i) { return i == opKindIndex("send") || i == opKindIndex("recv"); }
+bool opKindIsP2P(int i) { return i == kSendKind || i == kRecvKind; }
+
+const std::string& opKindProfilingName(int i) {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (int k = 0; k < kNumOpKinds; ++k) v.push_back(std::string("hccl:") + kKinds[k].trace_name);
+    v.push_back("hccl:unknown");
+    return v;
+  }();
+  return names[size_t(i >= 0 && i < kNumOpKinds ? i : kNumOpKinds)];
+}
 
 double busFactor(int i, int n) {
   if (i < 0 || i >= kNumOpKinds || n <= 0) return 0;
@@ -100,7 +119,7 @@ void GroupStats::onEnqueue(const std::shared_ptr<OpState>& op) {
   std::lock_guard<std::mutex> g(mutex_);
   if (op->kind >= 0) ops_[size_t(op->kind)].started++;
   if (!op->is_p2p && op->collective_seq) progress_.enqueued = op->collective_seq;
-  in_flight_.emplace(op->op_id, op);
+  in_flight_.emplace_back(op->op_id, op);
 }
 
 void GroupStats::onStart(OpState& op) {
@@ -115,7 +134,13 @@ void GroupStats::onFinish(OpState& op, bool failed) {
   const int64_t s = op.start_ns.load(std::memory_order_relaxed), e = op.end_ns.load(std::memory_order_relaxed);
   const double secs = s && e > s ? double(e - s) / 1e9 : 0.0;
   std::lock_guard<std::mutex> g(mutex_);
-  in_flight_.erase(op.op_id);
+  // Collectives of a group finish in issue order, so this is nearly always the front.
+  for (auto it = in_flight_.begin(); it != in_flight_.end(); ++it) {
+    if (it->first == op.op_id) {
+      in_flight_.erase(it);
+      break;
+    }
+  }
   if (!op.is_p2p && op.collective_seq > progress_.completed) progress_.completed = op.collective_seq;
   if (op.kind < 0) return;
   OpCounters& c = ops_[size_t(op.kind)];

@@ -8,6 +8,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +23,9 @@ struct OpState;
 // The collectives, as named by ProcessGroupHCCL::submit.
 constexpr int kNumOpKinds = 19;
 int opKindIndex(const char* name);       // -1 if unknown
+constexpr int kSendKind = 15, kRecvKind = 16;  // their indices (checked in group_stats.cpp)
+// "hccl:" + opKindTraceName(index).
+const std::string& opKindProfilingName(int index);
 const char* opKindName(int index);
 // What PyTorch's flight recorder calls it (torchfrtrace's vocabulary).
 const char* opKindTraceName(int index);
@@ -75,7 +79,7 @@ class GroupStats {
   };
   Progress progress();
 
-  // Collectives issued and not finished, oldest first.
+  // Collectives issued and not finished.
   std::vector<std::shared_ptr<OpState>> inFlight();
 
   struct Snapshot {
@@ -93,7 +97,7 @@ class GroupStats {
   uint64_t collective_seq_ = 0, p2p_seq_ = 0, op_id_ = 0;
   Progress progress_;
   std::vector<OpCounters> ops_;
-  std::map<uint64_t, std::weak_ptr<OpState>> in_flight_;  // by op_id
+  std::deque<std::pair<uint64_t, std::weak_ptr<OpState>>> in_flight_;  // (op_id, op), issue order
   std::atomic<uint64_t> timeouts_{0}, mismatches_{0};
 };
 

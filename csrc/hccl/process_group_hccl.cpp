@@ -26,7 +26,8 @@ ProcessGroupHCCL::ProcessGroupHCCL(const c10::intrusive_ptr<c10d::Store>& store,
   std::vector<int64_t> global_ranks(options_->global_ranks_in_group.begin(), options_->global_ranks_in_group.end());
   stats_ = std::make_shared<GroupStats>(name, rank, size, std::move(global_ranks), int64_t(options_->timeout.count()));
   stats_->engine = engine_;
-  if (watchdogEnabled()) {
+  tracked_ = watchdogEnabled();
+  if (tracked_) {
     registerGroup(stats_);
     Watchdog::get().attach(stats_, store);
   }
@@ -82,11 +83,13 @@ c10::intrusive_ptr<c10d::Backend> ProcessGroupHCCL::split(const c10::intrusive_p
 void ProcessGroupHCCL::runBody(Engine& engine, OpState& state, const Body& body) {
   state.start_ns.store(driver::monotonicNs(), std::memory_order_relaxed);
   GroupStats* g = state.group.get();
+  // Peers read what this rank started and completed (desync reports); the
+  // members of a coalesced batch are published as one step.
+  const bool published = g && !state.is_p2p && state.collective_seq;
   if (g) {
     g->onStart(state);
     FlightRecorder::get().started(state.fr_id);
-    auto p = g->progress();
-    engine.local().publishProgress(p.started, p.completed, state.kind);
+    if (published) engine.local().publishProgress(state.collective_seq, state.collective_seq - 1, state.kind);
   }
   std::exception_ptr err;
   try {
@@ -95,10 +98,7 @@ void ProcessGroupHCCL::runBody(Engine& engine, OpState& state, const Body& body)
     err = onBodyFailure(engine, state, std::current_exception());
   }
   state.finish(err);
-  if (g) {
-    auto p = g->progress();
-    engine.local().publishProgress(p.started, p.completed, state.kind);
-  }
+  if (published && !err) engine.local().publishProgress(state.collective_seq, state.collective_seq, state.kind);
 }
 
 namespace {
@@ -143,7 +143,10 @@ std::exception_ptr ProcessGroupHCCL::onBodyFailure(Engine& engine, OpState& stat
 void ProcessGroupHCCL::track(OpState& state, const char* name, int peer) {
   state.group = stats_;
   state.enqueue_ns = driver::monotonicNs();
-  if (!stats_->hasDesc() && !getGroupDesc().empty()) stats_->setDesc(getGroupDesc());
+  if (!stats_->hasDesc() && !getGroupDesc().empty()) {
+    stats_->setDesc(getGroupDesc());
+    pg_desc_ = getGroupDesc();
+  }
   state.kind = std::strcmp(name, "coalesced") == 0 ? -1 : opKindIndex(name);
   state.is_p2p = opKindIsP2P(state.kind);
   auto ids = stats_->nextIds(state.is_p2p, /*counted=*/state.kind >= 0);
@@ -161,22 +164,27 @@ void ProcessGroupHCCL::track(OpState& state, const char* name, int peer) {
     state.fr_id = FlightRecorder::get().record([&](FrEntry& e) {
       e.pg_id = stats_->pg_id;
       e.pg_name = stats_->name;
-      e.pg_desc = stats_->desc();
+      if (e.pg_desc != pg_desc_) e.pg_desc = pg_desc_;
       e.collective_seq_id = state.collective_seq;
       e.p2p_seq_id = state.p2p_seq;
       e.op_id = state.op_id;
-      e.profiling_name = std::string("hccl:") + opKindTraceName(state.kind);
-      if (state.kind == opKindIndex("send")) e.profiling_name += c10::str(" ", rank_, "->", peer);
-      if (state.kind == opKindIndex("recv")) e.profiling_name += c10::str(" ", rank_, "<-", peer);
+      e.profiling_name = opKindProfilingName(state.kind);
+      if (state.kind == kSendKind) e.profiling_name += c10::str(" ", rank_, "->", peer);
+      if (state.kind == kRecvKind) e.profiling_name += c10::str(" ", rank_, "<-", peer);
       e.time_created_ns = wallNs();
+      // The slot is reused: assign() keeps the vectors' memory.
       auto describe = [](const std::vector<at::Tensor>& ts, std::vector<std::vector<int64_t>>& sizes,
                          std::vector<std::string>& dtypes) {
-        sizes.clear();
-        dtypes.clear();
+        size_t n = 0;
+        for (const auto& t : ts) n += t.defined();
+        sizes.resize(n);
+        dtypes.resize(n);
+        size_t i = 0;
         for (const auto& t : ts) {
           if (!t.defined()) continue;
-          sizes.emplace_back(t.sizes().begin(), t.sizes().end());
-          dtypes.emplace_back(c10::toString(t.scalar_type()));
+          sizes[i].assign(t.sizes().begin(), t.sizes().end());
+          dtypes[i] = c10::toString(t.scalar_type());
+          ++i;
         }
       };
       describe(state.inputs, e.input_sizes, e.input_dtypes);
@@ -214,7 +222,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
   };
   state->inputs = inputs;
   state->shelf = shelf_;
-  if (watchdogEnabled()) {
+  if (tracked_) {
     track(*state, name, peer);
     stats_->onEnqueue(state);
   }
@@ -286,7 +294,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
 
 void ProcessGroupHCCL::rejectInput(Op op, const std::string& reason) {
   // It counts as this rank's collective (its peers number theirs too) and it failed.
-  if (watchdogEnabled()) {
+  if (tracked_) {
     auto rejected = std::make_shared<OpState>();
     rejected->name = std::string("hccl:") + opName(op);
     track(*rejected, opName(op), -1);

@@ -115,6 +115,8 @@ class ProcessGroupHCCL : public c10d::Backend {
   c10::intrusive_ptr<Options> options_;
   std::shared_ptr<Engine> engine_;
   std::shared_ptr<GroupStats> stats_;
+  bool tracked_ = true;  // NPUDIST_HCCL_WATCHDOG when the group was made
+  std::string pg_desc_ = "undefined";  // the group's description, once torch set it
   GlooFactory gloo_factory_;
   int home_device_;
   c10::Stream comm_stream_;

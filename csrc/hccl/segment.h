@@ -35,8 +35,10 @@ struct RankCtrl {
   int32_t group_rank;
   std::atomic<uint64_t> last_seq_done;
   // The process group's collective sequence numbers this rank has started and
-  // completed (collective_seq_id), for desync reports of peers.
-  std::atomic<uint64_t> coll_started, coll_done;
+  // completed (collective_seq_id), for desync reports of peers. Written twice
+  // per collective: a line of their own, away from what peers poll.
+  alignas(64) std::atomic<uint64_t> coll_started;
+  std::atomic<uint64_t> coll_done;
   std::atomic<int32_t> coll_started_kind;  // op kind (group_stats.h) of coll_started
   OpDesc desc[2];                 // by sequence parity
   char note[2][kNoteBytes];       // why a descriptor is invalid

@@ -92,10 +92,7 @@ ErrorHandling asyncErrorHandling() {
   return mode;
 }
 
-bool watchdogEnabled() {
-  static const bool on = envFlag("NPUDIST_HCCL_WATCHDOG", true);
-  return on;
-}
+bool watchdogEnabled() { return envFlag("NPUDIST_HCCL_WATCHDOG", true); }
 
 struct Watchdog::Impl {
   std::mutex mu;

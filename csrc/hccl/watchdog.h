@@ -28,8 +28,9 @@ namespace npudist::hccl {
 enum class ErrorHandling { kNoHandling = 0, kTearDown = 1, kCleanUpOnly = 2, kSkipCleanUp = 3 };
 ErrorHandling asyncErrorHandling();
 
-// NPUDIST_HCCL_WATCHDOG=0: no watchdog, flight recorder or counters at all
-// (for measuring their cost; benchmarks/watchdog_overhead.py). Default on.
+// NPUDIST_HCCL_WATCHDOG=0: no watchdog, flight recorder or counters for the
+// groups made while it is set (for measuring their cost;
+// benchmarks/watchdog_overhead.py). Default on.
 bool watchdogEnabled();
 
 // A peer's progress in a group, as published for desync reports.

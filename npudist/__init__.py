@@ -25,6 +25,10 @@ from npudist._registration import register as _register  # noqa: E402
 
 _register()
 
+from npudist.graph import compile as _graph_compile  # noqa: E402
+
+_graph_compile.install()  # torch.compile support, registered when torch._dynamo is imported
+
 import torch.distributed as _dist  # noqa: E402
 
 if _dist.is_available():

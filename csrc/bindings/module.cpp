@@ -104,6 +104,12 @@ PYBIND11_MODULE(_C, m) {
           py::gil_scoped_release no_gil;
           NPU_CHECK(driver::getDriver().synchronizeDevice(device));
         }));
+  // Compiled (Inductor) kernels run outside the dispatcher, so the generated
+  // wrapper calls this before each one: the same stream-order check every
+  // eager npu kernel makes (one atomic load when nothing is pending).
+  m.def("_wait_current_stream", translated([](int device) {
+          core::waitCurrentStream(device < 0 ? core::currentDevice() : c10::DeviceIndex(device));
+        }));
   m.def("_mem_get_info", translated([](int device) {
           core::checkDeviceIndex(c10::DeviceIndex(device));
           size_t free_b = 0, total = 0;

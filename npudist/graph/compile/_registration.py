@@ -1,0 +1,65 @@
+"""Registers npu with Dynamo and Inductor through their registration hooks.
+
+``register()`` calls ``register_interface_for_device`` ("npu", "npu:N"),
+``register_backend_for_device("npu", ..., device_custom_config=config)`` and
+``register_device_op_overrides("npu", ...)``. It imports only
+``torch._dynamo.device_interface`` and ``torch._inductor.codegen.common``;
+the code generator itself (``_inductor.py``, which imports Inductor's C++
+and wrapper code generators, ~0.7 s) is imported the first time Inductor asks
+for the npu scheduling or wrapper.
+"""
+from __future__ import annotations
+
+_registered = False
+
+
+class _NPUSchedulingEntry:
+    """What Inductor's registry holds for the npu scheduling (it must be a class):
+    constructing it imports and returns the real ``NPUScheduling``."""
+
+    def __new__(cls, scheduler):
+        from npudist.graph.compile._inductor import NPUScheduling
+
+        return NPUScheduling(scheduler)
+
+
+class _NPUWrapperCodegenEntry:
+    """What Inductor's registry holds for the npu wrapper: defers the import of the real class."""
+
+    supports_caching = True
+
+    @staticmethod
+    def create(*args, **kwargs):
+        from npudist.graph.compile._inductor import NPUWrapperCodegen
+
+        return NPUWrapperCodegen.create(*args, **kwargs)
+
+
+def register() -> None:
+    """Registers npu with Dynamo and Inductor (idempotent; cheap once torch._dynamo is imported)."""
+    global _registered
+    if _registered:
+        return
+    from torch._dynamo.device_interface import register_interface_for_device
+    from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
+
+    import npudist.device as npu
+    from npudist.graph.compile import config
+    from npudist.graph.compile._dynamo import NPUInterface
+    from npudist.graph.compile._op_overrides import NPUDeviceOpOverrides
+
+    register_interface_for_device("npu", NPUInterface)
+    try:
+        count = npu.device_count()
+    except ValueError:  # invalid NPUDIST_* configuration: torch.npu reports it on first use
+        count = 0
+    for index in range(count):
+        register_interface_for_device(f"npu:{index}", NPUInterface)
+    register_backend_for_device(
+        "npu",
+        _NPUSchedulingEntry,
+        _NPUWrapperCodegenEntry,
+        device_custom_config=config,
+    )
+    register_device_op_overrides("npu", NPUDeviceOpOverrides())
+    _registered = True

@@ -14,7 +14,8 @@ created on the meta device, sharded with ``fully_shard`` per block and at the ro
 materialised with ``to_empty(device=npu)`` and initialised in place. fp32 by default (this
 host's CPUs have no native bfloat16 matmul, which makes bf16 ~15x slower here) or, with
 ``--mp bf16``, ``MixedPrecisionPolicy(param_dtype=bfloat16, reduce_dtype=float32)``; explicit
-forward/backward prefetch of the next block; AdamW, warm-up + cosine schedule, gradient
+forward/backward prefetch of the next block; ``--compile``: ``torch.compile`` per block (Inductor's
+C++ kernels on npu memory, docs/graph.md); AdamW, warm-up + cosine schedule, gradient
 clipping over the DTensor gradients.
 
 Every ``--log-every`` steps rank 0 prints step, training loss (mean over ranks and the window),
@@ -147,11 +148,14 @@ def num_params(cfg: GPTConfig) -> int:
         return sum(p.numel() for p in GPT(cfg).parameters())
 
 
-def build_fsdp_model(cfg: GPTConfig, device, mp="bf16", reshard_after_forward=True, mesh=None, seed=0):
+def build_fsdp_model(cfg: GPTConfig, device, mp="bf16", reshard_after_forward=True, mesh=None, seed=0,
+                     compile=False):
     """GPT(cfg) on the meta device, fully_shard per block and at the root, to_empty(device),
     init_weights with torch.manual_seed(seed) (the same on every rank), explicit prefetch of the
     next block forward and the previous block backward. mp: 'bf16' (param bfloat16, reduce
-    float32) or 'fp32'. Returns the model (an FSDPModule)."""
+    float32) or 'fp32'. compile: torch.compile each block's forward (per-block compile: FSDP2's
+    all-gather/reduce-scatter hooks stay outside the compiled graphs; parameter names and
+    checkpoints are the same as without it). Returns the model (an FSDPModule)."""
     if mp not in ("bf16", "fp32"):
         raise ValueError(f"mp must be 'bf16' or 'fp32', got {mp!r}")
     policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if mp == "bf16" \
@@ -168,6 +172,9 @@ def build_fsdp_model(cfg: GPTConfig, device, mp="bf16", reshard_after_forward=Tr
             block.set_modules_to_forward_prefetch([blocks[i + 1]])
         if i > 0:
             block.set_modules_to_backward_prefetch([blocks[i - 1]])
+    if compile:
+        for block in blocks:
+            block.forward = torch.compile(block.forward)
     model.to_empty(device=device)
     torch.manual_seed(seed)
     model.init_weights()
@@ -391,6 +398,8 @@ def parse_args(argv=None):
     a("--mp", choices=("bf16", "fp32"), default="fp32",
       help="bf16: MixedPrecisionPolicy(param_dtype=bfloat16, reduce_dtype=float32); fp32: no mixed precision")
     a("--no-reshard-after-forward", action="store_true", help="keep gathered parameters from forward to backward")
+    a("--compile", action="store_true",
+      help="torch.compile each transformer block (Inductor; the first steps include compile time)")
     a("--log-every", type=int, default=25, help="progress line (with validation loss) every N steps")
     a("--eval-batches", type=int, default=4, help="validation batches per rank for each progress line")
     a("--ckpt-dir", default="checkpoints/train_gpt", help="DCP checkpoints go to CKPT_DIR/step_NNNNNNN")
@@ -440,14 +449,16 @@ def main(argv=None):
     cfg = GPTConfig(seq_len=args.seq_len, d_model=args.d_model, n_layer=args.n_layer, n_head=args.n_head)
     config_json = json.dumps(dataclasses.asdict(cfg), sort_keys=True)
     say(f"train_gpt: {world} ranks on {device.type} ({dist.get_backend()}), GPT {num_params(cfg) / 1e6:.2f}M "
-        f"parameters {config_json}, mp={args.mp}, batch {args.batch_size}x{args.seq_len} per rank")
+        f"parameters {config_json}, mp={args.mp}{', compiled blocks' if args.compile else ''}, "
+        f"batch {args.batch_size}x{args.seq_len} per rank")
 
     data = ByteData(args.seq_len, args.data_dir, args.val_every, args.max_bytes)
     say(f"data: {data.n_files[0]} train files ({data.n_bytes[0] / 1e6:.2f} MB, {data.train_rows.shape[0]} rows), "
         f"{data.n_files[1]} validation files ({data.n_bytes[1] / 1e6:.2f} MB); "
         f"unigram baseline {data.unigram_nats:.4f} nats/byte")
 
-    model = build_fsdp_model(cfg, device, args.mp, not args.no_reshard_after_forward, seed=args.seed)
+    model = build_fsdp_model(cfg, device, args.mp, not args.no_reshard_after_forward, seed=args.seed,
+                             compile=args.compile)
     decay = [p for n, p in model.named_parameters() if p.ndim >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.ndim < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},

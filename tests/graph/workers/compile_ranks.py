@@ -87,10 +87,8 @@ def ddp_case(c, rank, world, dev):
 def fsdp_case(c, rank, world, dev):
     runs = {}
     for compiled in (False, True):
-        model = build_fsdp_model(TINY, dev, mp="fp32", seed=0)
-        if compiled:
-            for block in model.blocks:  # per-block compile; FSDP2's hooks stay outside the graphs
-                block.forward = torch.compile(block.forward)
+        # compiled: per-block torch.compile, as examples/train_gpt.py --compile
+        model = build_fsdp_model(TINY, dev, mp="fp32", seed=0, compile=compiled)
         runs[compiled] = _train(model, torch.optim.AdamW(model.parameters(), lr=1e-3), rank, world, dev)
     c.info["fsdp_losses"] = {str(k): v.tolist() for k, v in runs.items()}
     c.close("FSDP2 per-block compiled vs eager losses, 10 steps", runs[True], runs[False], rtol=1e-5, atol=0)

@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
 from common import B, TINY, GPT, Checks, global_batch, setup  # noqa: E402
 
 import npudist.graph.compile.config as npu_config  # noqa: E402
+from torch._inductor import metrics  # noqa: E402
 from train_gpt import build_fsdp_model  # noqa: E402  (common put examples/ on sys.path)
 
 STEPS = 10
@@ -79,7 +80,10 @@ def ddp_case(c, rank, world, dev):
         model.load_state_dict({k: v.to(dev) for k, v in state.items()})
         ddp = DDP(model, device_ids=None)
         net = torch.compile(ddp) if compiled else ddp
+        metrics.reset()
         runs[compiled] = _train(net, torch.optim.AdamW(model.parameters(), lr=1e-3), rank, world, dev)
+        if compiled:
+            c.check("DDP: Inductor kernels were generated", metrics.generated_kernel_count > 0)
     c.info["ddp_losses"] = {str(k): v.tolist() for k, v in runs.items()}
     c.close("DDP compiled vs eager losses, 10 steps", runs[True], runs[False], rtol=1e-5, atol=0)
 
@@ -89,7 +93,10 @@ def fsdp_case(c, rank, world, dev):
     for compiled in (False, True):
         # compiled: per-block torch.compile, as examples/train_gpt.py --compile
         model = build_fsdp_model(TINY, dev, mp="fp32", seed=0, compile=compiled)
+        metrics.reset()
         runs[compiled] = _train(model, torch.optim.AdamW(model.parameters(), lr=1e-3), rank, world, dev)
+        if compiled:
+            c.check("FSDP2: Inductor kernels were generated", metrics.generated_kernel_count > 0)
     c.info["fsdp_losses"] = {str(k): v.tolist() for k, v in runs.items()}
     c.close("FSDP2 per-block compiled vs eager losses, 10 steps", runs[True], runs[False], rtol=1e-5, atol=0)
 

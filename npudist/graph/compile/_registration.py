@@ -23,10 +23,19 @@ class _NPUSchedulingEntry:
         return NPUScheduling(scheduler)
 
 
-class _NPUWrapperCodegenEntry:
-    """What Inductor's registry holds for the npu wrapper: defers the import of the real class."""
+class _EntryMeta(type):
+    @property
+    def supports_caching(cls) -> bool:
+        # Inductor asks before every FX-graph-cache lookup. Under mode="reduce-overhead" an npu
+        # graph is generated afresh each time, so the compile-time UserWarning (the mode has
+        # no effect on npu yet) is never skipped by a cache hit.
+        from torch._inductor import config
 
-    supports_caching = True
+        return not config.triton.cudagraphs
+
+
+class _NPUWrapperCodegenEntry(metaclass=_EntryMeta):
+    """What Inductor's registry holds for the npu wrapper: defers the import of the real class."""
 
     @staticmethod
     def create(*args, **kwargs):

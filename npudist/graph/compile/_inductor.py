@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+import weakref
 
 import torch
 from torch._inductor import config as inductor_config
@@ -39,7 +40,9 @@ REDUCE_OVERHEAD_MESSAGE = (
     "graph backend (backend='npugraphs', replay through torch.npu.NPUGraph) is not available in "
     "this build; the graph is compiled by Inductor and runs without graph replay."
 )
-_warned_compile_ids: set = set()
+# Dynamo tracing contexts already warned for: a frame's forward and its (lazily compiled)
+# backward share one, so a training step warns once
+_warned_contexts: "weakref.WeakSet" = weakref.WeakSet()
 # the wrapper whose npu config scope is open (at most one: compiles of a thread are sequential)
 _open_scope_owner: "NPUWrapperCodegen | None" = None
 
@@ -48,14 +51,13 @@ def _warn_reduce_overhead() -> None:
     """One UserWarning per compiled frame when mode='reduce-overhead' asked for graph replay."""
     if not inductor_config.triton.cudagraphs:
         return
-    from torch._guards import CompileContext
+    from torch._guards import TracingContext
 
-    compile_id = CompileContext.current_compile_id()
-    key = str(compile_id) if compile_id is not None else None
-    if key is not None and key in _warned_compile_ids:
-        return
-    if key is not None:
-        _warned_compile_ids.add(key)
+    context = TracingContext.try_get()
+    if context is not None:
+        if context in _warned_contexts:
+            return
+        _warned_contexts.add(context)
     warnings.warn(REDUCE_OVERHEAD_MESSAGE, UserWarning, stacklevel=2)
 
 

@@ -278,7 +278,7 @@ def run_sweep(fraction=1.0, ops=None, world_size=2, max_samples=2, max_combos=4,
             argv += ["--ops", ",".join(ops)]
         if verbose:
             argv.append("--verbose")
-        from npudist.dtensor._launch import launch
+        from npudist.testing.multiproc import launch
 
         t0 = time.time()
         finished = launch(argv, world_size, timeout=timeout)

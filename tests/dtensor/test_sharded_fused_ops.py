@@ -2,7 +2,7 @@
 strategies offer, outputs and gradients equal the unsharded op's, and sharded inputs stay sharded."""
 import pytest
 
-from ._ranks import run_worker
+from . import run_worker
 
 
 @pytest.mark.timeout(500)

@@ -9,6 +9,7 @@ import urllib.request
 import pytest
 
 import npudist.watchdog as watchdog
+from npudist.testing.multiproc import free_port
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -92,15 +93,9 @@ def _run(env_extra):
     return subprocess.run([sys.executable, "-c", _AUTOSTART], env=env, capture_output=True, text=True, timeout=180)
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.timeout(400)
 def test_autostart_from_env():
-    base = _free_port()
+    base = free_port()
     r = _run({"NPUDIST_METRICS_PORT": str(base), "RANK": "2", "LOCAL_RANK": "1", "NPUDIST_HOSTNAME": "hX"})
     assert r.returncode == 0, r.stderr
     assert f"PORTS [{base + 1}] True" in r.stdout, r.stdout + r.stderr  # base + LOCAL_RANK

@@ -1,17 +1,14 @@
 """The npudist_hccl_* series of real ranks: counts, bytes, latency buckets and groups match the
 collectives the ranks ran; a slow rank has the higher straggler score; a size mismatch is
 counted (2 processes on the hccl backend)."""
-import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import tempfile
 
 import pytest
 
 import npudist
+from npudist.testing.multiproc import launch
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WORKER = os.path.join(REPO, "tests", "watchdog", "workers", "hccl_stats.py")
@@ -24,33 +21,10 @@ def _stats_built_in():
 
 
 def _launch(nranks, timeout=240, worker=WORKER, env_extra=None):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("NPUDIST_", "HCCL_", "TORCH_HCCL_"))}
-    procs = []
-    for r in range(nranks):
-        env = dict(base, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(nranks), MASTER_ADDR="127.0.0.1",
-                   MASTER_PORT=str(port), NPUDIST_HOSTNAME="hostM",
-                   PYTHONPATH=REPO + os.pathsep + base.get("PYTHONPATH", ""), **(env_extra or {}))
-        procs.append(subprocess.Popen([sys.executable, worker], env=env, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True, cwd=REPO))
-    outs = []
-    for p in procs:
-        try:
-            outs.append(p.communicate(timeout=timeout))
-        except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
-            outs.append(p.communicate())
-    explain = "\n".join(f"--- rank {r} exit {p.returncode}\n{o[-2000:]}\n{e[-3000:]}"
-                        for r, (p, (o, e)) in enumerate(zip(procs, outs)))
-    assert all(p.returncode == 0 for p in procs), explain
-    results = []
-    for o, _ in outs:
-        line = next((ln for ln in o.splitlines() if ln.startswith("RESULT ")), None)
-        results.append(json.loads(line[len("RESULT "):]) if line else None)
-    return results
+    """Runs `worker` on `nranks` ranks of one simulated host "hostM"; returns each rank's first RESULT."""
+    r = launch(worker, nranks, env=env_extra, hosts=["hostM"] * nranks, timeout=timeout)
+    assert r.ok(), r.explain()
+    return [(r.results(rank) or [None])[0] for rank in range(nranks)]
 
 
 def _value(samples, name, **labels):

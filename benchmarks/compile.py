@@ -18,7 +18,6 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import time
 
@@ -81,13 +80,15 @@ def block_bench(args):
 
 
 def flagship_run(args, compiled):
-    cmd = [sys.executable, "-m", "npurun", "--nproc", str(args.ranks), os.path.join(REPO, "examples", "train_gpt.py"),
-           "--steps", str(args.flagship_steps), "--log-every", str(args.flagship_steps // 3), "--no-resume",
-           "--ckpt-dir", os.path.join("/tmp", f"bench_compile_{os.getpid()}"), "--ckpt-every", "0",
-           "--sample-len", "0", "--eval-batches", "1", "--max-bytes", "2000000"] + (["--compile"] if compiled else [])
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    from npudist.testing.multiproc import inherited
+    from npudist.testing.npurun import run_npurun
+
+    cmd = ["--nproc", args.ranks, os.path.join(REPO, "examples", "train_gpt.py"),
+           "--steps", args.flagship_steps, "--log-every", args.flagship_steps // 3, "--no-resume",
+           "--ckpt-dir", os.path.join("/tmp", f"bench_compile_{os.getpid()}"), "--ckpt-every", 0,
+           "--sample-len", 0, "--eval-batches", 1, "--max-bytes", 2000000] + (["--compile"] if compiled else [])
     t0 = time.perf_counter()
-    r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
+    r = run_npurun(cmd, env=inherited("HCCL_", "NPUDIST_", "TORCHINDUCTOR_"), timeout=None)
     wall = time.perf_counter() - t0
     if r.returncode != 0:
         sys.exit(f"train_gpt.py {'--compile ' if compiled else ''}failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")

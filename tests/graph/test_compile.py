@@ -12,7 +12,7 @@ import torch._dynamo
 from torch._inductor import metrics
 
 import npudist  # noqa: F401
-from graph._models import MLP, Block
+from ._models import MLP, Block
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -17,7 +17,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                                 "fsdp", "workers"))
-from common import B, TINY, GPT, Checks, global_batch, setup  # noqa: E402
+from common import B, TINY, GPT, Checker, global_batch, setup  # noqa: E402
 
 import npudist.graph.compile.config as npu_config  # noqa: E402
 from torch._inductor import metrics  # noqa: E402
@@ -45,17 +45,15 @@ def stream_case(c, rank, world, dev):
             t1 = time.perf_counter()
             pending = not torch.npu.current_stream().query()
             y = g(x)
-            t2 = time.perf_counter()
             if rank == 0:
-                c.check(f"the all_reduce was still pending when the compiled call began (wait_for_stream={wait})",
-                        pending, f"issue+wait took {t1 - t0:.3f} s")
+                c.true(pending, f"all_reduce still pending when the compiled call began (wait_for_stream={wait})",
+                       f"issue+wait took {t1 - t0:.3f} s")
             torch.npu.synchronize()
             if rank == 0:
-                c.check(f"compiled kernel after a pending all_reduce (wait_for_stream={wait})",
-                        torch.equal(y.cpu(), torch.full((4,), float(want))),
-                        f"got {y.cpu().tolist()}, expected {want}")
-            c.check(f"the all_reduce itself (wait_for_stream={wait})",
-                    torch.equal(x.cpu(), torch.full((4,), float(sum(range(1, world + 1))))), str(x.cpu().tolist()))
+                c.close(y, torch.full((4,), float(want)),
+                        f"compiled kernel after a pending all_reduce (wait_for_stream={wait})", rtol=0, atol=0)
+            c.close(x, torch.full((4,), float(sum(range(1, world + 1)))),
+                    f"the all_reduce itself (wait_for_stream={wait})", rtol=0, atol=0)
         torch._dynamo.reset()
 
 
@@ -83,9 +81,9 @@ def ddp_case(c, rank, world, dev):
         metrics.reset()
         runs[compiled] = _train(net, torch.optim.AdamW(model.parameters(), lr=1e-3), rank, world, dev)
         if compiled:
-            c.check("DDP: Inductor kernels were generated", metrics.generated_kernel_count > 0)
+            c.true(metrics.generated_kernel_count > 0, "DDP: Inductor kernels were generated")
     c.info["ddp_losses"] = {str(k): v.tolist() for k, v in runs.items()}
-    c.close("DDP compiled vs eager losses, 10 steps", runs[True], runs[False], rtol=1e-5, atol=0)
+    c.close(runs[True], runs[False], "DDP compiled vs eager losses, 10 steps", rtol=1e-5, atol=0)
 
 
 def fsdp_case(c, rank, world, dev):
@@ -96,20 +94,19 @@ def fsdp_case(c, rank, world, dev):
         metrics.reset()
         runs[compiled] = _train(model, torch.optim.AdamW(model.parameters(), lr=1e-3), rank, world, dev)
         if compiled:
-            c.check("FSDP2: Inductor kernels were generated", metrics.generated_kernel_count > 0)
+            c.true(metrics.generated_kernel_count > 0, "FSDP2: Inductor kernels were generated")
     c.info["fsdp_losses"] = {str(k): v.tolist() for k, v in runs.items()}
-    c.close("FSDP2 per-block compiled vs eager losses, 10 steps", runs[True], runs[False], rtol=1e-5, atol=0)
+    c.close(runs[True], runs[False], "FSDP2 per-block compiled vs eager losses, 10 steps", rtol=1e-5, atol=0)
 
 
 def main():
     rank, world, dev = setup()
-    c = Checks()
+    c = Checker()
     cases = {"stream": stream_case, "ddp": ddp_case, "fsdp": fsdp_case}
     for name in sys.argv[1:]:
-        c.run(name, cases[name], rank, world, dev)
+        c.run(name, cases[name], c, rank, world, dev)
         dist.barrier()
-    c.report()
-    dist.destroy_process_group()
+    c.finish()
 
 
 if __name__ == "__main__":

@@ -1,10 +1,8 @@
 """The Array API standard namespace of npudist.xp (``x.__array_namespace__()``).
 
 It is npudist.xp with the standard's signatures where NumPy's differ, dtypes as numpy.dtype
-instances, and only the dtypes xp supports: bool, int8, int16, int32, int64, uint8, float32,
-float64, complex64, complex128. Left out: uint16, uint32, uint64 (PyTorch has no npu kernels for
-them; see npudist.xp._dtypes). Sums and products of uint8 accumulate in int64 instead of the
-standard's uint64 for the same reason.
+instances, and all the standard's dtypes: bool, int8..int64, uint8..uint64, float32, float64,
+complex64, complex128 (uint16/32/64 computed exactly, see npudist.xp._unsigned).
 """
 import sys
 import types
@@ -13,8 +11,9 @@ import numpy as np
 import torch
 
 API_VERSION = "2024.12"
-DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64", "complex64", "complex128")
-LEFT_OUT = ("uint16", "uint32", "uint64")
+DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+               "complex64", "complex128")
+LEFT_OUT = ()
 
 _FUNCS = (
     # creation

@@ -6,7 +6,9 @@ import torch
 
 from . import _config
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, np_dtype, to_dtype
+from ._unsigned import UINT, as_uint
 
+_UINT = frozenset(UINT)
 _PY_SCALAR_DTYPE = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}
 
 
@@ -16,7 +18,7 @@ ndarray = None  # set by _ndarray when the class exists (avoids an import on eve
 def wrap(t):
     """torch tensor (supported dtype, any device) -> xp.ndarray sharing its memory."""
     a = object.__new__(ndarray)
-    a._t = t
+    a._t = as_uint(t) if t.dtype in _UINT else t
     return a
 
 
@@ -25,6 +27,11 @@ def is_python_scalar(x):
 
 
 def as_tensor(obj, dtype=None, copy=None, device=None):
+    t = _as_tensor(obj, dtype, copy, device)
+    return as_uint(t) if t.dtype in _UINT else t
+
+
+def _as_tensor(obj, dtype=None, copy=None, device=None):
     """Anything array-like -> torch tensor on the npu (the memory of xp arrays and npu tensors is
     shared unless a copy or dtype change is needed; ``copy=False`` then raises ValueError).
 
@@ -54,7 +61,7 @@ def as_tensor(obj, dtype=None, copy=None, device=None):
             try:
                 a = np.asarray(obj, dtype=dtype)
             except OverflowError as e:
-                raise OverflowError(f"{e}; npudist.xp holds integers as int64 at most (uint64 is not supported)") from None
+                raise
             if a.dtype == object:
                 raise TypeError(f"cannot make an xp array from {type(obj).__name__} {obj!r:.80}: NumPy makes it an "
                                 f"object array (ragged nesting or non-numeric items)")

@@ -9,6 +9,7 @@ from . import _config
 from ._core import as_tensor, to_numpy, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._ndarray import ndarray
+from ._unsigned import plain
 
 _DEFAULT_FLOAT = np.dtype(np.float64)
 
@@ -83,8 +84,9 @@ def asnumpy(a, stream=None, order="C", out=None):
 
 
 def to_torch(a):
-    """The npu tensor holding an xp array's memory (no copy) - for handing batches to training."""
-    return asarray(a)._t
+    """The npu tensor holding an xp array's memory (no copy) - for handing batches to training.
+    A plain torch.Tensor, also for uint16/32/64 (whose xp-internal tensors emulate missing kernels)."""
+    return plain(asarray(a)._t)
 
 
 def from_dlpack(x, /, *, device=None, copy=None):

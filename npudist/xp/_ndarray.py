@@ -5,9 +5,11 @@ import torch
 from . import _indexing
 from ._core import as_tensor, to_numpy, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
+from ._unsigned import as_uint, plain
 
 _ops = None  # the ufunc module; set by npudist.xp.__init__ (operators dispatch to ufuncs)
-_PY_RANGE_CHECK = {torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8}
+_PY_RANGE_CHECK = {torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32,
+                   torch.uint64}
 
 
 class Flags:
@@ -65,7 +67,7 @@ class ndarray:
         dt = to_dtype(dtype)
         from ._config import device
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        self._t = torch.empty(shape, dtype=NP_TO_TORCH[dt], device=device())
+        self._t = as_uint(torch.empty(shape, dtype=NP_TO_TORCH[dt], device=device()))
 
     # ---- attributes -------------------------------------------------------------------------
     @property
@@ -194,6 +196,7 @@ class ndarray:
             t = t.clone()
         if t.is_conj() or t.is_neg():
             t = t.resolve_conj().resolve_neg()
+        t = plain(t)
         if max_version is not None and tuple(max_version) >= (1, 0):
             return t.__dlpack__(max_version=tuple(max_version))
         return torch.utils.dlpack.to_dlpack(t)

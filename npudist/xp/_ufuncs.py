@@ -14,10 +14,11 @@ import torch
 from . import _config
 from ._core import check_same_kind, operand, wrap
 from ._ndarray import ndarray as _nd
+from ._unsigned import UINT, UIntTensor, as_uint
 from ._dtypes import DEMOTE_TORCH, NP_TO_TORCH, TORCH_TO_NP, to_dtype
 
 _state = _config.state
-_INT_TDT = {torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8}
+_INT_TDT = {torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32, torch.uint64}
 _UPCAST = {torch.float16: torch.float32, torch.int8: torch.int64, torch.int16: torch.int64,
            torch.int32: torch.int64, torch.uint8: torch.int64, torch.bool: torch.uint8}
 _PY_TYPES = (int, float, complex, bool)
@@ -174,6 +175,8 @@ class ufunc:
             msg = str(e)
             if "not implemented for" not in msg and "not supported for" not in msg:
                 raise
+            if any(isinstance(c, torch.Tensor) and c.dtype in UINT and type(c) is not UIntTensor for c in conv):
+                return self._fn(*[as_uint(c) if isinstance(c, torch.Tensor) else c for c in conv])
             up = [c.to(_UPCAST[c.dtype]) if isinstance(c, torch.Tensor) and c.dtype in _UPCAST else c for c in conv]
             if all(u is c for u, c in zip(up, conv)):
                 raise TypeError(f"xp.{self.__name__}: PyTorch has no kernel for these dtypes: {msg}") from None

@@ -34,7 +34,7 @@ def run_folder(suite, folder, target, timeout, extra):
                PYTHONPATH=os.pathsep.join([HERE, os.environ.get("PYTHONPATH", "")]))
     cmd = [sys.executable, "-m", "pytest", os.path.join(os.path.basename(suite), folder), "-q", "-p", "no:cacheprovider",
            "-p", "xp_cupy_plugin", f"--timeout={timeout}",
-           "-W", "ignore", "--tb=no", "--no-header", *extra]
+           "-W", "ignore", "--tb=no", "--no-header", "--continue-on-collection-errors", *extra]
     t0 = time.time()
     proc = subprocess.run(cmd, cwd=os.path.dirname(suite), env=env, capture_output=True, text=True)
     outcome = {}

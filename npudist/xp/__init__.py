@@ -15,7 +15,7 @@ from ._config import float64_mode, get_float64_mode, set_float64_mode
 from ._dtypes import UnsupportedDTypeError
 from ._ndarray import ndarray
 from ._ufuncs import UFUNCS as _UFUNCS, ufunc
-from ._creation import (arange, array, asanyarray, asarray, ascontiguousarray, asnumpy, copy, diag, diagflat, empty,
+from ._creation import (arange, array, asanyarray, asarray, ascontiguousarray, asfortranarray, require, asnumpy, copy, diag, diagflat, empty,
                         empty_like, eye, from_dlpack, frombuffer, fromfunction, fromiter, full, full_like, geomspace,
                         identity, indices, linspace, logspace, meshgrid, ones, ones_like, to_torch, tri, tril, triu,
                         zeros, zeros_like)
@@ -27,6 +27,7 @@ from ._manipulation import (append, array_split, atleast_1d, atleast_2d, atleast
                             transpose, unstack, vsplit, vstack)
 from ._indexing_routines import (argwhere, choose, compress, count_nonzero, diag_indices, extract, flatnonzero,
                                  nonzero, place, put, put_along_axis, ravel_multi_index, select, take,
+                                 diag_indices_from, fill_diagonal, putmask,
                                  take_along_axis, tril_indices, triu_indices, unravel_index, where)
 from ._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, cumulative_prod, cumulative_sum,
                           diff, ediff1d, max, min, nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmin,
@@ -39,6 +40,10 @@ from ._statistics import (average, bincount, corrcoef, cov, digitize, histogram,
 from ._misc import (allclose, angle, around, array_equal, array_equiv, can_cast, convolve, errstate, finfo, fix,
                     get_array_module, iinfo, imag, interp, isclose, iscomplex, iscomplexobj, isdtype, isreal,
                     isrealobj, isscalar, issubdtype, nan_to_num, promote_types, real, result_type, round, sinc)
+from ._window import bartlett, blackman, hamming, hanning, kaiser
+from ._numeric import correlate, gradient, real_if_close, trapezoid, trim_zeros, unwrap
+from ._grids import broadcast, mgrid, ogrid, vander
+from ._histograms import histogram2d, histogramdd
 from . import fft, linalg, random
 from .linalg import cross, dot, einsum, inner, kron, matmul, outer, tensordot, vdot, vecdot
 

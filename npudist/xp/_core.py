@@ -74,6 +74,8 @@ def _as_tensor(obj, dtype=None, copy=None, device=None):
             to_dtype(a.dtype)
         if a.dtype.byteorder not in "=|":
             a = a.astype(a.dtype.newbyteorder("="))
+        if a.dtype.kind in "iu" and a.dtype.char in "qQ":
+            a = a.view(np.dtype(a.dtype.name))   # long long vs long: the same dtype, torch knows only one
         if not a.flags.c_contiguous or not a.flags.writeable:
             a = np.array(a, order="C", copy=True)
         t = torch.from_numpy(np.asarray(a))
@@ -121,6 +123,51 @@ def result(res, out=None):
         raise ValueError(f"output array has shape {tuple(out._t.shape)}, the result has {tuple(res.shape)}")
     out._t.copy_(res)
     return out
+
+
+_ORDERS = ("C", "F", "A", "K")
+
+
+def check_order(order, allowed=_ORDERS):
+    """order= normalised to 'C'/'F'/'A'/'K' (None -> 'K'); ValueError as NumPy for anything else."""
+    if order is None:
+        return "K"
+    o = order.upper() if isinstance(order, str) and len(order) == 1 else order
+    if o not in allowed:
+        raise ValueError(f"order must be one of {', '.join(repr(x) for x in allowed)}, got {order!r}")
+    return o
+
+
+def is_f_contiguous(t):
+    return t.ndim <= 1 and t.is_contiguous() or t.permute(*range(t.ndim - 1, -1, -1)).is_contiguous()
+
+
+def f_layout(t):
+    """A Fortran-ordered (column-major) copy of t, with t's shape and values."""
+    if t.ndim < 2:
+        return t.contiguous()
+    rev = tuple(range(t.ndim - 1, -1, -1))
+    return t.permute(rev).contiguous().permute(rev)
+
+
+def in_order(t, order, like=None, copy=False):
+    """t laid out as numpy's order= asks ('C', 'F', 'A': F if ``like`` (or t) is F- and not
+    C-contiguous, 'K': keep the strides of ``like``/t). Copies only when needed unless copy=True."""
+    src = t if like is None else like
+    if order == "A":
+        order = "F" if is_f_contiguous(src) and not src.is_contiguous() else "C"
+    if order == "K":
+        if like is not None and like is not t and like.ndim == t.ndim and like.ndim > 1 and not like.is_contiguous():
+            if is_f_contiguous(like):
+                return f_layout(t)
+        return t.clone(memory_format=torch.preserve_format) if copy else t
+    if order == "F":
+        if is_f_contiguous(t) and not copy:
+            return t
+        return f_layout(t)
+    if t.is_contiguous() and not copy:
+        return t
+    return t.clone(memory_format=torch.contiguous_format)
 
 
 def to_numpy(t):

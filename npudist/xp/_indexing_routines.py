@@ -241,3 +241,54 @@ def diag_indices(n, ndim=2):
 def _dev():
     from ._config import device
     return device()
+
+
+def diag_indices_from(arr):
+    """Indices of the main diagonal of a square n-d array (matches numpy.diag_indices_from)."""
+    t = arr._t if hasattr(arr, "_t") else operand(arr)
+    if t.ndim < 2:
+        raise ValueError("input array must be at least 2-d")
+    if len(set(t.shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return diag_indices(t.shape[0], t.ndim)
+
+
+def fill_diagonal(a, val, wrap=False):
+    """Writes val on the main diagonal of a, in place (matches numpy.fill_diagonal: val repeats,
+    tall 2-d matrices wrap every N+1 rows with wrap=True; n-d arrays need equal dimensions)."""
+    t = a._t
+    if t.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    if t.ndim == 2:
+        step = t.shape[1] + 1
+        end = None if wrap else t.shape[1] * t.shape[1]
+    else:
+        if len(set(t.shape)) != 1:
+            raise ValueError("All dimensions of input must be of equal length")
+        step = 1 + int(np.cumprod(t.shape[:-1]).sum())
+        end = None
+    a.flat[:end:step] = val
+
+
+def putmask(a, mask, values):
+    """a[mask] = values in place, values repeating over a's flat positions (matches numpy.putmask)."""
+    t = a._t
+    m = operand(mask)
+    if not isinstance(m, torch.Tensor):
+        m = torch.tensor(bool(m), device=t.device)
+    if m.dtype != torch.bool:
+        m = m != 0
+    m = m.broadcast_to(t.shape) if tuple(m.shape) != tuple(t.shape) else m
+    if tuple(m.shape) != tuple(t.shape):
+        raise ValueError("putmask: mask and data must be the same size")
+    v = operand(values)
+    v = (v if isinstance(v, torch.Tensor) else torch.tensor(v, device=t.device)).reshape(-1)
+    n = t.numel()
+    if v.numel() == 0:
+        if bool(m.any()):
+            raise ValueError("putmask: values must not be empty when mask selects elements")
+        return
+    if v.numel() < n:
+        v = v.repeat((n + v.numel() - 1) // v.numel())
+    full = v[:n].reshape(t.shape).to(t.dtype)
+    t[m] = full[m]

@@ -3,7 +3,7 @@ import numpy as np
 import torch
 
 from . import _indexing
-from ._core import as_tensor, to_numpy, wrap
+from ._core import as_tensor, check_order, in_order, to_numpy, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._unsigned import as_uint, plain
 
@@ -111,6 +111,18 @@ class ndarray:
     def base(self):
         b = self._t._base
         return None if b is None else wrap(b)
+
+    @property
+    def data(self):
+        """Where the array's memory is (as cupy.ndarray.data): ``a.data.ptr`` is the address of the
+        first element in npu memory, ``a.data.device_id`` the npu index."""
+        return MemoryPointer(self._t)
+
+    @property
+    def flat(self):
+        """Flat iterator over the array in C order (matches numpy.ndarray.flat / cupy's flatiter):
+        ``a.flat[i]``, ``a.flat[1:4] = v`` (writes through), ``len``, iteration, ``copy()``."""
+        return flatiter(self)
 
     @property
     def data_ptr(self):
@@ -223,7 +235,13 @@ class ndarray:
         return to_numpy(self._t).tobytes(order)
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        """Cast to dtype (matches numpy.ndarray.astype: casting rule, memory order, copy=False)."""
         dt = to_dtype(dtype)
+        order = check_order(order)
+        if order != "K":
+            r = self.astype(dt, casting=casting, copy=copy)
+            t = in_order(r._t, order, like=self._t)
+            return r if t is r._t else wrap(t)
         if casting != "unsafe" and not np.can_cast(self.dtype, dt, casting):
             raise TypeError(f"cannot cast array data from {self.dtype} to {dt} according to the rule {casting!r}")
         tdt = NP_TO_TORCH[dt]
@@ -232,7 +250,8 @@ class ndarray:
         return wrap(self._t.to(tdt))
 
     def copy(self, order="C"):
-        return wrap(self._t.clone(memory_format=torch.contiguous_format))
+        """A copy in memory order 'C' (default), 'F', 'A' or 'K' (matches numpy.ndarray.copy)."""
+        return wrap(in_order(self._t, check_order(order), copy=True))
 
     def __copy__(self):
         return self.copy()
@@ -389,6 +408,72 @@ class ndarray:
 
 from . import _core  # noqa: E402
 _core.ndarray = ndarray
+
+
+class MemoryPointer:
+    """``a.data``: the npu address of an array's first element (``ptr``, as CuPy's MemoryPointer)
+    and the npu index (``device_id``). Keeps the tensor alive while held."""
+    __slots__ = ("ptr", "device_id", "_owner")
+
+    def __init__(self, t):
+        self.ptr = t.data_ptr()
+        self.device_id = t.device.index or 0
+        self._owner = t
+
+    def __int__(self):
+        return self.ptr
+
+    def __repr__(self):
+        return f"<xp.MemoryPointer ptr=0x{self.ptr:x} device_id={self.device_id}>"
+
+
+class flatiter:
+    """``a.flat``: 1-d view of an array in C order (matches numpy.flatiter). Reads return arrays
+    (0-d for an integer index); writes go to the array; a value shorter than the selection repeats
+    as NumPy's does."""
+
+    def __init__(self, a):
+        self._a = a
+
+    @property
+    def base(self):
+        return self._a
+
+    def __len__(self):
+        return self._a._t.numel()
+
+    def __iter__(self):
+        flat = self._a._t.reshape(-1)
+        for i in range(flat.shape[0]):
+            yield wrap(flat[i])
+
+    def __getitem__(self, key):
+        from . import _indexing
+        return wrap(_indexing.getitem(self._a._t.reshape(-1), key))
+
+    def __setitem__(self, key, value):
+        from . import _indexing
+        t = self._a._t
+        idx = _indexing.getitem(torch.arange(t.numel(), device=t.device), key)
+        v = value._t if isinstance(value, ndarray) else as_tensor(value)
+        v = v.reshape(-1).to(t.dtype)
+        n = idx.numel()
+        if v.numel() != n and n:
+            if v.numel() == 0:
+                raise ValueError("cannot assign an empty value to a non-empty flat selection")
+            v = v.repeat((n + v.numel() - 1) // v.numel())[:n]
+        if t.is_contiguous():
+            t.view(-1)[idx.reshape(-1)] = v
+        else:
+            coords = torch.unravel_index(idx.reshape(-1), t.shape)
+            t.index_put_(coords, v)
+
+    def copy(self):
+        """A flattened copy (matches numpy.flatiter.copy)."""
+        return wrap(self._a._t.reshape(-1).clone())
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.copy(), dtype=dtype)
 
 
 def _shape_arg(shape, numel=None):

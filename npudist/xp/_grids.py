@@ -1,0 +1,81 @@
+"""Grids and structured matrices: mgrid, ogrid, vander, broadcast (each matches NumPy's)."""
+import math
+import operator
+
+import numpy as np
+import torch
+
+from . import _config
+from ._core import as_tensor, wrap
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
+
+
+class _Grid:
+    def __init__(self, sparse):
+        self.sparse = sparse
+
+    def _axis(self, s):
+        if not isinstance(s, slice):
+            raise TypeError(f"{'ogrid' if self.sparse else 'mgrid'} takes slices, got {type(s).__name__}")
+        start = 0 if s.start is None else s.start
+        step = 1 if s.step is None else s.step
+        stop = s.stop
+        dev = _config.device()
+        if isinstance(step, complex):
+            num = int(abs(step))
+            return torch.linspace(float(start), float(stop), num, dtype=torch.float64, device=dev), True
+        is_float = any(isinstance(v, (float, np.floating)) for v in (start, stop, step))
+        if is_float:
+            n = max(0, math.ceil((stop - start) / step))
+            return torch.arange(n, dtype=torch.float64, device=dev) * step + start, True
+        return torch.arange(start, stop, step, dtype=torch.int64, device=dev), False
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            return wrap(self._axis(key)[0])
+        parts = [self._axis(s) for s in key]
+        dt = torch.float64 if any(f for _, f in parts) else torch.int64
+        vecs = [v.to(dt) for v, _ in parts]
+        n = len(vecs)
+        if self.sparse:
+            return tuple(wrap(v.reshape([-1 if i == j else 1 for j in range(n)])) for i, v in enumerate(vecs))
+        return wrap(torch.stack(torch.meshgrid(*vecs, indexing="ij")))
+
+
+mgrid = _Grid(False)
+mgrid.__doc__ = "Dense multi-dimensional grid: mgrid[0:3, 0:5:2j] (matches numpy.mgrid)."
+ogrid = _Grid(True)
+ogrid.__doc__ = "Open (broadcastable) grid: ogrid[0:3, 0:5] (matches numpy.ogrid)."
+
+
+def vander(x, N=None, increasing=False):
+    """Vandermonde matrix: columns x**(N-1), ..., x**0 (or increasing powers), in the dtype
+    promote_types(x.dtype, int) (matches numpy.vander, integer wraparound included)."""
+    t = as_tensor(x)
+    if t.ndim != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    n = t.shape[0] if N is None else operator.index(N)
+    if n < 0:
+        raise ValueError("negative dimensions are not allowed")
+    dt = to_dtype(np.promote_types(TORCH_TO_NP[t.dtype], np.int64))
+    tdt = NP_TO_TORCH[dt]
+    xt = t.to(tdt)
+    cols = torch.ones((t.shape[0], n), dtype=tdt, device=t.device)
+    if n > 1:
+        cols[:, 1:] = xt.reshape(-1, 1)
+        cols = torch.cumprod(cols, dim=1) if tdt not in (torch.uint16, torch.uint32, torch.uint64) else \
+            torch.cumprod(cols.to(torch.int64), dim=1).to(tdt)
+    return wrap(cols if increasing else cols.flip(1))
+
+
+class broadcast:
+    """The broadcast of several arrays (matches numpy.broadcast's shape, nd, ndim, size, numiter;
+    ``values`` holds the broadcast arrays, as cupy.broadcast)."""
+
+    def __init__(self, *arrays):
+        from ._manipulation import broadcast_arrays
+        self.values = tuple(broadcast_arrays(*arrays))
+        self.shape = self.values[0].shape if self.values else ()
+        self.nd = self.ndim = len(self.shape)
+        self.size = math.prod(self.shape)
+        self.numiter = len(arrays)

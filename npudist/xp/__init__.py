@@ -27,7 +27,8 @@ from ._manipulation import (append, array_split, atleast_1d, atleast_2d, atleast
                             transpose, unstack, vsplit, vstack)
 from ._indexing_routines import (argwhere, choose, compress, count_nonzero, diag_indices, extract, flatnonzero,
                                  nonzero, place, put, put_along_axis, ravel_multi_index, select, take,
-                                 diag_indices_from, fill_diagonal, putmask,
+                                 diag_indices_from, fill_diagonal, ix_, mask_indices, putmask, tril_indices_from,
+                                 triu_indices_from,
                                  take_along_axis, tril_indices, triu_indices, unravel_index, where)
 from ._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, cumulative_prod, cumulative_sum,
                           diff, ediff1d, max, min, nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmin,
@@ -42,7 +43,7 @@ from ._misc import (allclose, angle, around, array_equal, array_equiv, can_cast,
                     isrealobj, isscalar, issubdtype, nan_to_num, promote_types, real, result_type, round, sinc)
 from ._window import bartlett, blackman, hamming, hanning, kaiser
 from ._numeric import correlate, gradient, real_if_close, trapezoid, trim_zeros, unwrap
-from ._grids import broadcast, mgrid, ogrid, vander
+from ._grids import broadcast, c_, mgrid, ogrid, r_, vander
 from ._histograms import histogram2d, histogramdd
 from . import fft, linalg, random
 from .linalg import cross, dot, einsum, inner, kron, matmul, outer, tensordot, vdot, vecdot

@@ -289,7 +289,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
         return wrap(t.to(NP_TO_TORCH[dt]))
     # NumPy computes start + i*step (not an accumulated sum) in the result dtype
     work = torch.float64 if dt.kind == "f" else torch.complex128
-    t = torch.arange(n, dtype=work, device=dev) * step + start
+    t = torch.arange(n, dtype=torch.float64, device=dev).to(work) * step + start
     return wrap(t.to(NP_TO_TORCH[dt]))
 
 

@@ -79,3 +79,71 @@ class broadcast:
         self.nd = self.ndim = len(self.shape)
         self.size = math.prod(self.shape)
         self.numiter = len(arrays)
+
+
+class _Concatenator:
+    """r_ / c_: concatenation by index expressions (matches numpy.r_ and numpy.c_ for arrays,
+    scalars, slices (start:stop:step, a complex step giving a point count) and a leading
+    'axis[,ndmin[,trans1d]]' string; the matrix directives 'r'/'c' are not supported)."""
+
+    def __init__(self, axis, ndmin, trans1d):
+        self.axis, self.ndmin, self.trans1d = axis, ndmin, trans1d
+
+    def __getitem__(self, key):
+        from ._creation import asarray
+        from ._manipulation import concatenate
+        from ._misc import result_type
+        from ._ndarray import ndarray
+        if not isinstance(key, tuple):
+            key = (key,)
+        axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
+        objs, types = [], []
+        for i, item in enumerate(key):
+            if isinstance(item, str):
+                if i != 0:
+                    raise ValueError("string directives must come first")
+                if item in ("r", "c"):
+                    raise NotImplementedError("r_/c_ matrix directives ('r', 'c') make numpy.matrix; not supported")
+                try:
+                    parts = [int(p) for p in item.split(",")]
+                except ValueError:
+                    raise ValueError(f"unknown special directive {item!r}") from None
+                axis = parts[0]
+                ndmin = parts[1] if len(parts) > 1 else ndmin
+                trans1d = parts[2] if len(parts) > 2 else trans1d
+                continue
+            if isinstance(item, slice):
+                t = _Grid(False)[item]._t
+                if ndmin > 1:
+                    t = t.reshape((1,) * (ndmin - 1) + tuple(t.shape))
+                    if trans1d != -1:
+                        t = t.swapaxes(-1, trans1d)
+                types.append(wrap(t))
+            elif np.ndim(item) == 0 and not isinstance(item, ndarray):
+                t = asarray(item)._t.reshape((1,) * max(ndmin, 1))
+                types.append(item)
+            else:
+                t = asarray(item)._t
+                nd0 = t.ndim
+                if nd0 < ndmin:
+                    t = t.reshape((1,) * (ndmin - nd0) + tuple(t.shape))
+                    if trans1d != -1:
+                        k2, k1 = ndmin - nd0, trans1d
+                        if k1 < 0:
+                            k1 += k2 + 1
+                        ax = list(range(ndmin))
+                        t = t.permute(*(ax[:k1] + ax[k2:] + ax[k1:k2]))
+                types.append(wrap(t))
+            objs.append(t)
+        if not objs:
+            return asarray([])
+        dt = result_type(*types)
+        tdt = NP_TO_TORCH[dt]
+        return concatenate([wrap(o.to(tdt)) for o in objs], axis=axis)
+
+    def __len__(self):
+        return 0
+
+
+r_ = _Concatenator(0, 1, -1)
+c_ = _Concatenator(-1, 2, 0)

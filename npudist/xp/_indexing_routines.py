@@ -5,6 +5,7 @@ import torch
 
 from ._core import normalize_axes, normalize_axis, operand, result, wrap
 from ._dtypes import NP_TO_TORCH
+from ._unsigned import as_uint
 from ._manipulation import _t, broadcast_arrays, result_dtype
 
 
@@ -79,6 +80,8 @@ def put(a, ind, v, mode="raise"):
     n = flat.numel()
     idx = idx.long().remainder(n) if mode == "wrap" else idx.long().clamp(0, n - 1) if mode == "clip" else _norm_index(idx, n)
     vals = _t(v).to(t.dtype).reshape(-1)
+    if vals.numel() == 0:       # NumPy: nothing to put
+        return
     if vals.numel() != idx.numel():
         vals = vals.repeat(-(-idx.numel() // max(vals.numel(), 1)))[:idx.numel()]
     flat[idx] = vals
@@ -184,7 +187,7 @@ def select(condlist, choicelist, default=0):
     conds = [_t(c) for c in condlist]
     shape = torch.broadcast_shapes(*[c.shape for c in conds], *[o.shape for o in ops if isinstance(o, torch.Tensor)])
     dev = conds[0].device if conds else None
-    result = torch.full(shape, 0, dtype=dt, device=dev) + (ops[-1].to(dt) if isinstance(ops[-1], torch.Tensor) else ops[-1])
+    result = as_uint(torch.full(shape, 0, dtype=dt, device=dev)) + (ops[-1].to(dt) if isinstance(ops[-1], torch.Tensor) else ops[-1])
     for c, o in zip(reversed(conds), reversed(ops[:-1])):
         if c.dtype != torch.bool:
             raise TypeError("invalid entry in condlist: should be boolean ndarray")
@@ -223,6 +226,47 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     return wrap(res)
 
 
+def tril_indices_from(arr, k=0):
+    """Indices of the lower triangle of a 2-d array (matches numpy.tril_indices_from)."""
+    t = _t(arr)
+    if t.ndim != 2:
+        raise ValueError("input array must be 2-d")
+    return tril_indices(t.shape[-2], k=k, m=t.shape[-1])
+
+
+def triu_indices_from(arr, k=0):
+    """Indices of the upper triangle of a 2-d array (matches numpy.triu_indices_from)."""
+    t = _t(arr)
+    if t.ndim != 2:
+        raise ValueError("input array must be 2-d")
+    return triu_indices(t.shape[-2], k=k, m=t.shape[-1])
+
+
+def mask_indices(n, mask_func, k=0):
+    """Indices where mask_func(ones((n, n)), k) is non-zero (matches numpy.mask_indices)."""
+    from ._creation import ones
+    m = _t(mask_func(ones((n, n), dtype=int), k)) != 0
+    return nonzero(wrap(m))
+
+
+def ix_(*args):
+    """Open mesh from 1-d sequences for cross-indexing (matches numpy.ix_; boolean inputs become
+    their nonzero indices)."""
+    out = []
+    nd = len(args)
+    for k, a in enumerate(args):
+        t = _t(a) if not (isinstance(a, (list, tuple)) and len(a) == 0) else torch.zeros(0, dtype=torch.int64,
+                                                                                             device=_dev())
+        if t.ndim != 1:
+            raise ValueError("Cross index must be 1 dimensional")
+        if t.dtype == torch.bool:
+            t = torch.nonzero(t).reshape(-1)
+        elif t.is_floating_point() or t.is_complex():
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+        out.append(wrap(t.reshape((1,) * k + (-1,) + (1,) * (nd - k - 1))))
+    return tuple(out)
+
+
 def tril_indices(n, k=0, m=None):
     i = torch.tril_indices(n, n if m is None else m, k, device=_dev())
     return wrap(i[0]), wrap(i[1])
@@ -234,7 +278,8 @@ def triu_indices(n, k=0, m=None):
 
 
 def diag_indices(n, ndim=2):
-    i = torch.arange(n, device=_dev())
+    """Indices of the main diagonal of an (n,)*ndim array (matches numpy.diag_indices)."""
+    i = torch.arange(max(0, n), device=_dev())
     return (wrap(i),) * ndim
 
 

@@ -434,6 +434,7 @@ class flatiter:
 
     def __init__(self, a):
         self._a = a
+        self.index = 0
 
     @property
     def base(self):
@@ -443,16 +444,34 @@ class flatiter:
         return self._a._t.numel()
 
     def __iter__(self):
-        flat = self._a._t.reshape(-1)
-        for i in range(flat.shape[0]):
-            yield wrap(flat[i])
+        return self
+
+    def __next__(self):
+        t = self._a._t
+        if self.index >= t.numel():
+            raise StopIteration
+        i = self.index
+        self.index += 1
+        return wrap(t.reshape(-1)[i])
+
+    @staticmethod
+    def _key(key):
+        if key is None or key is Ellipsis and False:
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`) and integer or boolean arrays are "
+                             "valid indices")
+        if type(key) is tuple:
+            if len(key) != 1:
+                raise IndexError("too many indices for a flat iterator")
+            key = key[0]
+        return key
 
     def __getitem__(self, key):
         from . import _indexing
-        return wrap(_indexing.getitem(self._a._t.reshape(-1), key))
+        return wrap(_indexing.getitem(self._a._t.reshape(-1), self._key(key)))
 
     def __setitem__(self, key, value):
         from . import _indexing
+        key = self._key(key)
         t = self._a._t
         idx = _indexing.getitem(torch.arange(t.numel(), device=t.device), key)
         v = value._t if isinstance(value, ndarray) else as_tensor(value)

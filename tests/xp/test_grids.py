@@ -48,3 +48,20 @@ def test_histogramdd_histogram2d():
     h2, xe2, ye2 = np.histogram2d(s[:, 0], s[:, 1], bins=[3, 5])
     np.testing.assert_array_equal(h.get(), h2)
     np.testing.assert_allclose(ye.get(), ye2)
+
+
+def test_r_c_ix_and_triangle_indices():
+    for k in [(slice(0, 3), [4, 5], 7), ("0,2", [1, 2], [3, 4]), (np.array([1, 2]), 0.5), ("1,2,0", [1, 2], [3, 4]),
+              (slice(0, 1, 3j), np.array([2.0]))]:
+        got, want = xp.r_[k].get(), np.r_[k]
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(xp.c_[np.array([1, 2]), np.array([3, 4])].get(), np.c_[np.array([1, 2]), np.array([3, 4])])
+    for u, v in zip(xp.ix_([0, 1], [True, False, True]), np.ix_([0, 1], [True, False, True])):
+        np.testing.assert_array_equal(u.get(), v)
+    a = np.ones((3, 4))
+    for f in ("tril_indices_from", "triu_indices_from"):
+        for u, v in zip(getattr(xp, f)(xp.asarray(a), 1), getattr(np, f)(a, 1)):
+            np.testing.assert_array_equal(u.get(), v)
+    for u, v in zip(xp.mask_indices(3, xp.triu, 1), np.mask_indices(3, np.triu, 1)):
+        np.testing.assert_array_equal(u.get(), v)

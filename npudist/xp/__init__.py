@@ -4,16 +4,14 @@ Arrays (xp.ndarray) live on torch.npu.current_device() and are computed with PyT
 npu tensors; NumPy 2 semantics (dtypes are numpy.dtype objects, weak Python scalars, 0-d results
 as 0-d arrays as in CuPy). See docs/xp.md. ``x.__array_namespace__()`` is the Array API namespace.
 """
-import sys as _sys
-
 import numpy as _np
 
 import npudist as _npudist  # noqa: F401  (registers the npu device)
 
-from . import _config, _ndarray
+from . import _config
 from ._config import float64_mode, get_float64_mode, set_float64_mode
 from ._dtypes import UnsupportedDTypeError
-from ._ndarray import ndarray
+from ._core import ndarray
 from ._ufuncs import UFUNCS as _UFUNCS, ufunc
 from ._creation import (arange, array, asanyarray, asarray, ascontiguousarray, asfortranarray, require, asnumpy, copy, diag, diagflat, empty,
                         empty_like, eye, from_dlpack, frombuffer, fromfunction, fromiter, full, full_like, geomspace,
@@ -89,8 +87,3 @@ def array_namespace():
     from ._array_api import namespace
     return namespace()
 
-
-_ndarray._ops = _sys.modules[__name__]
-_ndarray.install_methods(globals())
-ndarray.conj = ndarray.conjugate = lambda self: conjugate(self)
-ndarray.round = lambda self, decimals=0, out=None: round(self, decimals, out)

@@ -6,9 +6,9 @@ import numpy as np
 import torch
 
 from . import _config
-from ._core import as_tensor, check_order, f_layout, in_order, is_f_contiguous, to_numpy, wrap
+from ._core import OPS, as_tensor, check_order, f_layout, in_order, is_f_contiguous, to_numpy, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
-from ._ndarray import ndarray
+from ._core import ndarray
 from ._unsigned import plain
 
 _DEFAULT_FLOAT = np.dtype(np.float64)
@@ -195,7 +195,7 @@ def ones(shape, dtype=float, order="C", *, device=None, like=None):
 
 
 def _fill_value(value, dtype):
-    from ._ndarray import _scalar_value
+    from ._core import _scalar_value
     if isinstance(value, ndarray):
         value = value.item()
     elif isinstance(value, np.generic):
@@ -300,7 +300,10 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     s = asarray(start)
     e = asarray(stop)
-    from ._ufuncs import add, multiply, subtract, true_divide
+    add = OPS["add"]
+    multiply = OPS["multiply"]
+    subtract = OPS["subtract"]
+    true_divide = OPS["true_divide"]
     dt_calc = np.result_type(s.dtype, e.dtype, float)
     s = s.astype(dt_calc, copy=False)
     e = e.astype(dt_calc, copy=False)
@@ -327,14 +330,16 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """base ** linspace(start, stop) (matches numpy.logspace)."""
-    from ._ufuncs import power
+    power = OPS["power"]
     y = power(base, linspace(start, stop, num, endpoint=endpoint, axis=axis))
     return y if dtype is None else y.astype(dtype, copy=False)
 
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """Geometric progression (matches numpy.geomspace for real positive or negative endpoints)."""
-    from ._ufuncs import log10, power, sign
+    log10 = OPS["log10"]
+    power = OPS["power"]
+    sign = OPS["sign"]
     if start == 0 or stop == 0:
         raise ValueError("Geometric sequence cannot include zero")
     s, e = asarray(float(start)), asarray(float(stop))

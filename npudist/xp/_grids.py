@@ -93,7 +93,7 @@ class _Concatenator:
         from ._creation import asarray
         from ._manipulation import concatenate
         from ._misc import result_type
-        from ._ndarray import ndarray
+        from ._core import ndarray
         if not isinstance(key, tuple):
             key = (key,)
         axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d

@@ -3,23 +3,13 @@ choose, select, unravel_index, ...)."""
 import numpy as np
 import torch
 
-from ._core import normalize_axes, normalize_axis, operand, result, wrap
+from ._core import normalize_index_array, result_dtype, tensor_of, normalize_axes, normalize_axis, operand, result, wrap
 from ._dtypes import NP_TO_TORCH
 from ._unsigned import as_uint
-from ._manipulation import _t, broadcast_arrays, result_dtype
+from ._manipulation import broadcast_arrays
 
 
-def _norm_index(idx, n):
-    if idx.dtype == torch.bool:
-        raise IndexError("arrays used as indices must be of integer type")
-    idx = idx.long()
-    if not idx.numel():
-        return idx
-    lo, hi = torch.aminmax(idx)
-    lo, hi = int(lo), int(hi)
-    if hi >= n or lo < -n:
-        raise IndexError(f"index {hi if hi >= n else lo} is out of bounds for axis with size {n}")
-    return torch.where(idx < 0, idx + n, idx) if lo < 0 else idx
+_t = tensor_of  # the package's one unwrapping helper
 
 
 def take(a, indices, axis=None, out=None, mode="raise"):
@@ -35,7 +25,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     elif mode == "clip":
         idx = idx.long().clamp(0, n - 1)
     else:
-        idx = _norm_index(idx, n)
+        idx = normalize_index_array(idx, n)
     res = t.index_select(axis, idx.reshape(-1))
     res = res.reshape(tuple(t.shape[:axis]) + tuple(idx.shape) + tuple(t.shape[axis + 1:]))
     return result(res, out)
@@ -50,7 +40,7 @@ def take_along_axis(arr, indices, axis=-1):
     axis = normalize_axis(axis, t.ndim)
     if idx.ndim != t.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    idx = _norm_index(idx, t.shape[axis])
+    idx = normalize_index_array(idx, t.shape[axis])
     shape = list(torch.broadcast_shapes(tuple(s if i != axis else 1 for i, s in enumerate(t.shape)),
                                         tuple(s if i != axis else 1 for i, s in enumerate(idx.shape))))
     ts = shape.copy()
@@ -67,7 +57,7 @@ def put_along_axis(arr, indices, values, axis):
     if axis is None:
         t, axis = t.reshape(-1), 0
     axis = normalize_axis(axis, t.ndim)
-    idx = _norm_index(idx, t.shape[axis])
+    idx = normalize_index_array(idx, t.shape[axis])
     v = _t(values).to(t.dtype).expand(idx.shape) if _t(values).ndim <= idx.ndim else _t(values)
     t.scatter_(axis, idx, v.contiguous())
 
@@ -78,7 +68,7 @@ def put(a, ind, v, mode="raise"):
     flat = t.view(-1)
     idx = _t(ind).reshape(-1)
     n = flat.numel()
-    idx = idx.long().remainder(n) if mode == "wrap" else idx.long().clamp(0, n - 1) if mode == "clip" else _norm_index(idx, n)
+    idx = idx.long().remainder(n) if mode == "wrap" else idx.long().clamp(0, n - 1) if mode == "clip" else normalize_index_array(idx, n)
     vals = _t(v).to(t.dtype).reshape(-1)
     if vals.numel() == 0:       # NumPy: nothing to put
         return

@@ -4,27 +4,12 @@ import operator
 import numpy as np
 import torch
 
-from ._core import as_tensor, normalize_axes, normalize_axis, operand, result, wrap
+from ._core import OPS, normalize_index_array, result_dtype, tensor_of, as_tensor, normalize_axes, normalize_axis, operand, result, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
-from ._ndarray import ndarray
+from ._core import ndarray
 
 
-def _t(a):
-    return a._t if isinstance(a, ndarray) else as_tensor(a)
-
-
-def _np_dt(x):
-    if isinstance(x, torch.Tensor):
-        return TORCH_TO_NP[x.dtype]
-    return x if type(x) in (int, float, complex) else np.dtype(bool) if type(x) is bool else x
-
-
-def result_dtype(*ops):
-    """NumPy 2 result dtype of tensors and Python scalars (weak)."""
-    dts = [_np_dt(o) for o in ops]
-    if all(isinstance(d, type) for d in dts):
-        dts = [np.asarray(o).dtype if not isinstance(o, torch.Tensor) else _np_dt(o) for o in ops]
-    return to_dtype(np.result_type(*dts))
+_t = tensor_of  # the package's one unwrapping helper
 
 
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
@@ -472,7 +457,7 @@ def delete(arr, obj, axis=None):
         if idx.dtype == torch.bool:
             keep = ~idx
         else:
-            keep[_norm_index(idx.reshape(-1), n)] = False
+            keep[normalize_index_array(idx.reshape(-1), n)] = False
     return wrap(t.index_select(axis, torch.nonzero(keep).reshape(-1)))
 
 
@@ -537,13 +522,14 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
     """Limits values to [a_min, a_max] (matches numpy.clip; NumPy 2 dtype rules)."""
     lo = a_min if a_min is not None else min
     hi = a_max if a_max is not None else max
-    from ._ufuncs import maximum, minimum
+    maximum = OPS["maximum"]
+    minimum = OPS["minimum"]
     r = a if isinstance(a, ndarray) else wrap(_t(a))
     if (type(lo) in (int, float, type(None)) and type(hi) in (int, float, type(None)) and (lo is not None or hi is not None)
             and not r._t.is_complex() and r._t.dtype != torch.bool
             and result_dtype(r._t, *[v for v in (lo, hi) if v is not None]) == r.dtype):
         if r._t.is_floating_point() or all(v is None or -2**63 <= v < 2**63 for v in (lo, hi)):
-            from ._ufuncs import _INT_TDT  # one pass with torch.clamp (same values as maximum/minimum)
+            from ._ufunc_kernels import _INT_TDT  # one pass with torch.clamp (same values as maximum/minimum)
             if r._t.dtype in _INT_TDT:
                 info = torch.iinfo(r._t.dtype)
                 for v in (lo, hi):
@@ -575,5 +561,3 @@ def size(a, axis=None):
     t = _t(a)
     return t.numel() if axis is None else t.shape[axis]
 
-
-from ._indexing_routines import _norm_index  # noqa: E402  (used by delete)

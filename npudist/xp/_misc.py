@@ -4,13 +4,12 @@ import contextlib
 import numpy as np
 import torch
 
-from ._core import as_tensor, operand, result, wrap
+from ._core import OPS, result_dtype, tensor_of, as_tensor, operand, result, wrap
 from ._dtypes import NP_TO_TORCH, SUPPORTED_DTYPES, TORCH_TO_NP, to_dtype
-from ._ndarray import ndarray
+from ._core import ndarray
 
 
-def _t(a):
-    return a._t if isinstance(a, ndarray) else as_tensor(a)
+_t = tensor_of  # the package's one unwrapping helper
 
 
 def _dtype_of(x):
@@ -109,7 +108,6 @@ def isreal(x):
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|a - b| <= atol + rtol * |b| elementwise (matches numpy.isclose)."""
-    from ._manipulation import result_dtype
     oa, ob = operand(a), operand(b)
     dt = NP_TO_TORCH[to_dtype(np.result_type(result_dtype(oa, ob), np.float16))]
     dev = next((o.device for o in (oa, ob) if isinstance(o, torch.Tensor)), None)
@@ -127,7 +125,7 @@ def array_equal(a1, a2, equal_nan=False):
     t1, t2 = _t(a1), _t(a2)
     if t1.shape != t2.shape:
         return False
-    from ._ufuncs import equal
+    equal = OPS["equal"]
     eq = equal(wrap(t1), wrap(t2))._t
     if equal_nan and (t1.is_floating_point() or t1.is_complex()):
         eq = eq | (torch.isnan(t1) & torch.isnan(t2))
@@ -140,7 +138,7 @@ def array_equiv(a1, a2):
         torch.broadcast_shapes(t1.shape, t2.shape)
     except RuntimeError:
         return False
-    from ._ufuncs import equal
+    equal = OPS["equal"]
     return bool(equal(wrap(t1), wrap(t2))._t.all())
 
 
@@ -163,7 +161,7 @@ around = round
 
 
 def fix(x, out=None):
-    from ._ufuncs import trunc
+    trunc = OPS["trunc"]
     return trunc(x, out=out)
 
 

@@ -5,12 +5,14 @@ import operator
 import numpy as np
 import torch
 
-from ._core import as_tensor, normalize_axes, normalize_axis, wrap
+from ._core import OPS, as_tensor, normalize_axes, normalize_axis, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP
 from ._creation import asarray
 from ._misc import convolve
 from ._reductions import cumsum, diff
-from ._ufuncs import absolute, conjugate, mod, subtract
+
+
+absolute, conjugate, mod, subtract = OPS["absolute"], OPS["conjugate"], OPS["remainder"], OPS["subtract"]
 
 
 def _sl(nd, axis, s):

@@ -7,17 +7,16 @@ import builtins as _b
 import numpy as np
 import torch
 
-from ._core import as_tensor, f64, normalize_axes, normalize_axis, result, wrap
+from ._core import OPS, tensor_of, as_tensor, f64, normalize_axes, normalize_axis, result, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, sum_dtype, to_dtype
-from ._ndarray import ndarray
+from ._core import ndarray
 
 _UINT_ACC = {torch.uint16, torch.uint32, torch.uint64}
 _ACC_UP = {torch.uint16: torch.int64, torch.uint32: torch.int64, torch.uint64: torch.int64, torch.bool: torch.int64, torch.int8: torch.int64, torch.int16: torch.int64, torch.int32: torch.int64,
            torch.uint8: torch.int64}
 
 
-def _t(a):
-    return a._t if isinstance(a, ndarray) else as_tensor(a)
+_t = tensor_of  # the package's one unwrapping helper
 
 
 _out = result
@@ -336,7 +335,7 @@ def nancumprod(a, axis=None, dtype=None, out=None):
 
 def ptp(a, axis=None, out=None, keepdims=False):
     """max - min (matches numpy.ptp)."""
-    from ._ufuncs import subtract
+    subtract = OPS["subtract"]
     return subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims), out=out)
 
 

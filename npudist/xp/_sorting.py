@@ -7,13 +7,12 @@ from collections import namedtuple
 import numpy as np
 import torch
 
-from ._core import as_tensor, normalize_axis, wrap
+from ._core import tensor_of, as_tensor, normalize_axis, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
-from ._ndarray import ndarray
+from ._core import ndarray
 
 
-def _t(a):
-    return a._t if isinstance(a, ndarray) else as_tensor(a)
+_t = tensor_of  # the package's one unwrapping helper
 
 
 _KEY_INT = {torch.float16: torch.int16, torch.float32: torch.int32, torch.float64: torch.int64}

@@ -3,12 +3,12 @@ other real inputs -> complex128; norm 'backward' / 'ortho' / 'forward')."""
 import numpy as np
 import torch
 
-from ._core import as_tensor, f64, wrap
-from ._ndarray import ndarray
+from ._core import tensor_of, as_tensor, f64, wrap
+from ._core import ndarray
 
 
 def _t(a, real_ok=True):
-    t = a._t if isinstance(a, ndarray) else as_tensor(a)
+    t = tensor_of(a)
     if t.dtype in (torch.float16, torch.float32):
         return t.to(torch.float32)
     if t.dtype == torch.complex64 or t.dtype == torch.complex128 or t.dtype == torch.float64:
@@ -128,12 +128,12 @@ def rfftfreq(n, d=1.0, *, device=None, dtype=None):
 
 def fftshift(x, axes=None):
     """Zero frequency to the centre (matches numpy.fft.fftshift)."""
-    t = x._t if isinstance(x, ndarray) else as_tensor(x)
+    t = tensor_of(x)
     return wrap(torch.fft.fftshift(t, dim=axes if axes is None or isinstance(axes, int) else tuple(axes)))
 
 
 def ifftshift(x, axes=None):
-    t = x._t if isinstance(x, ndarray) else as_tensor(x)
+    t = tensor_of(x)
     return wrap(torch.fft.ifftshift(t, dim=axes if axes is None or isinstance(axes, int) else tuple(axes)))
 
 

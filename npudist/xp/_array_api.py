@@ -10,6 +10,9 @@ import types
 import numpy as np
 import torch
 
+from ._config import device
+from ._misc import isdtype
+
 API_VERSION = "2024.12"
 DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
                "complex64", "complex128")
@@ -44,7 +47,6 @@ class _Info:
         return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
 
     def default_device(self):
-        from ._config import device
         return device()
 
     def devices(self):
@@ -55,7 +57,6 @@ class _Info:
                 "integral": np.dtype(np.int64), "indexing": np.dtype(np.int64)}
 
     def dtypes(self, *, device=None, kind=None):
-        from ._misc import isdtype
         out = {n: np.dtype(n) for n in DTYPE_NAMES}
         if kind is None:
             return out

@@ -11,6 +11,7 @@ import torch
 from . import _config
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, np_dtype, to_dtype
 from ._unsigned import UINT, as_uint
+from ._dtypes import DEMOTE_TORCH
 
 _UINT = frozenset(UINT)
 _PY_SCALAR_DTYPE = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}
@@ -203,7 +204,6 @@ def f64(fn, *args, **kwargs):
     """Runs fn(*args) under the float64 mode: with 'float32' the float64/complex128 tensor
     arguments (and a float64 dtype= keyword) are demoted and float32/complex64 results promoted
     back; with 'cpu' the tensors are computed on the host and the results moved back."""
-    from ._dtypes import DEMOTE_TORCH
     mode = _config.state.float64_mode
     if mode == "off" or not any(isinstance(a, torch.Tensor) and a.dtype in DEMOTE_TORCH for a in args):
         return fn(*args, **kwargs)

@@ -10,6 +10,8 @@ from ._core import OPS, as_tensor, check_order, f_layout, in_order, is_f_contigu
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._core import ndarray
 from ._unsigned import plain
+from ._core import _scalar_value
+from ._manipulation import moveaxis, stack
 
 _DEFAULT_FLOAT = np.dtype(np.float64)
 
@@ -195,7 +197,6 @@ def ones(shape, dtype=float, order="C", *, device=None, like=None):
 
 
 def _fill_value(value, dtype):
-    from ._core import _scalar_value
     if isinstance(value, ndarray):
         value = value.item()
     elif isinstance(value, np.generic):
@@ -320,7 +321,6 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if endpoint and num > 1:
         y._t[-1] = e._t
     if axis != 0:
-        from ._manipulation import moveaxis
         y = moveaxis(y, 0, axis)
     if dtype is not None:
         dt = to_dtype(dtype)
@@ -375,8 +375,7 @@ def tri(N, M=None, k=0, dtype=float, *, like=None):
 
 
 def _tri_mask(a, k, lower):
-    from ._creation import asarray as _asarray
-    a = _asarray(a)
+    a = asarray(a)
     t = a._t
     if t.ndim < 2:   # NumPy: a 1-d input is the rows of a square matrix
         t = t.reshape(1, -1).expand(t.shape[-1] if t.ndim else 1, -1)
@@ -437,7 +436,6 @@ def indices(dimensions, dtype=int, sparse=False):
     grids = meshgrid(*[arange(d, dtype=dtype) for d in dimensions], indexing="ij", sparse=sparse)
     if sparse:
         return grids
-    from ._manipulation import stack
     return stack(grids) if grids else empty((0,), dtype=dtype)
 
 

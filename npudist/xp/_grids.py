@@ -8,6 +8,10 @@ import torch
 from . import _config
 from ._core import as_tensor, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
+from ._core import ndarray
+from ._creation import asarray
+from ._manipulation import broadcast_arrays, concatenate
+from ._misc import result_type
 
 
 class _Grid:
@@ -73,7 +77,6 @@ class broadcast:
     ``values`` holds the broadcast arrays, as cupy.broadcast)."""
 
     def __init__(self, *arrays):
-        from ._manipulation import broadcast_arrays
         self.values = tuple(broadcast_arrays(*arrays))
         self.shape = self.values[0].shape if self.values else ()
         self.nd = self.ndim = len(self.shape)
@@ -90,10 +93,6 @@ class _Concatenator:
         self.axis, self.ndmin, self.trans1d = axis, ndmin, trans1d
 
     def __getitem__(self, key):
-        from ._creation import asarray
-        from ._manipulation import concatenate
-        from ._misc import result_type
-        from ._core import ndarray
         if not isinstance(key, tuple):
             key = (key,)
         axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d

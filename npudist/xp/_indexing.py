@@ -22,8 +22,6 @@ def _slice_part(v):
 
 def _item(k):
     """One key item -> int, bool, slice, None, Ellipsis or a torch int/bool tensor."""
-    from ._core import as_tensor
-    from ._core import ndarray
     tp = type(k)
     if tp is int or tp is bool or k is None or k is Ellipsis:
         return k

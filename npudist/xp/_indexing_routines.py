@@ -7,6 +7,8 @@ from ._core import normalize_index_array, result_dtype, tensor_of, normalize_axe
 from ._dtypes import NP_TO_TORCH
 from ._unsigned import as_uint
 from ._manipulation import broadcast_arrays
+from ._config import device
+from ._creation import ones
 
 
 _t = tensor_of  # the package's one unwrapping helper
@@ -234,7 +236,6 @@ def triu_indices_from(arr, k=0):
 
 def mask_indices(n, mask_func, k=0):
     """Indices where mask_func(ones((n, n)), k) is non-zero (matches numpy.mask_indices)."""
-    from ._creation import ones
     m = _t(mask_func(ones((n, n), dtype=int), k)) != 0
     return nonzero(wrap(m))
 
@@ -274,7 +275,6 @@ def diag_indices(n, ndim=2):
 
 
 def _dev():
-    from ._config import device
     return device()
 
 

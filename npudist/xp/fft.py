@@ -5,6 +5,8 @@ import torch
 
 from ._core import tensor_of, as_tensor, f64, wrap
 from ._core import ndarray
+from ._creation import _dev
+from ._dtypes import NP_TO_TORCH, to_dtype
 
 
 def _t(a, real_ok=True):
@@ -107,20 +109,17 @@ def irfftn(a, s=None, axes=None, norm=None, out=None):
 
 
 def _freq_dtype(dtype):
-    from ._dtypes import NP_TO_TORCH, to_dtype
     return torch.float64 if dtype is None else NP_TO_TORCH[to_dtype(dtype)]
 
 
 def fftfreq(n, d=1.0, *, device=None, dtype=None):
     """Sample frequencies (matches numpy.fft.fftfreq; float64 unless dtype is given)."""
-    from ._creation import _dev
     if n < 1:
         raise ValueError(f"n must be positive, got {n}")
     return wrap(torch.fft.fftfreq(n, d, dtype=torch.float64, device=_dev(device)).to(_freq_dtype(dtype)))
 
 
 def rfftfreq(n, d=1.0, *, device=None, dtype=None):
-    from ._creation import _dev
     if n < 1:
         raise ValueError(f"n must be positive, got {n}")
     return wrap(torch.fft.rfftfreq(n, d, dtype=torch.float64, device=_dev(device)).to(_freq_dtype(dtype)))

@@ -10,6 +10,7 @@ import torch
 from ._core import tensor_of, as_tensor, f64, normalize_axis, result, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._core import ndarray
+from ._reductions import sum as _sum
 
 LinAlgError = np.linalg.LinAlgError
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
@@ -177,7 +178,6 @@ def diagonal(x, /, *, offset=0):
 
 
 def trace(x, /, *, offset=0, dtype=None):
-    from ._reductions import sum as _sum
     return _sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
 
 

@@ -26,6 +26,7 @@ import torch
 from . import _config
 from ._core import tensor_of, as_tensor, wrap
 from ._core import ndarray
+from .random import default_rng
 
 
 def rank_and_world_size(rank=None, world_size=None):
@@ -69,7 +70,6 @@ def shard_indices(n, rank=None, world_size=None, *, drop_remainder=False, seed=N
 
 def shuffle_indices(n, seed, epoch=0):
     """A permutation of range(n), the same for the same (seed, epoch) on every rank (xp int64)."""
-    from .random import default_rng
     return default_rng([int(seed), int(epoch)]).permutation(int(n))
 
 

@@ -13,15 +13,33 @@ CORE = {"_dtypes", "_config", "_unsigned", "_convert", "_indexing", "_ufunc", "_
 
 
 def _modules():
-    return {p.stem: p for p in PKG.glob("*.py") if p.stem != "__init__"}
+    """Dotted module names under npudist.xp ('_core', '_manipulation.join', ...) -> file."""
+    out = {}
+    for p in PKG.rglob("*.py"):
+        parts = list(p.relative_to(PKG).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if parts:
+            out[".".join(parts)] = p
+    return out
 
 
-def _imports(tree, mods, module_level_only):
-    """Names of npudist.xp modules imported by tree (relative or absolute imports)."""
+def _resolve(name, mods):
+    """The module a dotted name refers to (an attribute of a module counts as that module)."""
+    parts = name.split(".")
+    while parts:
+        if ".".join(parts) in mods:
+            return ".".join(parts)
+        parts = parts[:-1]
+    return None
+
+
+def _imports(tree, here, mods, module_level_only):
+    """npudist.xp modules imported by tree, the code of module ``here``."""
+    pkg = here.split(".")[:-1] if not mods[here].name == "__init__.py" else here.split(".")
     found = set()
-    nodes = []
     if module_level_only:
-        stack = list(tree.body)
+        nodes, stack = [], list(tree.body) if hasattr(tree, "body") else [tree]
         while stack:   # module body and class bodies run at import; function bodies do not
             n = stack.pop()
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -32,26 +50,29 @@ def _imports(tree, mods, module_level_only):
         nodes = list(ast.walk(tree))
     for n in nodes:
         if isinstance(n, ast.ImportFrom):
-            base = n.module or ""
-            if n.level == 1:
-                if base:
-                    found.add(base.split(".")[0])
-                else:
-                    found.update(a.name for a in n.names)
-            elif base.startswith(NAME + "."):
-                found.add(base[len(NAME) + 1:].split(".")[0])
-            elif base == NAME:
-                found.update(a.name for a in n.names)
+            if n.level:
+                base = pkg[:len(pkg) - (n.level - 1)] + ((n.module or "").split(".") if n.module else [])
+                base = ".".join(base)
+            elif (n.module or "").startswith(NAME):
+                base = n.module[len(NAME) + 1:]
+            else:
+                continue
+            for a in n.names:
+                r = _resolve(f"{base}.{a.name}" if base else a.name, mods) or (_resolve(base, mods) if base else None)
+                if r:
+                    found.add(r)
         elif isinstance(n, ast.Import):
             for a in n.names:
                 if a.name.startswith(NAME + "."):
-                    found.add(a.name[len(NAME) + 1:].split(".")[0])
-    return {m for m in found if m in mods}
+                    r = _resolve(a.name[len(NAME) + 1:], mods)
+                    if r:
+                        found.add(r)
+    return found
 
 
 def _graph(module_level_only=True):
     mods = _modules()
-    return {m: _imports(ast.parse(p.read_text()), mods, module_level_only) - {m} for m, p in mods.items()}
+    return {m: _imports(ast.parse(p.read_text()), m, mods, module_level_only) - {m} for m, p in mods.items()}
 
 
 def _cycle(graph):
@@ -98,9 +119,14 @@ def test_core_imports_nothing_above_it():
         assert full[m] <= CORE, f"core module {m} imports {sorted(full[m] - CORE)}"
     # ndarray's routine methods reach their family modules only through the helpers at the end of _core
     tree = ast.parse((PKG / "_core.py").read_text())
-    late = {f.name for f in tree.body if isinstance(f, ast.FunctionDef) and _imports(f, _modules(), False) - CORE}
+    late = {f.name for f in tree.body if isinstance(f, ast.FunctionDef) and _imports(f, "_core", _modules(), False) - CORE}
     assert late == {"_reductions", "_statistics", "_manipulation", "_misc", "_indexing_routines", "_sorting",
                     "_linalg"}
+
+
+def test_manipulation_split_by_topic():
+    subs = {m.split(".")[1] for m in _modules() if m.startswith("_manipulation.")}
+    assert {"shape", "transpose", "dims", "join", "split", "tiling", "rearrange", "add_remove"} <= subs
 
 
 def test_one_unwrapping_helper():

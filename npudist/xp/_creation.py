@@ -305,12 +305,12 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     multiply = OPS["multiply"]
     subtract = OPS["subtract"]
     true_divide = OPS["true_divide"]
-    dt_calc = np.result_type(s.dtype, e.dtype, float)
+    dt_calc = np.result_type(s.dtype, e.dtype, float(num))   # NumPy: float(num) is weak
     s = s.astype(dt_calc, copy=False)
     e = e.astype(dt_calc, copy=False)
     div = (num - 1) if endpoint else num
     delta = subtract(e, s)
-    steps = wrap(torch.arange(num, dtype=NP_TO_TORCH[dt_calc], device=s._t.device))
+    steps = wrap(torch.arange(num, dtype=torch.float64, device=s._t.device).to(NP_TO_TORCH[dt_calc]))
     steps = steps.reshape((-1,) + (1,) * delta.ndim)
     if div > 0:
         step = true_divide(delta, div)

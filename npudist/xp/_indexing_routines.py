@@ -157,7 +157,8 @@ def place(arr, mask, vals):
 def choose(a, choices, out=None, mode="raise"):
     idx = _t(a).long()
     cs = broadcast_arrays(idx, *[wrap(_t(c)) for c in choices])
-    stacked = torch.stack([c._t for c in cs[1:]])
+    dt = NP_TO_TORCH[result_dtype(*[c._t for c in cs[1:]])]
+    stacked = torch.stack([c._t.to(dt) for c in cs[1:]])
     n = stacked.shape[0]
     i = cs[0]._t
     if mode == "wrap":

@@ -193,11 +193,12 @@ def asarray_(x):
 
 
 def angle(z, deg=False):
+    """Counterclockwise angle of complex values, arctan2(imag, real) (matches numpy.angle,
+    result dtype included: arctan2's loop for the input)."""
     t = _t(z)
-    if not (t.is_floating_point() or t.is_complex()):
-        t = t.to(torch.float64)
-    r = torch.angle(t)
-    return wrap(torch.rad2deg(r) if deg else r)
+    arctan2 = OPS["arctan2"]
+    a = arctan2(wrap(t.imag), wrap(t.real)) if t.is_complex() else arctan2(0, wrap(t))
+    return a * (180 / np.pi) if deg else a
 
 
 def sinc(x):

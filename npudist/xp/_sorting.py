@@ -251,7 +251,7 @@ def setdiff1d(ar1, ar2, assume_unique=False):
     """Sorted unique values of ar1 not in ar2 (matches numpy.setdiff1d)."""
     a, b = _common(ar1, ar2)
     ua = a if assume_unique else _unique_flat(a, True)[0]
-    return wrap(ua[~torch.isin(ua, b)])
+    return wrap(ua[~torch.isin(ua, b)].to(_t(ar1).dtype))    # NumPy keeps ar1's dtype
 
 
 def setxor1d(ar1, ar2, assume_unique=False):

@@ -84,8 +84,8 @@ HEAVY = {"convolve", "correlate", "cross", "kron", "outer", "inner", "matmul", "
 PARTNERS = [np.dtype(d) for d in ("int64", "float32", "uint64")]
 
 
-def _pairs(name):
-    if name in HEAVY:
+def _pairs(name, every_pair):
+    if name in HEAVY or not every_pair:
         return [(a, b) for a in DTYPES for b in [a] + PARTNERS]
     return [(a, b) for a in DTYPES for b in DTYPES]
 
@@ -125,18 +125,25 @@ def _check(cases, name=None):
     assert not bad, f"{len(bad)} dtype mismatches:\n" + "\n".join(bad[:40])
 
 
+# the default tier pairs each dtype with itself and three partners; --full runs every pair
+EVERY = pytest.mark.parametrize("every_pair", [False, pytest.param(True, marks=pytest.mark.slow)],
+                                ids=["sampled", "every_pair"])
+
+
+@EVERY
 @pytest.mark.parametrize("name", BINARY_UFUNCS)
-def test_binary_ufunc_result_dtypes(name):
+def test_binary_ufunc_result_dtypes(name, every_pair):
     npf, xpf = getattr(np, name), getattr(xp, name)
     _check([(f"{a} x {b}", lambda a=a, b=b: npf(_values(a), _values(b)),
-             lambda a=a, b=b: xpf(xp.asarray(_values(a)), xp.asarray(_values(b)))) for a, b in _pairs(name)], name)
+             lambda a=a, b=b: xpf(xp.asarray(_values(a)), xp.asarray(_values(b)))) for a, b in _pairs(name, every_pair)], name)
 
 
+@EVERY
 @pytest.mark.parametrize("name", list(BINARY_FUNCS))
-def test_binary_function_result_dtypes(name):
+def test_binary_function_result_dtypes(name, every_pair):
     f = BINARY_FUNCS[name]
     _check([(f"{a} x {b}", lambda a=a, b=b: f(np, _values(a), _values(b)),
-             lambda a=a, b=b: f(xp, xp.asarray(_values(a)), xp.asarray(_values(b)))) for a, b in _pairs(name)], name)
+             lambda a=a, b=b: f(xp, xp.asarray(_values(a)), xp.asarray(_values(b)))) for a, b in _pairs(name, every_pair)], name)
 
 
 @pytest.mark.parametrize("name", list(UNARY_FUNCS))

@@ -32,7 +32,7 @@ from ._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum,
                           diff, ediff1d, max, min, nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmin,
                           nanprod, nansum, prod, ptp, sum)
 from ._sorting import (argpartition, argsort, in1d, intersect1d, isin, lexsort, partition, searchsorted, setdiff1d,
-                       setxor1d, sort, union1d, unique, unique_all, unique_counts, unique_inverse, unique_values)
+                       setxor1d, sort, sort_complex, union1d, unique, unique_all, unique_counts, unique_inverse, unique_values)
 from ._statistics import (average, bincount, corrcoef, cov, digitize, histogram, histogram_bin_edges, mean, median,
                           nanmean, nanmedian, nanpercentile, nanquantile, nanstd, nanvar, percentile, quantile, std,
                           var)

@@ -97,9 +97,40 @@ def searchsorted(a, v, side="left", sorter=None):
     if dt == torch.bool:
         dt = torch.uint8
     s = None if sorter is None else _t(sorter).long()
-    r = torch.searchsorted(at.to(dt).contiguous(), vt.to(dt).reshape(-1).contiguous() if vt.ndim == 0 else vt.to(dt).contiguous(),
+    at, vt = at.to(dt), vt.to(dt)
+    if dt.is_complex:   # PyTorch has no complex searchsorted: search ranks in NumPy's complex order
+        if s is not None:
+            at, s = at[s], None
+        at, vt = _lex_ranks(at, vt)
+    r = torch.searchsorted(at.contiguous(), vt.reshape(-1).contiguous() if vt.ndim == 0 else vt.contiguous(),
                            right=side == "right", sorter=s)
     return wrap(r.reshape(()) if vt.ndim == 0 else r) if not scalar else wrap(r.reshape(()))
+
+
+def _lex_ranks(a, v):
+    """Integer ranks of two complex tensors in NumPy's order (real part, then imaginary part; NaNs
+    last), equal values sharing a rank: searching ranks is searching the complex values."""
+    both = torch.cat([a.reshape(-1), v.reshape(-1)])
+    re, im = both.real.contiguous(), both.imag.contiguous()
+    order = torch.sort(im, stable=True).indices
+    order = order[torch.sort(re[order], stable=True).indices]
+    srt = both[order]
+    new = torch.ones(srt.shape, dtype=torch.int64, device=srt.device)
+    if srt.numel() > 1:
+        new[1:] = (srt[1:] != srt[:-1]).long()
+    ranks = torch.empty_like(new)
+    ranks[order] = torch.cumsum(new, 0)
+    return ranks[:a.numel()].reshape(a.shape), ranks[a.numel():].reshape(v.shape)
+
+
+def sort_complex(a):
+    """Sorted copy as a complex array, real part first (matches numpy.sort_complex: float32 and
+    smaller types give complex64, others complex128)."""
+    t = _t(a)
+    if not t.is_complex():
+        small = t.dtype in (torch.float32, torch.float16, torch.int8, torch.int16, torch.uint8, torch.bool)
+        t = t.to(torch.complex64 if small else torch.complex128)
+    return sort(wrap(t))
 
 
 def partition(a, kth, axis=-1, kind="introselect", order=None):

@@ -124,11 +124,11 @@ def _lex_ranks(a, v):
 
 
 def sort_complex(a):
-    """Sorted copy as a complex array, real part first (matches numpy.sort_complex: float32 and
-    smaller types give complex64, others complex128)."""
+    """Sorted copy as a complex array, real part first (matches numpy.sort_complex: int8, int16,
+    uint8 and uint16 give complex64, other real types complex128)."""
     t = _t(a)
     if not t.is_complex():
-        small = t.dtype in (torch.float32, torch.float16, torch.int8, torch.int16, torch.uint8, torch.bool)
+        small = t.dtype in (torch.int8, torch.int16, torch.uint8, torch.uint16)
         t = t.to(torch.complex64 if small else torch.complex128)
     return sort(wrap(t))
 

@@ -13,7 +13,8 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):
 
     sample: (N, D) array or a sequence of D 1-d arrays. bins: an int, D ints, or D monotonic edge
     arrays. range: D (min, max) pairs. Right-most bins are closed, values outside the range are
-    left out. Returns (hist of float64, list of D edge arrays in the sample's float dtype)."""
+    left out. Returns (hist of float64, list of D edge arrays: the sample's float dtype when the
+    edges come from its extremes, float64 from a range or for integer samples, as NumPy's)."""
     if isinstance(sample, (list, tuple)):
         cols = [as_tensor(s).reshape(-1) for s in sample]
         sdt = np.result_type(*[TORCH_TO_NP[c.dtype] for c in cols])
@@ -25,8 +26,6 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):
         if st.ndim != 2:
             raise ValueError("sample must be an (N, D) array or a sequence of D arrays")
         st = st.to(torch.float64)
-    # edges take the sample's float dtype (float64 for integer samples), as NumPy's
-    edt = NP_TO_TORCH[sdt] if sdt.kind == "f" else torch.float64
     N, D = st.shape
     if isinstance(bins, (int, np.integer)) or (hasattr(bins, "__index__") and not hasattr(bins, "__len__")):
         bins = [operator.index(bins)] * D
@@ -47,27 +46,29 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):
                 lo, hi = (float(v) for v in range[i])
                 if lo > hi:
                     raise ValueError(f"In range, start must be <= stop in dimension {i}")
-            elif N:
-                lo, hi = float(st[:, i].min()), float(st[:, i].max())
+            elif N:   # the sample's extremes as NumPy scalars of its dtype, as NumPy's
+                lo, hi = sdt.type(st[:, i].min().item()), sdt.type(st[:, i].max().item())
             else:
                 lo, hi = 0.0, 1.0
             if not (np.isfinite(lo) and np.isfinite(hi)):
                 raise ValueError(f"autodetected range of [{lo}, {hi}] is not finite")
             if lo == hi:
                 lo, hi = lo - 0.5, hi + 0.5
-            e = torch.as_tensor(np.linspace(lo, hi, nb + 1), device=st.device).to(edt)
+            # the edges are NumPy's own linspace of those (D short vectors, computed on the host)
+            edges_np = np.linspace(lo, hi, nb + 1)
+            e = as_tensor(edges_np, device=st.device)
         else:
-            e = as_tensor(b).reshape(-1)
-            e = e.to(torch.float64) if not e.is_floating_point() else e
+            e = as_tensor(b).reshape(-1)      # given edges keep their dtype, as NumPy's
             if bool((e[1:] < e[:-1]).any()):
                 raise ValueError(f"`bins[{i}]` must be monotonically increasing, when an array")
         edges.append(e)
     nbin = [e.numel() + 1 for e in edges]          # with an outlier bin on each side
     flat = torch.zeros(N, dtype=torch.int64, device=st.device)
     for i, e in enumerate(edges):
-        x = st[:, i].to(e.dtype).contiguous()
-        idx = torch.searchsorted(e.contiguous(), x, right=True)
-        idx = torch.where(x == e[-1], idx - 1, idx)
+        # compared in float64, which holds the sample's and the edges' values exactly
+        e64, x = e.to(torch.float64).contiguous(), st[:, i].contiguous()
+        idx = torch.searchsorted(e64, x, right=True)
+        idx = torch.where(x == e64[-1], idx - 1, idx)
         flat = flat * nbin[i] + idx
     total = int(np.prod(nbin))
     w = None

@@ -242,10 +242,21 @@ def convolve(a, v, mode="full"):
     if vt.numel() > at.numel():
         at, vt = vt, at
     n, m = at.numel(), vt.numel()
-    work = dt if dt in (torch.float32, torch.float64) else torch.float64
-    x = at.to(work).reshape(1, 1, -1)
-    k = vt.to(work).flip(0).reshape(1, 1, -1)
-    full = torch.nn.functional.conv1d(x, k, padding=m - 1).reshape(-1)
+    if dt.is_complex:   # (ar + i ai) * (vr + i vi) from four real convolutions
+        real = torch.float32 if dt == torch.complex64 else torch.float64
+        at, vt = at.to(dt), vt.to(dt)
+
+        def conv(x, k):
+            return torch.nn.functional.conv1d(x.to(real).reshape(1, 1, -1), k.to(real).flip(0).reshape(1, 1, -1),
+                                              padding=m - 1).reshape(-1)
+        full = torch.complex(conv(at.real, vt.real) - conv(at.imag, vt.imag),
+                             conv(at.real, vt.imag) + conv(at.imag, vt.real))
+        work = dt
+    else:
+        work = dt if dt in (torch.float32, torch.float64) else torch.float64
+        x = at.to(work).reshape(1, 1, -1)
+        k = vt.to(work).flip(0).reshape(1, 1, -1)
+        full = torch.nn.functional.conv1d(x, k, padding=m - 1).reshape(-1)
     if mode == "full":
         r = full
     elif mode == "same":

@@ -46,3 +46,12 @@ def test_real_if_close_and_trim_zeros():
     np.testing.assert_array_equal(xp.trim_zeros(np.zeros(3)).get(), np.trim_zeros(np.zeros(3)))
     with pytest.raises(ValueError):
         xp.trim_zeros(z, "x")
+
+
+def test_complex_convolve_correlate():
+    a = (np.arange(5) + 1) * (1 + 1j)
+    v = (np.arange(6) + 1) * (1 - 2j)
+    for mode in ("valid", "same", "full"):
+        np.testing.assert_allclose(xp.correlate(a, v, mode).get(), np.correlate(a, v, mode))
+        np.testing.assert_allclose(xp.convolve(a, v, mode).get(), np.convolve(a, v, mode))
+    assert xp.convolve(a.astype(np.complex64), v.astype(np.complex64)).dtype == np.complex64

@@ -60,3 +60,21 @@ def test_flat_and_data():
     np.testing.assert_array_equal(x.get(), n)
     assert [int(v) for v in x.flat] == list(n.flat)
     assert x.data.ptr == xp.to_torch(x).data_ptr() and x[1].data.ptr == x.data.ptr + 3 * 8
+
+
+def test_reshape_order_and_copyto_scalars():
+    a = np.arange(6.0).reshape(2, 3)
+    for src in (a, np.asfortranarray(a)):
+        x = xp.asarray(src) if src.flags.c_contiguous else xp.asfortranarray(xp.asarray(a))
+        for order in ("C", "F", "A", "c", "f", "a"):
+            got, want = x.reshape((3, 2), order=order), src.reshape((3, 2), order=order)
+            np.testing.assert_array_equal(got.get(), want)
+            assert _flags(got) == _flags(want)
+    for src, dt in ((3.2, np.int8), (4, np.bool_), (1j, np.float64), (-4, np.uint8)):
+        with pytest.raises((TypeError, OverflowError)):
+            xp.copyto(xp.ones(2, dt), src)
+    d = xp.ones(2, np.float64)
+    xp.copyto(d, 3.2, where=xp.asarray([True, False]))
+    np.testing.assert_array_equal(d.get(), [3.2, 1.0])
+    with pytest.raises(ValueError):
+        xp.copyto(xp.ones(2), xp.ones(3))

@@ -14,15 +14,38 @@ _t = tensor_of  # the package's one unwrapping helper
 def copyto(dst, src, casting="same_kind", where=True):
     """Copies src into dst with broadcasting (matches numpy.copyto)."""
     o = operand(src)
-    st = o if isinstance(o, torch.Tensor) else torch.tensor(o, device=dst._t.device)
+    if not isinstance(o, torch.Tensor):
+        # a Python scalar is weak (NumPy 2): its kind must cast to dst's; ints must fit
+        kind = {bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}[type(o)]
+        kinds = {bool: "biufc", int: "iufc", float: "fc", complex: "c"}[type(o)]
+        if casting != "unsafe" and dst.dtype.kind not in kinds:
+            raise TypeError(f"Cannot cast scalar from {np.dtype(kind)!r} to {dst.dtype!r} according to the rule "
+                            f"{casting!r}")
+        if type(o) is int and dst.dtype.kind in "iu" and casting != "unsafe":
+            info = np.iinfo(dst.dtype)
+            if not info.min <= o <= info.max:
+                raise OverflowError(f"Python integer {o} out of bounds for {dst.dtype}")
+    st = o if isinstance(o, torch.Tensor) else torch.tensor(o.real if type(o) is complex and not dst._t.is_complex()
+                                                            else o, dtype=dst._t.dtype, device=dst._t.device)
     if casting != "unsafe" and isinstance(o, torch.Tensor) and not np.can_cast(TORCH_TO_NP[st.dtype], dst.dtype, casting):
         raise TypeError(f"Cannot cast array data from {TORCH_TO_NP[st.dtype]} to {dst.dtype} according to the rule "
                         f"{casting!r}")
-    st = st.to(dst._t.dtype).broadcast_to(dst._t.shape)
+    try:
+        st = st.to(dst._t.dtype).broadcast_to(dst._t.shape)
+    except RuntimeError:
+        raise ValueError(f"could not broadcast input array from shape {tuple(st.shape)} into shape "
+                         f"{tuple(dst._t.shape)}") from None
     if where is True:
         dst._t.copy_(st)
     else:
-        dst._t.copy_(torch.where(_t(where), st, dst._t))
+        w = _t(where)
+        w = w if w.dtype == torch.bool else w != 0     # NumPy casts where= to bool
+        try:
+            w = w.broadcast_to(dst._t.shape)
+        except RuntimeError:
+            raise ValueError(f"could not broadcast where mask from shape {tuple(w.shape)} into shape "
+                             f"{tuple(dst._t.shape)}") from None
+        dst._t.copy_(torch.where(w, st, dst._t))
 
 
 def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):

@@ -3,7 +3,7 @@ import operator
 
 import numpy as np
 
-from .._core import ndarray, tensor_of, wrap
+from .._core import is_f_contiguous, ndarray, tensor_of, wrap
 
 
 _t = tensor_of  # the package's one unwrapping helper
@@ -16,8 +16,11 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     if isinstance(shape, (int, np.integer)) or hasattr(shape, "__index__") and not isinstance(shape, (tuple, list)):
         shape = (operator.index(shape),)
     shape = tuple(operator.index(s) for s in shape)
+    order = order.upper() if isinstance(order, str) else order
     if order not in ("C", "F", "A"):
         raise ValueError("order must be 'C', 'F' or 'A'")
+    if order == "A":   # F when the array is Fortran- and not C-contiguous (NumPy's rule)
+        order = "F" if is_f_contiguous(t) and not t.is_contiguous() else "C"
     try:
         if order == "F":
             r = t.permute(*range(t.ndim - 1, -1, -1)).reshape(shape[::-1])

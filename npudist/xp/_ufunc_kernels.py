@@ -144,6 +144,23 @@ def _float_remainder(a, b):
 _remainder = _int_div_guard(_float_remainder, 0)
 _fmod = _int_div_guard(torch.fmod, 0)
 
+_POPCOUNT = [bin(i).count("1") for i in range(256)]
+
+
+def _bitwise_count(t):
+    """Set bits of |t| (NumPy's bitwise_count), byte by byte through a 256-entry table."""
+    if t.dtype == torch.bool:
+        return t.to(torch.uint8)
+    v = t.abs() if t.dtype in (torch.int8, torch.int16, torch.int32, torch.int64) else t
+    size = v.element_size()
+    v = v.as_subclass(torch.Tensor).view(torch.int64) if size == 8 else v.as_subclass(torch.Tensor).to(torch.int64)
+    table = torch.tensor(_POPCOUNT, dtype=torch.uint8, device=t.device)
+    r = torch.zeros(v.shape, dtype=torch.uint8, device=t.device)
+    for k in range(size):
+        r += table[(v >> (8 * k)) & 255]
+    return r
+
+
 _U = [  # name, kernel, numpy name
     ("negative", torch.neg, None), ("positive", _positive, None), ("absolute", torch.abs, None),
     ("fabs", torch.abs, None), ("sign", _sign, None), ("sqrt", torch.sqrt, None), ("cbrt", _cbrt, None),
@@ -159,6 +176,7 @@ _U = [  # name, kernel, numpy name
     ("rint", _rint, None), ("isnan", torch.isnan, None), ("isinf", torch.isinf, None),
     ("isfinite", torch.isfinite, None), ("signbit", torch.signbit, None), ("logical_not", torch.logical_not, None),
     ("invert", torch.bitwise_not, None), ("conjugate", torch.conj_physical, None), ("spacing", _spacing, None),
+    ("bitwise_count", _bitwise_count, None),
 ]
 _B = [  # name, kernel, numpy name, torch accepts a Python scalar second operand
     ("add", torch.add, None, True), ("subtract", torch.sub, None, True), ("multiply", torch.mul, None, True),

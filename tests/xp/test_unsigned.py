@@ -94,3 +94,10 @@ def test_uint_memory_is_plain_for_torch():
     _same(x, a)
     with pytest.raises(OverflowError):
         xp.asarray(a) + 2**64
+
+
+def test_bitwise_count_every_integer_dtype():
+    for dt in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64):
+        info = np.iinfo(dt)
+        a = np.array([0, 1, 7, info.max, info.min], dtype=dt)
+        _same(xp.bitwise_count(a), np.bitwise_count(a))

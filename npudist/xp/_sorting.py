@@ -237,14 +237,20 @@ def _common(a, b):
     return at.to(dt), bt.to(dt)
 
 
+def _isin_t(et, tt):
+    """torch.isin for every dtype: complex through ranks in NumPy's order, bool as uint8."""
+    if et.is_complex():
+        et, tt = _lex_ranks(et, tt)
+    elif et.dtype == torch.bool:
+        et, tt = et.to(torch.uint8), tt.to(torch.uint8)
+    return torch.isin(et, tt)
+
+
 def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
     """Elementwise membership (matches numpy.isin; bool, element's shape)."""
     e = _t(element)
     et, tt = _common(e, test_elements)
-    if et.is_complex():
-        r = (et.reshape(-1, 1) == tt.reshape(1, -1)).any(1).reshape(e.shape)
-    else:
-        r = torch.isin(et, tt).reshape(e.shape)
+    r = _isin_t(et, tt).reshape(e.shape)
     return wrap(~r if invert else r)
 
 
@@ -257,7 +263,7 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
     a, b = _common(ar1, ar2)
     ua, ia, _, _ = _unique_flat(a, True) if not assume_unique else (a, torch.arange(a.numel(), device=a.device), 0, 0)
     ub, ib, _, _ = _unique_flat(b, True) if not assume_unique else (b, torch.arange(b.numel(), device=b.device), 0, 0)
-    mask = torch.isin(ua, ub)
+    mask = _isin_t(ua, ub)
     common = ua[mask]
     if assume_unique:
         common = torch.sort(common).values
@@ -282,7 +288,7 @@ def setdiff1d(ar1, ar2, assume_unique=False):
     """Sorted unique values of ar1 not in ar2 (matches numpy.setdiff1d)."""
     a, b = _common(ar1, ar2)
     ua = a if assume_unique else _unique_flat(a, True)[0]
-    return wrap(ua[~torch.isin(ua, b)].to(_t(ar1).dtype))    # NumPy keeps ar1's dtype
+    return wrap(ua[~_isin_t(ua, b)].to(_t(ar1).dtype))    # NumPy keeps ar1's dtype
 
 
 def setxor1d(ar1, ar2, assume_unique=False):
@@ -290,5 +296,5 @@ def setxor1d(ar1, ar2, assume_unique=False):
     a, b = _common(ar1, ar2)
     ua = a if assume_unique else _unique_flat(a, True)[0]
     ub = b if assume_unique else _unique_flat(b, True)[0]
-    r = torch.cat([ua[~torch.isin(ua, ub)], ub[~torch.isin(ub, ua)]])
+    r = torch.cat([ua[~_isin_t(ua, ub)], ub[~_isin_t(ub, ua)]])
     return wrap(torch.sort(r).values)

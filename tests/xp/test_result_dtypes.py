@@ -75,8 +75,6 @@ KNOWN = {
     "median": (lambda lab: lab in _C, "ordering reductions of complex arrays raise TypeError"),
     "round": (lambda lab: lab == "bool", "round of a bool array stays bool (NumPy: float16)"),
     "around": (lambda lab: lab == "bool", "round of a bool array stays bool (NumPy raises)"),
-    "setdiff1d": (lambda lab: "bool" in lab or "complex" in lab, "set routines of bool/complex arrays raise"),
-    "intersect1d": (lambda lab: "bool" in lab or "complex" in lab, "set routines of bool/complex arrays raise"),
 }
 # costly functions get each dtype with itself and three partners instead of every pair
 HEAVY = {"convolve", "correlate", "cross", "kron", "outer", "inner", "matmul", "dot", "setdiff1d", "union1d",

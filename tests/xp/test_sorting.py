@@ -20,3 +20,12 @@ def test_sort_complex():
         got, want = xp.sort_complex(x).get(), np.sort_complex(x)
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
+
+
+def test_set_routines_of_bool_and_complex():
+    for a, b in [(np.array([True, False]), np.array([True])), (np.array([1 + 1j, 2, 3j]), np.array([3j, 2]))]:
+        np.testing.assert_array_equal(xp.isin(a, b).get(), np.isin(a, b))
+        for f in ("intersect1d", "setdiff1d", "union1d"):
+            got, want = getattr(xp, f)(a, b).get(), getattr(np, f)(a, b)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)

@@ -55,3 +55,13 @@ def test_complex_convolve_correlate():
         np.testing.assert_allclose(xp.correlate(a, v, mode).get(), np.correlate(a, v, mode))
         np.testing.assert_allclose(xp.convolve(a, v, mode).get(), np.convolve(a, v, mode))
     assert xp.convolve(a.astype(np.complex64), v.astype(np.complex64)).dtype == np.complex64
+
+
+def test_fft_out_and_empty_axes():
+    a = xp.asarray(np.random.default_rng(0).random((4, 4)))
+    o = xp.empty((4, 4), dtype=complex)
+    assert xp.fft.fft2(a, out=o) is o
+    np.testing.assert_allclose(o.get(), np.fft.fft2(a.get()))
+    assert xp.fft.fftn(a, axes=()) is a
+    with pytest.raises(TypeError, match="cast"):
+        xp.fft.fft(a, out=xp.empty((4, 4)))

@@ -84,14 +84,19 @@ def main():
                         "ratio": ratio, "xp_only_failures": failing, "failures_by_test": by_test.most_common(),
                         "xp_passed_numpy_not": sorted(xp_pass - np_pass)}
         rows.append((folder, len(np_pass), len(both)))
+        _write(args, data)      # after every folder, so a long run leaves its partial results
     issue = [r for r in rows if r[0] != "math_tests"]
     tot_np, tot_both = sum(r[1] for r in issue), sum(r[2] for r in issue)
     if tot_np:
         print(f"{'total (no math)':<14}{tot_np:>8}{'':>8}{tot_both:>8}{100 * tot_both / tot_np:>8.1f}%")
+    _write(args, data)
+    print("wrote", args.out)
+
+
+def _write(args, data):
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump({"command": " ".join(sys.argv), "cupy_tests": "v14.2.0", "folders": data}, f, indent=1)
-    print("wrote", args.out)
 
 
 if __name__ == "__main__":

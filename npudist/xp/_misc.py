@@ -4,7 +4,7 @@ import contextlib
 import numpy as np
 import torch
 
-from ._core import OPS, result_dtype, tensor_of, as_tensor, operand, result, wrap
+from ._core import OPS, is_f_contiguous, result_dtype, tensor_of, as_tensor, operand, result, wrap
 from ._dtypes import NP_TO_TORCH, SUPPORTED_DTYPES, TORCH_TO_NP, to_dtype
 from ._core import ndarray
 
@@ -285,3 +285,28 @@ def get_array_module(*args):
 
 def supported_dtypes():
     return SUPPORTED_DTYPES
+
+
+def _inf_sign(x, out, negative):
+    t = _t(x)
+    if t.is_complex():
+        raise TypeError("This operation is not supported for complex values because it would be ambiguous.")
+    r = torch.isinf(t) & (torch.signbit(t) if negative else ~torch.signbit(t)) if t.is_floating_point() else \
+        torch.zeros(t.shape, dtype=torch.bool, device=t.device)
+    return result(r, out)
+
+
+def isposinf(x, out=None):
+    """True where x is +inf (matches numpy.isposinf; complex input raises TypeError)."""
+    return _inf_sign(x, out, False)
+
+
+def isneginf(x, out=None):
+    """True where x is -inf (matches numpy.isneginf; complex input raises TypeError)."""
+    return _inf_sign(x, out, True)
+
+
+def isfortran(a):
+    """True if a is Fortran-contiguous and not C-contiguous (matches numpy.isfortran)."""
+    t = _t(a)
+    return bool(is_f_contiguous(t) and not t.is_contiguous())

@@ -78,3 +78,12 @@ def test_reshape_order_and_copyto_scalars():
     np.testing.assert_array_equal(d.get(), [3.2, 1.0])
     with pytest.raises(ValueError):
         xp.copyto(xp.ones(2), xp.ones(3))
+
+
+def test_isfortran_isposinf_isneginf():
+    assert xp.isfortran(xp.asfortranarray(xp.ones((2, 3)))) and not xp.isfortran(xp.ones((2, 3)))
+    a = np.array([np.inf, -np.inf, 1, np.nan, -0.0])
+    np.testing.assert_array_equal(xp.isposinf(a).get(), np.isposinf(a))
+    np.testing.assert_array_equal(xp.isneginf(a).get(), np.isneginf(a))
+    with pytest.raises(TypeError):
+        xp.isposinf(xp.asarray([1j]))

@@ -26,3 +26,9 @@ def test_pad_errors():
     with pytest.raises(TypeError):
         xp.pad(xp.arange(4), [], "constant")
     assert xp.pad(xp.arange(4), 2, "empty").shape == (8,)
+
+
+def test_pad_complex_extremes():
+    a = (np.arange(12).reshape(3, 4) + 1j * np.arange(12)[::-1].reshape(3, 4)).astype(np.complex64)
+    for mode in ("maximum", "minimum"):
+        np.testing.assert_array_equal(xp.pad(a, 2, mode, stat_length=2).get(), np.pad(a, 2, mode, stat_length=2))

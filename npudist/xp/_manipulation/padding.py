@@ -42,6 +42,12 @@ _ALLOWED = {"constant": {"constant_values"}, "edge": set(), "wrap": set(), "refl
 
 
 def _stat(mode, chunk, ax):
+    if mode in ("maximum", "minimum") and chunk.is_complex():   # NumPy's order: real part, then imaginary
+        red = torch.amax if mode == "maximum" else torch.amin
+        fill = float("-inf") if mode == "maximum" else float("inf")
+        re = red(chunk.real, dim=ax, keepdim=True)
+        im = red(torch.where(chunk.real == re, chunk.imag, torch.full_like(chunk.imag, fill)), dim=ax, keepdim=True)
+        return torch.complex(re, im)
     if mode == "maximum":
         return chunk.amax(dim=ax, keepdim=True)
     if mode == "minimum":

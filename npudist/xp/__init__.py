@@ -69,6 +69,7 @@ generic, number, integer, signedinteger, unsignedinteger, floating, complexfloat
     _np.inexact)
 e, pi, inf, nan, euler_gamma, newaxis = _np.e, _np.pi, _np.inf, _np.nan, _np.euler_gamma, None
 PINF, NINF = _np.inf, -_np.inf
+exceptions = _np.exceptions   # as cupy.exceptions: NumPy's own exception classes
 AxisError = _np.exceptions.AxisError
 ComplexWarning = _np.exceptions.ComplexWarning
 LinAlgError = linalg.LinAlgError

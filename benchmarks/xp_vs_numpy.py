@@ -4,14 +4,13 @@ For every (op, dtype) the NumPy call and the xp call run alternately (numpy, xp,
 for --reps repetitions of enough calls to take ~20 ms; we report the median and best time per
 call of each and the speed ratio NumPy time / xp time (>1: xp is faster). Two sizes: --size
 elements (default 1M; matmul uses a sqrt(size) square matrix) and tiny arrays (16 elements), where
-the figure is xp's per-op overhead in microseconds. Both sides get the same number of threads
-(--threads, default torch's default: torch.set_num_threads and threadpoolctl's limit on NumPy's
-BLAS); NumPy's own loops are single-threaded. On a loaded shared machine pass --threads 1:
-torch's OpenMP pool collapses under load (measured: 30 ms instead of 1.5 ms for a 1M-element
-maximum at load 9).
-The BLAS libraries and thread counts (threadpoolctl) are printed and stored.
+the figure is xp's per-op cost in microseconds (the issue's bar: at most 3x NumPy's). The matrix
+runs once per thread setting in --threads (default "1,default": one thread on each side — the
+per-rank situation — and then torch's default): torch.set_num_threads and threadpoolctl's limit on
+NumPy's BLAS; NumPy's own loops are single-threaded. uint32/uint64 rows time xp's exact unsigned
+arithmetic (npudist.xp._unsigned). The BLAS libraries and thread counts are printed and stored.
 
-    python benchmarks/xp_vs_numpy.py [--reps 5] [--threads N] [--size 1000000] [--json benchmarks/results/xp_vs_numpy.json]
+    python benchmarks/xp_vs_numpy.py [--reps 5] [--threads 1,default] [--size 1000000] [--json benchmarks/results/xp_vs_numpy.json]
 """
 import argparse
 import json
@@ -26,7 +25,8 @@ import torch
 
 import npudist.xp as xp
 
-DTYPES = ["float32", "float64", "int32", "int64"]
+BASE = ["float32", "float64", "int32", "int64"]
+DTYPES = BASE + ["uint32", "uint64"]   # ops where unsigned rows are timed too
 
 
 def ops(size):
@@ -41,30 +41,30 @@ def ops(size):
         # name: (dtypes, setup(mod, dt) -> args, fn(mod, *args))
         "add": (DTYPES, lambda m, d: (data(m, d), data(m, d, seed=1)), lambda m, a, b: m.add(a, b)),
         "multiply_scalar": (DTYPES, lambda m, d: (data(m, d),), lambda m, a: a * 3),
-        "divide": (DTYPES, lambda m, d: (data(m, d), data(m, d, seed=1)), lambda m, a, b: a / b),
+        "divide": (BASE, lambda m, d: (data(m, d), data(m, d, seed=1)), lambda m, a, b: a / b),
         "sqrt": (["float32", "float64"], lambda m, d: (data(m, d),), lambda m, a: m.sqrt(a)),
         "exp": (["float32", "float64"], lambda m, d: (data(m, d),), lambda m, a: m.exp(a)),
         "sin": (["float32", "float64"], lambda m, d: (data(m, d),), lambda m, a: m.sin(a)),
         "maximum": (DTYPES, lambda m, d: (data(m, d), data(m, d, seed=1)), lambda m, a, b: m.maximum(a, b)),
         "greater": (DTYPES, lambda m, d: (data(m, d), data(m, d, seed=1)), lambda m, a, b: a > b),
         "where": (DTYPES, lambda m, d: (data(m, d), data(m, d, seed=1)), lambda m, a, b: m.where(a > b, a, b)),
-        "clip": (DTYPES, lambda m, d: (data(m, d),), lambda m, a: m.clip(a, 1, 100)),
-        "astype": (DTYPES, lambda m, d: (data(m, d),), lambda m, a: a.astype(np.float32 if a.dtype != np.float32
+        "clip": (BASE, lambda m, d: (data(m, d),), lambda m, a: m.clip(a, 1, 100)),
+        "astype": (BASE, lambda m, d: (data(m, d),), lambda m, a: a.astype(np.float32 if a.dtype != np.float32
                                                                                 else np.float64)),
         "sum": (DTYPES, lambda m, d: (data(m, d),), lambda m, a: m.sum(a)),
         "mean": (["float32", "float64"], lambda m, d: (data(m, d),), lambda m, a: m.mean(a)),
         "max": (DTYPES, lambda m, d: (data(m, d),), lambda m, a: m.max(a)),
         "std": (["float32", "float64"], lambda m, d: (data(m, d),), lambda m, a: m.std(a)),
-        "sum_axis0": (DTYPES, lambda m, d: (data(m, d, (n, size // n)),), lambda m, a: m.sum(a, axis=0)),
+        "sum_axis0": (BASE, lambda m, d: (data(m, d, (n, size // n)),), lambda m, a: m.sum(a, axis=0)),
         "cumsum": (DTYPES, lambda m, d: (data(m, d),), lambda m, a: m.cumsum(a)),
-        "argmax": (DTYPES, lambda m, d: (data(m, d),), lambda m, a: m.argmax(a)),
+        "argmax": (BASE, lambda m, d: (data(m, d),), lambda m, a: m.argmax(a)),
         "sort": (DTYPES, lambda m, d: (data(m, d),), lambda m, a: m.sort(a)),
         "argsort": (["float32", "int64"], lambda m, d: (data(m, d),), lambda m, a: m.argsort(a, kind="stable")),
         "unique": (["int32", "int64"], lambda m, d: (data(m, d),), lambda m, a: m.unique(a)),
-        "take": (DTYPES, lambda m, d: (data(m, d), m.asarray(np.random.default_rng(2).integers(0, size, size))),
+        "take": (BASE, lambda m, d: (data(m, d), m.asarray(np.random.default_rng(2).integers(0, size, size))),
                  lambda m, a, i: m.take(a, i)),
         "bool_index": (DTYPES, lambda m, d: (data(m, d),), lambda m, a: a[a > 500]),
-        "transpose_copy": (DTYPES, lambda m, d: (data(m, d, (n, size // n)),), lambda m, a: m.ascontiguousarray(a.T)),
+        "transpose_copy": (BASE, lambda m, d: (data(m, d, (n, size // n)),), lambda m, a: m.ascontiguousarray(a.T)),
         "matmul": (["float32", "float64"], lambda m, d: (data(m, d, (n, n)), data(m, d, (n, n), 1)),
                    lambda m, a, b: a @ b),
         "bincount": (["int64"], lambda m, d: (data(m, d),), lambda m, a: m.bincount(a)),
@@ -131,53 +131,67 @@ def blas_info():
         return "threadpoolctl not installed"
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--reps", type=int, default=7)
-    p.add_argument("--size", type=int, default=1_000_000)
-    p.add_argument("--threads", type=int, default=None,
-                   help="threads for torch and NumPy's BLAS, the same on both sides (default: torch's default); "
-                        "use 1 on a loaded machine")
-    p.add_argument("--json", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
-                                                   "xp_vs_numpy.json"))
-    args = p.parse_args()
-    if args.threads is None:
-        args.threads = torch.get_num_threads()
-    torch.set_num_threads(args.threads)
+DEFAULT_THREADS = torch.get_num_threads()
+
+
+def run_setting(threads, args):
+    """The whole matrix (big and 16-element arrays) with ``threads`` on each side."""
+    torch.set_num_threads(threads)
     try:
         from threadpoolctl import threadpool_limits
-        threadpool_limits(args.threads)
+        threadpool_limits(threads)
     except ImportError:
         pass
     info = {"blas": blas_info(), "torch_threads": torch.get_num_threads(), "numpy": np.__version__,
             "torch": torch.__version__, "machine": platform.machine(), "cpus": os.cpu_count(),
-            "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"), "float64_mode": xp.get_float64_mode(), "threads": args.threads,
-            "load_average": os.getloadavg()}
-    print("BLAS / thread pools:", json.dumps(info["blas"], indent=1))
-    print(f"torch intra-op threads {info['torch_threads']}, numpy {np.__version__}, torch {torch.__version__}")
-    print(f"\n== {args.size} elements, {args.reps} interleaved reps ==")
+            "float64_mode": xp.get_float64_mode(), "threads": threads, "load_average": os.getloadavg()}
+    print(f"\n######## threads {threads} (torch intra-op {info['torch_threads']}) ########")
+    print(f"== {args.size} elements, {args.reps} interleaved reps ==")
     big = bench(args.size, args.reps, tiny=False)
-    print(f"\n== 16 elements (per-op overhead), {args.reps} interleaved reps ==")
+    print(f"\n== 16 elements (per-op cost), {args.reps} interleaved reps ==")
     small = bench(16, args.reps, tiny=True)
     med = statistics.median(r["speed_median"] for r in big)
     geo = math.exp(statistics.mean(math.log(r["speed_median"]) for r in big))
-    overhead = statistics.median(r["overhead_us"] for r in small)
     tiny_xp = statistics.median(r["xp_median_us"] for r in small)
     tiny_np = statistics.median(r["numpy_median_us"] for r in small)
+    uint = [r["speed_median"] for r in big if r["dtype"].startswith("uint")]
     print(f"\n{'op':15s} {'dtype':8s} {'numpy us':>10s} {'xp us':>10s} {'speed':>6s} | {'tiny np us':>10s} "
           f"{'tiny xp us':>10s}")
-    for b, s in zip(big, small):
+    for b, s_ in zip(big, small):
         print(f"{b['op']:15s} {b['dtype']:8s} {b['numpy_median_us']:10.1f} {b['xp_median_us']:10.1f} "
-              f"{b['speed_median']:6.2f} | {s['numpy_median_us']:10.2f} {s['xp_median_us']:10.2f}")
-    print(f"\nmedian speed (NumPy time / xp time) over {len(big)} (op, dtype) pairs at {args.size} elements: "
-          f"{med:.2f} (geometric mean {geo:.2f}); xp faster in {sum(r['speed_median'] >= 1 for r in big)}")
-    print(f"tiny arrays (16 elements): median per-op time xp {tiny_xp:.1f} us vs NumPy {tiny_np:.1f} us; "
-          f"median overhead {overhead:.1f} us per op")
+              f"{b['speed_median']:6.2f} | {s_['numpy_median_us']:10.2f} {s_['xp_median_us']:10.2f}")
+    return {"threads": threads, "info": info, "median_speed": med, "geomean_speed": geo,
+            "xp_faster": sum(r["speed_median"] >= 1 for r in big), "tiny_xp_median_us": tiny_xp,
+            "tiny_numpy_median_us": tiny_np, "tiny_cost_ratio": tiny_xp / tiny_np,
+            "uint_median_speed": statistics.median(uint) if uint else float("nan"), "rows": big, "tiny_rows": small}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--reps", type=int, default=7)
+    p.add_argument("--size", type=int, default=1_000_000)
+    p.add_argument("--threads", default="1,default",
+                   help="comma-separated thread settings, each the same on both sides ('default': torch's default)")
+    p.add_argument("--json", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
+                                                   "xp_vs_numpy.json"))
+    args = p.parse_args()
+    settings = []
+    for item in str(args.threads).split(","):
+        item = item.strip()
+        settings.append(DEFAULT_THREADS if item == "default" else int(item))
+    runs = []
+    for threads in settings:
+        runs.append(run_setting(threads, args))
+    print("\n== summary (NumPy time / xp time; tiny: per-op cost at 16 elements) ==")
+    for r in runs:
+        print(f"threads {r['threads']}: median speed {r['median_speed']:.2f} at {args.size} elements "
+              f"(geomean {r['geomean_speed']:.2f}, xp faster in {r['xp_faster']} of {len(r['rows'])}); "
+              f"16 elements: xp {r['tiny_xp_median_us']:.1f} us vs NumPy {r['tiny_numpy_median_us']:.1f} us "
+              f"= {r['tiny_cost_ratio']:.1f}x; unsigned rows median speed {r['uint_median_speed']:.2f}")
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
     with open(args.json, "w") as f:
-        json.dump({"info": info, "size": args.size, "reps": args.reps, "median_speed": med, "geomean_speed": geo,
-                   "tiny_median_overhead_us": overhead, "tiny_xp_median_us": tiny_xp, "tiny_numpy_median_us": tiny_np,
-                   "rows": big, "tiny_rows": small}, f, indent=1)
+        json.dump({"size": args.size, "reps": args.reps, "runs": runs, "command": "python " + " ".join(os.sys.argv)},
+                  f, indent=1)
     print("JSON:", args.json)
 
 

@@ -4,18 +4,16 @@ Arrays (xp.ndarray) live on torch.npu.current_device() and are computed with PyT
 npu tensors; NumPy 2 semantics (dtypes are numpy.dtype objects, weak Python scalars, 0-d results
 as 0-d arrays as in CuPy). See docs/xp.md. ``x.__array_namespace__()`` is the Array API namespace.
 """
-import sys as _sys
-
 import numpy as _np
 
 import npudist as _npudist  # noqa: F401  (registers the npu device)
 
-from . import _config, _ndarray
+from . import _config
 from ._config import float64_mode, get_float64_mode, set_float64_mode
 from ._dtypes import UnsupportedDTypeError
-from ._ndarray import ndarray
+from ._core import ndarray
 from ._ufuncs import UFUNCS as _UFUNCS, ufunc
-from ._creation import (arange, array, asanyarray, asarray, ascontiguousarray, asnumpy, copy, diag, diagflat, empty,
+from ._creation import (arange, array, asanyarray, asarray, ascontiguousarray, asfortranarray, require, asnumpy, copy, diag, diagflat, empty,
                         empty_like, eye, from_dlpack, frombuffer, fromfunction, fromiter, full, full_like, geomspace,
                         identity, indices, linspace, logspace, meshgrid, ones, ones_like, to_torch, tri, tril, triu,
                         zeros, zeros_like)
@@ -27,18 +25,27 @@ from ._manipulation import (append, array_split, atleast_1d, atleast_2d, atleast
                             transpose, unstack, vsplit, vstack)
 from ._indexing_routines import (argwhere, choose, compress, count_nonzero, diag_indices, extract, flatnonzero,
                                  nonzero, place, put, put_along_axis, ravel_multi_index, select, take,
+                                 diag_indices_from, fill_diagonal, ix_, mask_indices, putmask, tril_indices_from,
+                                 triu_indices_from,
                                  take_along_axis, tril_indices, triu_indices, unravel_index, where)
 from ._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, cumulative_prod, cumulative_sum,
                           diff, ediff1d, max, min, nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmin,
                           nanprod, nansum, prod, ptp, sum)
 from ._sorting import (argpartition, argsort, in1d, intersect1d, isin, lexsort, partition, searchsorted, setdiff1d,
-                       setxor1d, sort, union1d, unique, unique_all, unique_counts, unique_inverse, unique_values)
+                       setxor1d, sort, sort_complex, union1d, unique, unique_all, unique_counts, unique_inverse, unique_values)
 from ._statistics import (average, bincount, corrcoef, cov, digitize, histogram, histogram_bin_edges, mean, median,
                           nanmean, nanmedian, nanpercentile, nanquantile, nanstd, nanvar, percentile, quantile, std,
                           var)
 from ._misc import (allclose, angle, around, array_equal, array_equiv, can_cast, convolve, errstate, finfo, fix,
                     get_array_module, iinfo, imag, interp, isclose, iscomplex, iscomplexobj, isdtype, isreal,
+                    isfortran, isneginf, isposinf,
                     isrealobj, isscalar, issubdtype, nan_to_num, promote_types, real, result_type, round, sinc)
+from ._window import bartlett, blackman, hamming, hanning, kaiser
+from ._numeric import correlate, gradient, real_if_close, trapezoid, trim_zeros, unwrap
+from ._grids import broadcast, c_, mgrid, ogrid, r_, vander
+from ._histograms import histogram2d, histogramdd
+from ._memory_ranges import may_share_memory, shares_memory
+from ._packing import packbits, unpackbits
 from . import fft, linalg, random
 from .linalg import cross, dot, einsum, inner, kron, matmul, outer, tensordot, vdot, vecdot
 
@@ -62,6 +69,7 @@ generic, number, integer, signedinteger, unsignedinteger, floating, complexfloat
     _np.inexact)
 e, pi, inf, nan, euler_gamma, newaxis = _np.e, _np.pi, _np.inf, _np.nan, _np.euler_gamma, None
 PINF, NINF = _np.inf, -_np.inf
+exceptions = _np.exceptions   # as cupy.exceptions: NumPy's own exception classes
 AxisError = _np.exceptions.AxisError
 ComplexWarning = _np.exceptions.ComplexWarning
 LinAlgError = linalg.LinAlgError
@@ -83,8 +91,3 @@ def array_namespace():
     from ._array_api import namespace
     return namespace()
 
-
-_ndarray._ops = _sys.modules[__name__]
-_ndarray.install_methods(globals())
-ndarray.conj = ndarray.conjugate = lambda self: conjugate(self)
-ndarray.round = lambda self, decimals=0, out=None: round(self, decimals, out)

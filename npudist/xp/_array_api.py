@@ -1,10 +1,8 @@
 """The Array API standard namespace of npudist.xp (``x.__array_namespace__()``).
 
 It is npudist.xp with the standard's signatures where NumPy's differ, dtypes as numpy.dtype
-instances, and only the dtypes xp supports: bool, int8, int16, int32, int64, uint8, float32,
-float64, complex64, complex128. Left out: uint16, uint32, uint64 (PyTorch has no npu kernels for
-them; see npudist.xp._dtypes). Sums and products of uint8 accumulate in int64 instead of the
-standard's uint64 for the same reason.
+instances, and all the standard's dtypes: bool, int8..int64, uint8..uint64, float32, float64,
+complex64, complex128 (uint16/32/64 computed exactly, see npudist.xp._unsigned).
 """
 import sys
 import types
@@ -12,9 +10,13 @@ import types
 import numpy as np
 import torch
 
+from ._config import device
+from ._misc import isdtype
+
 API_VERSION = "2024.12"
-DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64", "complex64", "complex128")
-LEFT_OUT = ("uint16", "uint32", "uint64")
+DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+               "complex64", "complex128")
+LEFT_OUT = ()
 
 _FUNCS = (
     # creation
@@ -45,7 +47,6 @@ class _Info:
         return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
 
     def default_device(self):
-        from ._config import device
         return device()
 
     def devices(self):
@@ -56,7 +57,6 @@ class _Info:
                 "integral": np.dtype(np.int64), "indexing": np.dtype(np.int64)}
 
     def dtypes(self, *, device=None, kind=None):
-        from ._misc import isdtype
         out = {n: np.dtype(n) for n in DTYPE_NAMES}
         if kind is None:
             return out

@@ -1,181 +1,694 @@
-"""Conversions between xp arrays, torch tensors, NumPy arrays and Python objects."""
-import numbers
+"""The xp core: xp.ndarray (a NumPy-semantics array whose memory is an npu tensor, ``a._t``),
+``wrap``/``result``, and the ufunc engine instances behind its operators.
 
+Layering (no import cycle; tests/xp/test_structure.py checks it): _dtypes, _config, _unsigned ->
+_convert (operand conversion, axes, memory order) -> _indexing (index normalisation), _ufunc (the
+ufunc engine), _ufunc_kernels -> _core (this module) -> the family modules (_creation,
+_manipulation, _reductions, ...), which import the core and never the reverse at import time.
+The NumPy methods that are family routines (``a.sum()``, ``a.sort()``, ...) are real methods here
+that call their family module when they run (as cupy._core calls into cupy for a few routines).
+"""
 import numpy as np
 import torch
 
-from . import _config
-from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, np_dtype, to_dtype
+from . import _indexing
+from ._indexing import normalize_index_array  # noqa: F401
+from ._convert import (ArrayBase, as_tensor, check_order, check_same_kind, f64, in_order, is_f_contiguous,  # noqa: F401
+                       f_layout, normalize_axes, normalize_axis, operand, result_dtype, tensor_of, to_numpy)
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
+from ._ufunc import ufunc as _engine
+from ._ufunc_kernels import ALIASES, _B, _U, _divmod
+from ._memory import Flags, MemoryPointer
+from ._unsigned import UINT, as_uint, plain
 
-_PY_SCALAR_DTYPE = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}
-
-
-ndarray = None  # set by _ndarray when the class exists (avoids an import on every call)
+_UINT = frozenset(UINT)
 
 
 def wrap(t):
     """torch tensor (supported dtype, any device) -> xp.ndarray sharing its memory."""
     a = object.__new__(ndarray)
-    a._t = t
+    a._t = as_uint(t) if t.dtype in _UINT else t
     return a
-
-
-def is_python_scalar(x):
-    return type(x) in _PY_SCALAR_DTYPE
-
-
-def as_tensor(obj, dtype=None, copy=None, device=None):
-    """Anything array-like -> torch tensor on the npu (the memory of xp arrays and npu tensors is
-    shared unless a copy or dtype change is needed; ``copy=False`` then raises ValueError).
-
-    ``dtype`` is a normalized numpy.dtype or None; NumPy's rules pick the dtype of Python data."""
-    tdt = NP_TO_TORCH[dtype] if dtype is not None else None
-    if isinstance(obj, ndarray):
-        t = obj._t
-    elif isinstance(obj, torch.Tensor):
-        np_dtype(obj.dtype)  # rejects dtypes without a NumPy twin
-        t = obj
-        if t.is_conj() or t.is_neg():
-            t = t.resolve_conj().resolve_neg()
-    else:
-        dev = device if device is not None else _config.device()
-        tp = type(obj)
-        if tp in _PY_SCALAR_DTYPE:
-            return torch.tensor(obj, dtype=tdt or _PY_SCALAR_DTYPE[tp], device=dev)
-        if isinstance(obj, (np.ndarray, np.generic)):
-            a = obj
-        elif hasattr(obj, "__dlpack__") and not isinstance(obj, (list, tuple)):
-            t = torch.from_dlpack(obj)
-            np_dtype(t.dtype)
-            if tdt is not None and t.dtype != tdt:
-                t = t.to(tdt)
-            return t.to(dev, copy=bool(copy))
-        else:
-            try:
-                a = np.asarray(obj, dtype=dtype)
-            except OverflowError as e:
-                raise OverflowError(f"{e}; npudist.xp holds integers as int64 at most (uint64 is not supported)") from None
-            if a.dtype == object:
-                raise TypeError(f"cannot make an xp array from {type(obj).__name__} {obj!r:.80}: NumPy makes it an "
-                                f"object array (ragged nesting or non-numeric items)")
-        if copy is False:
-            raise ValueError(f"asarray(copy=False): {type(obj).__name__} data is host memory and has to be copied "
-                             f"onto the npu")
-        if dtype is not None and a.dtype != dtype:
-            a = a.astype(dtype)
-        else:
-            to_dtype(a.dtype)
-        if a.dtype.byteorder not in "=|":
-            a = a.astype(a.dtype.newbyteorder("="))
-        if not a.flags.c_contiguous or not a.flags.writeable:
-            a = np.array(a, order="C", copy=True)
-        t = torch.from_numpy(np.asarray(a))
-        return t.to(dev)
-    if device is not None and t.device != device:
-        t = t.to(device)
-        copied = True
-    elif t.device.type != "npu":
-        t = t.to(_config.device())
-        copied = True
-    else:
-        copied = False
-    if tdt is not None and t.dtype != tdt:
-        if copy is False:
-            raise ValueError(f"asarray(copy=False): converting {TORCH_TO_NP[t.dtype]} to {dtype} needs a copy")
-        t = t.to(tdt)
-        copied = True
-    if copy and not copied:
-        t = t.clone()
-    elif copy is False and copied:
-        raise ValueError("asarray(copy=False): the input is not on the npu, so it has to be copied")
-    return t
-
-
-def operand(x):
-    """Operand of an elementwise op: a tensor or a Python scalar."""
-    if isinstance(x, ndarray):
-        return x._t
-    tp = type(x)
-    if tp in _PY_SCALAR_DTYPE:
-        return x
-    if isinstance(x, numbers.Number) and not isinstance(x, (np.generic,)):
-        # other numbers (fractions, decimals): NumPy treats them as Python floats
-        return float(x)
-    return as_tensor(x)
 
 
 def result(res, out=None):
     """Wraps a result tensor, or copies it into ``out`` (an xp array of the result's shape)."""
     if out is None:
         return wrap(res)
-    if not hasattr(out, "_t"):
+    if not isinstance(out, ArrayBase):
         raise TypeError(f"out must be an xp.ndarray, got {type(out).__name__}")
     if tuple(out._t.shape) != tuple(res.shape):
         raise ValueError(f"output array has shape {tuple(out._t.shape)}, the result has {tuple(res.shape)}")
     out._t.copy_(res)
     return out
+_PY_RANGE_CHECK = {torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32,
+                   torch.uint64}
 
 
-def to_numpy(t):
-    """torch tensor -> NumPy array (a host copy)."""
-    if t.is_conj() or t.is_neg():
-        t = t.resolve_conj().resolve_neg()
-    return t.detach().cpu().numpy()
+def _scalar_value(value, t):
+    """Python scalar stored into an array of t's dtype: NumPy 2 raises where the value cannot be held."""
+    tp = type(value)
+    if tp is int and t.dtype in _PY_RANGE_CHECK:
+        info = torch.iinfo(t.dtype)
+        if not info.min <= value <= info.max:
+            raise OverflowError(f"Python integer {value} out of bounds for {TORCH_TO_NP[t.dtype]}")
+    elif tp is complex and not t.is_complex():
+        raise TypeError(f"cannot store a complex value into an array of dtype {TORCH_TO_NP[t.dtype]}; "
+                        f"use .real / .imag or a complex array")
+    elif tp is float and not (t.is_floating_point() or t.is_complex()) and value != value:
+        raise ValueError(f"cannot convert float NaN to integer (array dtype {TORCH_TO_NP[t.dtype]})")
+    return value
 
 
-def check_same_kind(src, dst, what="output"):
-    if not np.can_cast(src, dst, "same_kind"):
-        raise TypeError(f"cannot cast the result from {src} to {what} dtype {dst} with casting rule 'same_kind' "
-                        f"(NumPy's UFuncTypeError); pass casting='unsafe' or use an {what} of dtype {src}")
+class ndarray(ArrayBase):
+    """N-dimensional array on the rank's npu with NumPy semantics (matches numpy.ndarray).
+
+    Construct with xp.asarray / xp.array / creation functions; ``xp.ndarray(shape, dtype)``
+    allocates an uninitialised array like numpy.ndarray(shape, dtype). The torch tensor holding
+    the memory is ``a._t`` (public view of it: ``torch.from_dlpack(a)`` or ``xp.to_torch(a)``)."""
+
+    __slots__ = ()
+    __array_priority__ = 100
+    __array_ufunc__ = None  # NumPy defers binary operators to ours: np_array + xp_array -> xp.ndarray
+
+    def __init__(self, shape, dtype=float, buffer=None, offset=0, strides=None, order="C"):
+        if buffer is not None or strides is not None:
+            raise NotImplementedError("xp.ndarray(buffer=..., strides=...) is not supported; use xp.asarray")
+        dt = to_dtype(dtype)
+        from ._config import device
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        self._t = as_uint(torch.empty(shape, dtype=NP_TO_TORCH[dt], device=device()))
+
+    # ---- attributes -------------------------------------------------------------------------
+    @property
+    def dtype(self):
+        return TORCH_TO_NP[self._t.dtype]
+
+    @property
+    def shape(self):
+        return tuple(self._t.shape)
+
+    @shape.setter
+    def shape(self, value):
+        self._t = self._t.view(_shape_arg(value, self._t.numel()))
+
+    @property
+    def ndim(self):
+        return self._t.ndim
+
+    @property
+    def size(self):
+        return self._t.numel()
+
+    @property
+    def itemsize(self):
+        return self._t.element_size()
+
+    @property
+    def nbytes(self):
+        return self._t.numel() * self._t.element_size()
+
+    @property
+    def strides(self):
+        s = self._t.element_size()
+        return tuple(x * s for x in self._t.stride())
+
+    @property
+    def flags(self):
+        return Flags(self._t)
+
+    @property
+    def base(self):
+        b = self._t._base
+        return None if b is None else wrap(b)
+
+    @property
+    def data(self):
+        """Where the array's memory is (as cupy.ndarray.data): ``a.data.ptr`` is the address of the
+        first element in npu memory, ``a.data.device_id`` the npu index."""
+        return MemoryPointer(self._t)
+
+    @property
+    def flat(self):
+        """Flat iterator over the array in C order (matches numpy.ndarray.flat / cupy's flatiter):
+        ``a.flat[i]``, ``a.flat[1:4] = v`` (writes through), ``len``, iteration, ``copy()``."""
+        return flatiter(self)
+
+    @property
+    def data_ptr(self):
+        """Address of the first element in npu memory (the tensor's data_ptr)."""
+        return self._t.data_ptr()
+
+    @property
+    def T(self):
+        t = self._t
+        return wrap(t.permute(*range(t.ndim - 1, -1, -1))) if t.ndim > 1 else wrap(t)
+
+    @property
+    def mT(self):
+        if self._t.ndim < 2:
+            raise ValueError("matrix transpose (mT) needs an array with at least 2 dimensions")
+        return wrap(self._t.transpose(-1, -2))
+
+    @property
+    def real(self):
+        t = self._t
+        return wrap(torch.real(t)) if t.is_complex() else wrap(t)
+
+    @real.setter
+    def real(self, value):
+        self.real[...] = value
+
+    @property
+    def imag(self):
+        t = self._t
+        if t.is_complex():
+            return wrap(torch.imag(t))
+        return wrap(torch.zeros_like(t))
+
+    @imag.setter
+    def imag(self, value):
+        if not self._t.is_complex():
+            raise TypeError("array does not have imaginary part to set")
+        self.imag[...] = value
+
+    @property
+    def device(self):
+        """torch.device of the npu holding the array (Array API: ``x.device``)."""
+        return self._t.device
+
+    def to_device(self, device, /, *, stream=None):
+        """Array API: a copy on another npu (``'npu:1'``, a torch.device); 'cpu' is not an xp device."""
+        device = torch.device(device)
+        if device.type != "npu":
+            raise ValueError(f"xp arrays live on npus; to_device({device}) is not possible - use xp.asnumpy(a) "
+                             f"or xp.to_torch(a).cpu() for host data")
+        return wrap(self._t.to(device))
+
+    # ---- conversion -------------------------------------------------------------------------
+    def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise ValueError("an xp array cannot be turned into a NumPy array without a copy (copy=False)")
+        a = to_numpy(self._t)
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def get(self, stream=None, out=None):
+        """NumPy copy of the array (as cupy.ndarray.get); same as xp.asnumpy(a)."""
+        a = to_numpy(self._t)
+        if out is not None:
+            out[...] = a
+            return out
+        return a
+
+    def set(self, arr):
+        """Copies a NumPy array of the same shape into this array (as cupy.ndarray.set)."""
+        self._t.copy_(as_tensor(np.asarray(arr)).to(self._t.dtype))
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export of the npu memory: consumers (torch.from_dlpack) get an npu tensor over the
+        same memory. Implemented through the tensor's own exporter, so torch's __dlpack_device__ (which
+        rejects the renamed PrivateUse1 device in torch 2.13) is never consulted."""
+        t = self._t
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            if tuple(dl_device)[0] != 1 or copy is False:
+                raise BufferError(f"xp arrays export to their own device {self.__dlpack_device__()} or, copying, to "
+                                  f"the host (1, 0); not {tuple(dl_device)} with copy={copy}")
+            t = t.cpu()  # a host copy, as the standard allows for another device
+        elif copy:
+            t = t.clone()
+        if t.is_conj() or t.is_neg():
+            t = t.resolve_conj().resolve_neg()
+        t = plain(t)
+        if max_version is not None and tuple(max_version) >= (1, 0):
+            return t.__dlpack__(max_version=tuple(max_version))
+        return torch.utils.dlpack.to_dlpack(t)
+
+    def __dlpack_device__(self):
+        # kDLExtDev: how torch itself tags PrivateUse1 tensors in DLPack capsules.
+        return (int(torch.utils.dlpack.DLDeviceType.kDLExtDev), self._t.device.index or 0)
+
+    def __array_namespace__(self, *, api_version=None):
+        from . import _array_api
+        return _array_api.namespace(api_version)
+
+    def tolist(self):
+        return to_numpy(self._t).tolist()
+
+    def item(self, *args):
+        if not args:
+            if self._t.numel() != 1:
+                raise ValueError("can only convert an array of size 1 to a Python scalar")
+            return to_numpy(self._t).reshape(()).item()
+        return to_numpy(self._t).item(*args)
+
+    def tobytes(self, order="C"):
+        return to_numpy(self._t).tobytes(order)
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        """Cast to dtype (matches numpy.ndarray.astype: casting rule, memory order, copy=False)."""
+        dt = to_dtype(dtype)
+        order = check_order(order)
+        if order != "K":
+            r = self.astype(dt, casting=casting, copy=copy)
+            t = in_order(r._t, order, like=self._t)
+            return r if t is r._t else wrap(t)
+        if casting != "unsafe" and not np.can_cast(self.dtype, dt, casting):
+            raise TypeError(f"cannot cast array data from {self.dtype} to {dt} according to the rule {casting!r}")
+        tdt = NP_TO_TORCH[dt]
+        if tdt == self._t.dtype:
+            return wrap(self._t.clone()) if copy else self
+        return wrap(self._t.to(tdt))
+
+    def copy(self, order="C"):
+        """A copy in memory order 'C' (default), 'F', 'A' or 'K' (matches numpy.ndarray.copy)."""
+        return wrap(in_order(self._t, check_order(order), copy=True))
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __reduce__(self):
+        from . import _creation
+        return (_creation.asarray, (to_numpy(self._t),))
+
+    def view(self, dtype=None, type=None):
+        if dtype is None:
+            return wrap(self._t.view(self._t.shape))
+        return wrap(self._t.view(NP_TO_TORCH[to_dtype(dtype)]))
+
+    def fill(self, value):
+        self._t.fill_(_scalar_value(value, self._t) if not isinstance(value, ndarray) else value._t)
+
+    def __repr__(self):
+        return repr(to_numpy(self._t))
+
+    def __str__(self):
+        return str(to_numpy(self._t))
+
+    def __format__(self, spec):
+        if self._t.ndim == 0:
+            return format(self.item(), spec)
+        return format(str(self), spec)
+
+    # ---- Python protocol ----------------------------------------------------------------------
+    def __len__(self):
+        if self._t.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return self._t.shape[0]
+
+    def __iter__(self):
+        if self._t.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self._t.shape[0]):
+            yield wrap(self._t[i])
+
+    def __bool__(self):
+        if self._t.numel() != 1:
+            raise ValueError(f"The truth value of an array with {self._t.numel()} elements is ambiguous. "
+                             f"Use a.any() or a.all()")
+        return bool(self._t.item())
+
+    def __int__(self):
+        if self._t.numel() != 1:
+            raise TypeError("only size-1 arrays can be converted to Python scalars")
+        if self._t.is_complex():
+            raise TypeError("int() of a complex array; use .real")
+        return int(self._t.item())
+
+    def __float__(self):
+        if self._t.numel() != 1:
+            raise TypeError("only size-1 arrays can be converted to Python scalars")
+        if self._t.is_complex():
+            raise TypeError("float() of a complex array; use .real")
+        return float(self._t.item())
+
+    def __complex__(self):
+        if self._t.numel() != 1:
+            raise TypeError("only size-1 arrays can be converted to Python scalars")
+        return complex(self._t.item())
+
+    def __index__(self):
+        t = self._t
+        if t.ndim != 0 or t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(t.item())
+
+    __hash__ = None
+
+    def __contains__(self, value):
+        return bool(_OPS["equal"](self, value)._t.any())
+
+    # ---- indexing ------------------------------------------------------------------------------
+    def __getitem__(self, key):
+        return wrap(_indexing.getitem(self._t, key))
+
+    def __setitem__(self, key, value):
+        t = self._t
+        if isinstance(value, ndarray):
+            v = value._t
+        elif type(value) in (int, float, bool, complex):
+            v = _scalar_value(value, t)
+        else:
+            v = as_tensor(value)
+        _indexing.setitem(t, key, v)
+
+    # ---- NumPy methods backed by family routines (each imports its module when called) ---------
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=True):
+        """Sum over axes (numpy.ndarray.sum; see xp.sum)."""
+        return _reductions().sum(self, axis, dtype, out, keepdims, initial, where)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=True):
+        """Product over axes (numpy.ndarray.prod; see xp.prod)."""
+        return _reductions().prod(self, axis, dtype, out, keepdims, initial, where)
+
+    def max(self, axis=None, out=None, keepdims=False, initial=None, where=True):
+        """Maximum over axes (numpy.ndarray.max)."""
+        return _reductions().max(self, axis, out, keepdims, initial, where)
+
+    def min(self, axis=None, out=None, keepdims=False, initial=None, where=True):
+        """Minimum over axes (numpy.ndarray.min)."""
+        return _reductions().min(self, axis, out, keepdims, initial, where)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        """Index of the maximum (numpy.ndarray.argmax)."""
+        return _reductions().argmax(self, axis, out, keepdims=keepdims)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        """Index of the minimum (numpy.ndarray.argmin)."""
+        return _reductions().argmin(self, axis, out, keepdims=keepdims)
+
+    def all(self, axis=None, out=None, keepdims=False, *, where=True):
+        """True where all elements are non-zero (numpy.ndarray.all)."""
+        return _reductions().all(self, axis, out, keepdims, where=where)
+
+    def any(self, axis=None, out=None, keepdims=False, *, where=True):
+        """True where some element is non-zero (numpy.ndarray.any)."""
+        return _reductions().any(self, axis, out, keepdims, where=where)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        """Cumulative sum (numpy.ndarray.cumsum)."""
+        return _reductions().cumsum(self, axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        """Cumulative product (numpy.ndarray.cumprod)."""
+        return _reductions().cumprod(self, axis, dtype, out)
+
+    def ptp(self, axis=None, out=None, keepdims=False):
+        """Peak to peak, max - min (cupy.ndarray.ptp; NumPy 2 has only the function)."""
+        return _reductions().ptp(self, axis, out, keepdims)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+        """Arithmetic mean (numpy.ndarray.mean)."""
+        return _statistics().mean(self, axis, dtype, out, keepdims, where=where)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+            correction=None):
+        """Variance (numpy.ndarray.var)."""
+        return _statistics().var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                                 correction=correction)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+            correction=None):
+        """Standard deviation (numpy.ndarray.std)."""
+        return _statistics().std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                                 correction=correction)
+
+    def clip(self, min=None, max=None, out=None, **kwargs):
+        """Values limited to [min, max] (numpy.ndarray.clip)."""
+        return _manipulation().clip(self, min, max, out=out, **kwargs)
+
+    def round(self, decimals=0, out=None):
+        """Rounded to decimals, halves to even (numpy.ndarray.round)."""
+        return _misc().round(self, decimals, out)
+
+    def conj(self):
+        """Complex conjugate (numpy.ndarray.conj)."""
+        return _OPS["conjugate"](self)
+
+    def conjugate(self):
+        """Complex conjugate (numpy.ndarray.conjugate)."""
+        return _OPS["conjugate"](self)
+
+    def reshape(self, *shape, order="C", copy=None):
+        """Array of a new shape with the same data (numpy.ndarray.reshape; a.reshape(2, 3) too)."""
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = shape[0]
+        return _manipulation().reshape(self, shape, order=order, copy=copy)
+
+    def transpose(self, *axes):
+        """Axes permuted, reversed by default (numpy.ndarray.transpose; a.transpose(1, 0) too)."""
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return _manipulation().transpose(self, axes or None)
+
+    def swapaxes(self, axis1, axis2):
+        """View with two axes exchanged (numpy.ndarray.swapaxes)."""
+        return _manipulation().swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis=None):
+        """Length-1 axes removed (numpy.ndarray.squeeze)."""
+        return _manipulation().squeeze(self, axis)
+
+    def ravel(self, order="C"):
+        """Flattened array, a view when possible (numpy.ndarray.ravel)."""
+        return _manipulation().ravel(self, order)
+
+    def flatten(self, order="C"):
+        """Flattened copy (numpy.ndarray.flatten)."""
+        r = _manipulation().ravel(self, order)
+        return r.copy() if r._t.data_ptr() == self._t.data_ptr() and self._t.numel() else r
+
+    def repeat(self, repeats, axis=None):
+        """Elements repeated (numpy.ndarray.repeat)."""
+        return _manipulation().repeat(self, repeats, axis)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        """Diagonal view (numpy.ndarray.diagonal)."""
+        return _manipulation().diagonal(self, offset, axis1, axis2)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        """Sum along a diagonal (numpy.ndarray.trace)."""
+        return _manipulation().trace(self, offset, axis1, axis2, dtype, out)
+
+    def nonzero(self):
+        """Indices of the non-zero elements, one array per axis (numpy.ndarray.nonzero)."""
+        return _indexing_routines().nonzero(self)
+
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        """Elements at indices (numpy.ndarray.take)."""
+        return _indexing_routines().take(self, indices, axis, out, mode)
+
+    def put(self, indices, values, mode="raise"):
+        """In place self.flat[indices] = values (numpy.ndarray.put)."""
+        return _indexing_routines().put(self, indices, values, mode)
+
+    def compress(self, condition, axis=None, out=None):
+        """Slices where condition is true (numpy.ndarray.compress)."""
+        return _indexing_routines().compress(condition, self, axis, out)
+
+    def choose(self, choices, out=None, mode="raise"):
+        """Elements picked from choices by this index array (numpy.ndarray.choose)."""
+        return _indexing_routines().choose(self, choices, out, mode)
+
+    def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+        """Sorts in place (numpy.ndarray.sort)."""
+        self[...] = _sorting().sort(self, axis=axis, kind=kind, stable=stable)
+
+    def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+        """Indices that sort the array (numpy.ndarray.argsort)."""
+        return _sorting().argsort(self, axis=axis, kind=kind, stable=stable)
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        """Partitions in place (numpy.ndarray.partition; sorts the whole axis)."""
+        self[...] = _sorting().partition(self, kth, axis=axis)
+
+    def argpartition(self, kth, axis=-1, kind="introselect", order=None):
+        """Indices that partition the array (numpy.ndarray.argpartition)."""
+        return _sorting().argpartition(self, kth, axis=axis)
+
+    def searchsorted(self, v, side="left", sorter=None):
+        """Insertion points of v in this sorted array (numpy.ndarray.searchsorted)."""
+        return _sorting().searchsorted(self, v, side, sorter)
+
+    def dot(self, b, out=None):
+        """Dot product (numpy.ndarray.dot)."""
+        return _linalg().dot(self, b, out=out)
+
+    # ---- operators: all go through the ufuncs (NumPy 2 promotion, weak Python scalars) ----------
+    def __add__(self, o): return _OPS["add"](self, o)
+    def __radd__(self, o): return _OPS["add"](o, self)
+    def __iadd__(self, o): return _OPS["add"](self, o, out=self)
+    def __sub__(self, o): return _OPS["subtract"](self, o)
+    def __rsub__(self, o): return _OPS["subtract"](o, self)
+    def __isub__(self, o): return _OPS["subtract"](self, o, out=self)
+    def __mul__(self, o): return _OPS["multiply"](self, o)
+    def __rmul__(self, o): return _OPS["multiply"](o, self)
+    def __imul__(self, o): return _OPS["multiply"](self, o, out=self)
+    def __truediv__(self, o): return _OPS["true_divide"](self, o)
+    def __rtruediv__(self, o): return _OPS["true_divide"](o, self)
+    def __itruediv__(self, o): return _OPS["true_divide"](self, o, out=self)
+    def __floordiv__(self, o): return _OPS["floor_divide"](self, o)
+    def __rfloordiv__(self, o): return _OPS["floor_divide"](o, self)
+    def __ifloordiv__(self, o): return _OPS["floor_divide"](self, o, out=self)
+    def __mod__(self, o): return _OPS["remainder"](self, o)
+    def __rmod__(self, o): return _OPS["remainder"](o, self)
+    def __imod__(self, o): return _OPS["remainder"](self, o, out=self)
+    def __divmod__(self, o): return _OPS["divmod"](self, o)
+    def __rdivmod__(self, o): return _OPS["divmod"](o, self)
+    def __pow__(self, o, mod=None): return _OPS["power"](self, o)
+    def __rpow__(self, o): return _OPS["power"](o, self)
+    def __ipow__(self, o): return _OPS["power"](self, o, out=self)
+    def __matmul__(self, o): return _linalg().matmul(self, o)
+    def __rmatmul__(self, o): return _linalg().matmul(o, self)
+    def __imatmul__(self, o): return _linalg().matmul(self, o, out=self)
+    def __and__(self, o): return _OPS["bitwise_and"](self, o)
+    def __rand__(self, o): return _OPS["bitwise_and"](o, self)
+    def __iand__(self, o): return _OPS["bitwise_and"](self, o, out=self)
+    def __or__(self, o): return _OPS["bitwise_or"](self, o)
+    def __ror__(self, o): return _OPS["bitwise_or"](o, self)
+    def __ior__(self, o): return _OPS["bitwise_or"](self, o, out=self)
+    def __xor__(self, o): return _OPS["bitwise_xor"](self, o)
+    def __rxor__(self, o): return _OPS["bitwise_xor"](o, self)
+    def __ixor__(self, o): return _OPS["bitwise_xor"](self, o, out=self)
+    def __lshift__(self, o): return _OPS["left_shift"](self, o)
+    def __rlshift__(self, o): return _OPS["left_shift"](o, self)
+    def __ilshift__(self, o): return _OPS["left_shift"](self, o, out=self)
+    def __rshift__(self, o): return _OPS["right_shift"](self, o)
+    def __rrshift__(self, o): return _OPS["right_shift"](o, self)
+    def __irshift__(self, o): return _OPS["right_shift"](self, o, out=self)
+    def __neg__(self): return _OPS["negative"](self)
+    def __pos__(self): return _OPS["positive"](self)
+    def __abs__(self): return _OPS["absolute"](self)
+    def __invert__(self): return _OPS["invert"](self)
+    def __lt__(self, o): return _OPS["less"](self, o)
+    def __le__(self, o): return _OPS["less_equal"](self, o)
+    def __gt__(self, o): return _OPS["greater"](self, o)
+    def __ge__(self, o): return _OPS["greater_equal"](self, o)
+
+    def __eq__(self, o):
+        if o is None or isinstance(o, str):
+            return False
+        return _OPS["equal"](self, o)
+
+    def __ne__(self, o):
+        if o is None or isinstance(o, str):
+            return True
+        return _OPS["not_equal"](self, o)
 
 
-def normalize_axis(axis, ndim, name="axis"):
-    try:
-        axis = int(axis.__index__())
-    except AttributeError:
-        raise TypeError(f"{name} must be an integer, got {type(axis).__name__}") from None
-    if not -ndim <= axis < ndim:
-        raise np.exceptions.AxisError(axis, ndim)
-    return axis % ndim if ndim else 0
+def _shape_arg(shape, numel=None):
+    if isinstance(shape, (int, np.integer)) or hasattr(shape, "__index__") and not isinstance(shape, (tuple, list)):
+        return (int(shape),)
+    return tuple(int(s) for s in shape)
 
 
-def normalize_axes(axis, ndim):
-    """axis None/int/tuple -> sorted tuple of non-negative axes (None: all). Duplicate axes raise."""
-    if axis is None:
-        return tuple(range(ndim))
-    if isinstance(axis, (tuple, list)):
-        axes = tuple(normalize_axis(a, ndim) for a in axis)
-        if len(set(axes)) != len(axes):
-            raise ValueError(f"duplicate value in 'axis': {axis}")
-        return axes
-    return (normalize_axis(axis, ndim),)
+class flatiter:
+    """``a.flat``: 1-d view of an array in C order (matches numpy.flatiter). Reads return arrays
+    (0-d for an integer index); writes go to the array; a value shorter than the selection repeats
+    as NumPy's does."""
+
+    def __init__(self, a):
+        self._a = a
+        self.index = 0
+
+    @property
+    def base(self):
+        return self._a
+
+    def __len__(self):
+        return self._a._t.numel()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        t = self._a._t
+        if self.index >= t.numel():
+            raise StopIteration
+        i = self.index
+        self.index += 1
+        return wrap(t.reshape(-1)[i])
+
+    @staticmethod
+    def _key(key):
+        if key is None or key is Ellipsis and False:
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`) and integer or boolean arrays are "
+                             "valid indices")
+        if type(key) is tuple:
+            if len(key) != 1:
+                raise IndexError("too many indices for a flat iterator")
+            key = key[0]
+        return key
+
+    def __getitem__(self, key):
+        return wrap(_indexing.getitem(self._a._t.reshape(-1), self._key(key)))
+
+    def __setitem__(self, key, value):
+        key = self._key(key)
+        t = self._a._t
+        idx = _indexing.getitem(torch.arange(t.numel(), device=t.device), key)
+        v = tensor_of(value)
+        v = v.reshape(-1).to(t.dtype)
+        n = idx.numel()
+        if v.numel() != n and n:
+            if v.numel() == 0:
+                raise ValueError("cannot assign an empty value to a non-empty flat selection")
+            v = v.repeat((n + v.numel() - 1) // v.numel())[:n]
+        if t.is_contiguous():
+            t.view(-1)[idx.reshape(-1)] = v
+        else:
+            coords = torch.unravel_index(idx.reshape(-1), t.shape)
+            t.index_put_(coords, v)
+
+    def copy(self):
+        """A flattened copy (matches numpy.flatiter.copy)."""
+        return wrap(self._a._t.reshape(-1).clone())
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.copy(), dtype=dtype)
 
 
-def f64(fn, *args, **kwargs):
-    """Runs fn(*args) under the float64 mode: with 'float32' the float64/complex128 tensor
-    arguments (and a float64 dtype= keyword) are demoted and float32/complex64 results promoted
-    back; with 'cpu' the tensors are computed on the host and the results moved back."""
-    from ._dtypes import DEMOTE_TORCH
-    mode = _config.state.float64_mode
-    if mode == "off" or not any(isinstance(a, torch.Tensor) and a.dtype in DEMOTE_TORCH for a in args):
-        return fn(*args, **kwargs)
-    if mode == "float32":
-        args = [a.to(DEMOTE_TORCH[a.dtype]) if isinstance(a, torch.Tensor) and a.dtype in DEMOTE_TORCH else a
-                for a in args]
-        if kwargs.get("dtype") in DEMOTE_TORCH:
-            kwargs["dtype"] = DEMOTE_TORCH[kwargs["dtype"]]
-        back = {torch.float32: torch.float64, torch.complex64: torch.complex128}
-        return _map_tensors(fn(*args, **kwargs), lambda r: r.to(back[r.dtype]) if r.dtype in back else r)
-    dev = next(a.device for a in args if isinstance(a, torch.Tensor))
-    args = [a.cpu() if isinstance(a, torch.Tensor) else a for a in args]
-    return _map_tensors(fn(*args, **kwargs), lambda r: r.to(dev))
+# Engine ufuncs behind the operators (the public xp.add etc. are npudist.xp._ufuncs' objects).
+OPS = _OPS = {name: _engine(name, fn, 1, np_name=npn, array_type=ndarray) for name, fn, npn in _U}
+_OPS.update({name: _engine(name, fn, 2, scalar_ok=ok, np_name=npn, array_type=ndarray) for name, fn, npn, ok in _B})
+_OPS["divmod"] = _engine("divmod", _divmod, 2, nout=2, array_type=ndarray)
+_OPS.update({alias: _OPS[target] for alias, target in ALIASES.items()})
 
 
-def _map_tensors(res, f):
-    if isinstance(res, torch.Tensor):
-        return f(res)
-    if isinstance(res, tuple) and hasattr(res, "_fields"):
-        return type(res)(*[_map_tensors(r, f) for r in res])
-    if isinstance(res, (tuple, list)):
-        return type(res)(_map_tensors(r, f) for r in res)
-    return res
+# The family modules behind ndarray's routine methods: imported when a method first runs (they
+# import this module, so importing them here would close a cycle).
+def _reductions():
+    from . import _reductions as m
+    return m
+
+
+def _statistics():
+    from . import _statistics as m
+    return m
+
+
+def _manipulation():
+    from . import _manipulation as m
+    return m
+
+
+def _misc():
+    from . import _misc as m
+    return m
+
+
+def _indexing_routines():
+    from . import _indexing_routines as m
+    return m
+
+
+def _sorting():
+    from . import _sorting as m
+    return m
+
+
+def _linalg():
+    from . import linalg as m
+    return m

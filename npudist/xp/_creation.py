@@ -6,9 +6,12 @@ import numpy as np
 import torch
 
 from . import _config
-from ._core import as_tensor, to_numpy, wrap
+from ._core import OPS, as_tensor, check_order, f_layout, in_order, is_f_contiguous, to_numpy, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
-from ._ndarray import ndarray
+from ._core import ndarray
+from ._unsigned import plain
+from ._core import _scalar_value
+from ._manipulation import moveaxis, stack
 
 _DEFAULT_FLOAT = np.dtype(np.float64)
 
@@ -47,22 +50,75 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     with NumPy's dtype rules. copy=True always copies; copy=False raises ValueError if a copy is needed.
     Unsupported dtypes (uint16/32/64, object, strings) raise UnsupportedDTypeError."""
     dt = None if dtype is None else to_dtype(dtype)
-    if isinstance(a, ndarray) and dt is None and copy is None and device is None:
+    order = check_order(order)
+    if isinstance(a, ndarray) and dt is None and copy is None and device is None and order == "K":
         return a
-    return wrap(as_tensor(a, dtype=dt, copy=copy, device=None if device is None else _dev(device)))
+    t = as_tensor(a, dtype=dt, copy=copy, device=None if device is None else _dev(device))
+    if order != "K":
+        t2 = in_order(t, order)
+        if t2 is not t and copy is False:
+            raise ValueError(f"asarray(copy=False): order={order!r} needs a copy")
+        t = t2
+    return wrap(t)
 
 
 def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, like=None):
     """Array from array-like data, copying by default (matches numpy.array)."""
+    order = check_order(order)
+    src = obj._t if isinstance(obj, ndarray) else None
     a = asarray(obj, dtype=dtype, copy=copy if copy is not True else True)
+    if order != "K" or src is not None:
+        t = in_order(a._t, order, like=src)
+        if t is not a._t:
+            a = wrap(t)
     if ndmin and a.ndim < ndmin:
         a = wrap(a._t.reshape((1,) * (ndmin - a.ndim) + tuple(a._t.shape)))
     return a
 
 
 def ascontiguousarray(a, dtype=None, *, like=None):
+    """C-contiguous array, at least 1-d (matches numpy.ascontiguousarray)."""
     t = as_tensor(a, dtype=None if dtype is None else to_dtype(dtype))
-    return wrap(t.contiguous() if t.ndim else t)
+    return wrap(t.contiguous() if t.ndim else t.reshape(1))
+
+
+def asfortranarray(a, dtype=None, *, like=None):
+    """Fortran-ordered (column-major) array, at least 1-d (matches numpy.asfortranarray); copies
+    only when the input is not F-contiguous already."""
+    t = as_tensor(a, dtype=None if dtype is None else to_dtype(dtype))
+    if t.ndim == 0:
+        t = t.reshape(1)
+    return wrap(t if is_f_contiguous(t) else f_layout(t))
+
+
+_REQUIREMENTS = {"C": "C", "C_CONTIGUOUS": "C", "CONTIGUOUS": "C", "F": "F", "F_CONTIGUOUS": "F",
+                 "FORTRAN": "F", "A": "A", "ALIGNED": "A", "W": "W", "WRITEABLE": "W", "O": "O", "OWNDATA": "O",
+                 "E": "E", "ENSUREARRAY": "E"}
+
+
+def require(a, dtype=None, requirements=None, *, like=None):
+    """Array that meets requirements (matches numpy.require): 'C'/'F' contiguity, 'O' own data
+    (a copy), 'A'/'W'/'E' (always true for xp arrays). Both 'C' and 'F' raise ValueError."""
+    if requirements is None:
+        reqs = set()
+    else:
+        if isinstance(requirements, str):
+            requirements = [requirements]
+        try:
+            reqs = {_REQUIREMENTS[r.upper()] for r in requirements}
+        except KeyError as e:
+            raise KeyError(f"unknown requirement {e.args[0]!r}; use C, F, A, W, O or E") from None
+    if "C" in reqs and "F" in reqs:
+        raise ValueError("Cannot specify both \"C\" and \"F\" order")
+    arr = asarray(a, dtype=dtype)
+    t = arr._t
+    if "C" in reqs and not t.is_contiguous():
+        t = t.contiguous()
+    elif "F" in reqs and not is_f_contiguous(t):
+        t = f_layout(t)
+    if "O" in reqs and t is arr._t:
+        t = t.clone(memory_format=torch.preserve_format)
+    return arr if t is arr._t else wrap(t)
 
 
 asanyarray = asarray
@@ -83,8 +139,9 @@ def asnumpy(a, stream=None, order="C", out=None):
 
 
 def to_torch(a):
-    """The npu tensor holding an xp array's memory (no copy) - for handing batches to training."""
-    return asarray(a)._t
+    """The npu tensor holding an xp array's memory (no copy) - for handing batches to training.
+    A plain torch.Tensor, also for uint16/32/64 (whose xp-internal tensors emulate missing kernels)."""
+    return plain(asarray(a)._t)
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
@@ -110,31 +167,36 @@ def from_dlpack(x, /, *, device=None, copy=None):
     return wrap(t.clone() if copy else t)
 
 
-def _fill(shape, value, dtype, device):
+def _fill(shape, value, dtype, device, order="C"):
     shape = _check_shape(_shape(shape))
-    return wrap(torch.full(shape, value, dtype=NP_TO_TORCH[dtype], device=_dev(device)))
+    return wrap(_new_order(torch.full(shape, value, dtype=NP_TO_TORCH[dtype], device=_dev(device)), order))
+
+
+def _new_order(t, order):
+    """A new array in order 'C' or 'F' (NumPy's creation functions take only those two)."""
+    o = check_order(order, ("C", "F"))
+    return f_layout(t) if o == "F" and t.ndim > 1 else t
 
 
 def empty(shape, dtype=float, order="C", *, device=None, like=None):
     """Uninitialised array (matches numpy.empty)."""
     shape = _check_shape(_shape(shape))
-    return wrap(torch.empty(shape, dtype=NP_TO_TORCH[_dt(dtype)], device=_dev(device)))
+    return wrap(_new_order(torch.empty(shape, dtype=NP_TO_TORCH[_dt(dtype)], device=_dev(device)), order))
 
 
 def zeros(shape, dtype=float, order="C", *, device=None, like=None):
     """Array of zeros (matches numpy.zeros)."""
     shape = _check_shape(_shape(shape))
-    return wrap(torch.zeros(shape, dtype=NP_TO_TORCH[_dt(dtype)], device=_dev(device)))
+    return wrap(_new_order(torch.zeros(shape, dtype=NP_TO_TORCH[_dt(dtype)], device=_dev(device)), order))
 
 
 def ones(shape, dtype=float, order="C", *, device=None, like=None):
     """Array of ones (matches numpy.ones)."""
     shape = _check_shape(_shape(shape))
-    return wrap(torch.ones(shape, dtype=NP_TO_TORCH[_dt(dtype)], device=_dev(device)))
+    return wrap(_new_order(torch.ones(shape, dtype=NP_TO_TORCH[_dt(dtype)], device=_dev(device)), order))
 
 
 def _fill_value(value, dtype):
-    from ._ndarray import _scalar_value
     if isinstance(value, ndarray):
         value = value.item()
     elif isinstance(value, np.generic):
@@ -157,34 +219,50 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
             dt = to_dtype(np.asarray(fill_value).dtype)
     else:
         dt = to_dtype(dtype)
-    return _fill(shape, _fill_value(fill_value, dt), dt, device)
+    return _fill(shape, _fill_value(fill_value, dt), dt, device, order)
 
 
 def _like(a, dtype, shape):
     a = asarray(a)
     dt = a.dtype if dtype is None else to_dtype(dtype)
-    return dt, (a.shape if shape is None else _shape(shape)), a._t.device
+    return dt, (a.shape if shape is None else _shape(shape)), a._t.device, a._t
+
+
+def _like_order(t, proto, order, shape_given):
+    """The memory order of a *_like result (NumPy: 'K' and 'A' follow the prototype's layout)."""
+    o = check_order(order)
+    if o in ("K", "A") and shape_given:
+        o = "C"
+    return in_order(t, o, like=proto) if o != "C" else t
 
 
 def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    dt, shape, dev = _like(prototype, dtype, shape)
-    return wrap(torch.empty(shape, dtype=NP_TO_TORCH[dt], device=dev if device is None else _dev(device)))
+    """Uninitialised array like prototype (matches numpy.empty_like, memory order included)."""
+    dt, shp, dev, p = _like(prototype, dtype, shape)
+    t = torch.empty(shp, dtype=NP_TO_TORCH[dt], device=dev if device is None else _dev(device))
+    return wrap(_like_order(t, p, order, shape is not None))
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    dt, shape, dev = _like(a, dtype, shape)
-    return wrap(torch.zeros(shape, dtype=NP_TO_TORCH[dt], device=dev if device is None else _dev(device)))
+    """Zeros like a (matches numpy.zeros_like, memory order included)."""
+    dt, shp, dev, p = _like(a, dtype, shape)
+    t = torch.zeros(shp, dtype=NP_TO_TORCH[dt], device=dev if device is None else _dev(device))
+    return wrap(_like_order(t, p, order, shape is not None))
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    dt, shape, dev = _like(a, dtype, shape)
-    return wrap(torch.ones(shape, dtype=NP_TO_TORCH[dt], device=dev if device is None else _dev(device)))
+    """Ones like a (matches numpy.ones_like, memory order included)."""
+    dt, shp, dev, p = _like(a, dtype, shape)
+    t = torch.ones(shp, dtype=NP_TO_TORCH[dt], device=dev if device is None else _dev(device))
+    return wrap(_like_order(t, p, order, shape is not None))
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    dt, shape, dev = _like(a, dtype, shape)
-    return wrap(torch.full(shape, _fill_value(fill_value, dt), dtype=NP_TO_TORCH[dt],
-                           device=dev if device is None else _dev(device)))
+    """fill_value like a (matches numpy.full_like, memory order included)."""
+    dt, shp, dev, p = _like(a, dtype, shape)
+    t = torch.full(shp, _fill_value(fill_value, dt), dtype=NP_TO_TORCH[dt],
+                   device=dev if device is None else _dev(device))
+    return wrap(_like_order(t, p, order, shape is not None))
 
 
 def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
@@ -212,7 +290,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
         return wrap(t.to(NP_TO_TORCH[dt]))
     # NumPy computes start + i*step (not an accumulated sum) in the result dtype
     work = torch.float64 if dt.kind == "f" else torch.complex128
-    t = torch.arange(n, dtype=work, device=dev) * step + start
+    t = torch.arange(n, dtype=torch.float64, device=dev).to(work) * step + start
     return wrap(t.to(NP_TO_TORCH[dt]))
 
 
@@ -223,13 +301,16 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     s = asarray(start)
     e = asarray(stop)
-    from ._ufuncs import add, multiply, subtract, true_divide
-    dt_calc = np.result_type(s.dtype, e.dtype, float)
+    add = OPS["add"]
+    multiply = OPS["multiply"]
+    subtract = OPS["subtract"]
+    true_divide = OPS["true_divide"]
+    dt_calc = np.result_type(s.dtype, e.dtype, float(num))   # NumPy: float(num) is weak
     s = s.astype(dt_calc, copy=False)
     e = e.astype(dt_calc, copy=False)
     div = (num - 1) if endpoint else num
     delta = subtract(e, s)
-    steps = wrap(torch.arange(num, dtype=NP_TO_TORCH[dt_calc], device=s._t.device))
+    steps = wrap(torch.arange(num, dtype=torch.float64, device=s._t.device).to(NP_TO_TORCH[dt_calc]))
     steps = steps.reshape((-1,) + (1,) * delta.ndim)
     if div > 0:
         step = true_divide(delta, div)
@@ -240,7 +321,6 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if endpoint and num > 1:
         y._t[-1] = e._t
     if axis != 0:
-        from ._manipulation import moveaxis
         y = moveaxis(y, 0, axis)
     if dtype is not None:
         dt = to_dtype(dtype)
@@ -250,14 +330,16 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """base ** linspace(start, stop) (matches numpy.logspace)."""
-    from ._ufuncs import power
+    power = OPS["power"]
     y = power(base, linspace(start, stop, num, endpoint=endpoint, axis=axis))
     return y if dtype is None else y.astype(dtype, copy=False)
 
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """Geometric progression (matches numpy.geomspace for real positive or negative endpoints)."""
-    from ._ufuncs import log10, power, sign
+    log10 = OPS["log10"]
+    power = OPS["power"]
+    sign = OPS["sign"]
     if start == 0 or stop == 0:
         raise ValueError("Geometric sequence cannot include zero")
     s, e = asarray(float(start)), asarray(float(stop))
@@ -278,7 +360,7 @@ def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
     t = torch.zeros((N, M), dtype=NP_TO_TORCH[_dt(dtype)], device=_dev(device))
     if N and M and -N < k < M:
         t.diagonal(k).fill_(1)
-    return wrap(t)
+    return wrap(_new_order(t, order))
 
 
 def identity(n, dtype=float, *, like=None):
@@ -293,11 +375,11 @@ def tri(N, M=None, k=0, dtype=float, *, like=None):
 
 
 def _tri_mask(a, k, lower):
-    from ._creation import asarray as _asarray
-    a = _asarray(a)
-    if a.ndim < 2:
-        raise ValueError("tril/triu need an array with at least 2 dimensions")
-    return wrap(a._t.tril(k) if lower else a._t.triu(k))
+    a = asarray(a)
+    t = a._t
+    if t.ndim < 2:   # NumPy: a 1-d input is the rows of a square matrix
+        t = t.reshape(1, -1).expand(t.shape[-1] if t.ndim else 1, -1)
+    return wrap(t.tril(k) if lower else t.triu(k))
 
 
 def tril(m, k=0):
@@ -354,7 +436,6 @@ def indices(dimensions, dtype=int, sparse=False):
     grids = meshgrid(*[arange(d, dtype=dtype) for d in dimensions], indexing="ij", sparse=sparse)
     if sparse:
         return grids
-    from ._manipulation import stack
     return stack(grids) if grids else empty((0,), dtype=dtype)
 
 
@@ -371,5 +452,6 @@ def fromiter(iterable, dtype, count=-1):
 
 
 def copy(a, order="K", subok=False):
-    """Copy of an array (matches numpy.copy)."""
-    return wrap(as_tensor(a).clone())
+    """Copy of an array (matches numpy.copy, memory order included)."""
+    t = as_tensor(a)
+    return wrap(in_order(t, check_order(order), copy=True))

@@ -3,10 +3,10 @@
 Every xp array has a real ``numpy.dtype``. Anything NumPy accepts as a dtype (``np.float32``,
 ``'f4'``, ``'float32'``, ``float``, ``np.dtype('i8')``) is accepted, as are torch dtypes.
 
-uint16, uint32 and uint64 are rejected at creation with a TypeError: PyTorch has almost no
-kernels for them, and emulating them would give the array a different memory layout than
-its dtype says (which would break DLPack and views). Sums and products of unsigned integer
-arrays therefore accumulate in int64 where NumPy uses uint64 (the values agree below 2**63).
+uint16, uint32 and uint64 are held in torch.uint16/32/64 tensors and computed exactly
+(npudist.xp._unsigned: PyTorch's kernels where they exist, exact emulation where not). Sums
+and products of unsigned integers accumulate in uint64, of signed integers and bools in int64,
+as NumPy's do. Strings, objects, datetimes and bfloat16/float8 are refused.
 """
 import numpy as np
 import torch
@@ -18,6 +18,9 @@ NP_TO_TORCH = {
     np.dtype(np.int32): torch.int32,
     np.dtype(np.int64): torch.int64,
     np.dtype(np.uint8): torch.uint8,
+    np.dtype(np.uint16): torch.uint16,
+    np.dtype(np.uint32): torch.uint32,
+    np.dtype(np.uint64): torch.uint64,
     np.dtype(np.float16): torch.float16,
     np.dtype(np.float32): torch.float32,
     np.dtype(np.float64): torch.float64,
@@ -25,7 +28,6 @@ NP_TO_TORCH = {
     np.dtype(np.complex128): torch.complex128,
 }
 TORCH_TO_NP = {t: d for d, t in NP_TO_TORCH.items()}
-UNSUPPORTED = {np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64)}
 
 bool_ = np.dtype(np.bool_)
 int64 = np.dtype(np.int64)
@@ -39,16 +41,10 @@ SUPPORTED_DTYPES = tuple(NP_TO_TORCH)
 
 
 class UnsupportedDTypeError(TypeError):
-    """A dtype npudist.xp cannot hold on the npu (uint16/uint32/uint64, strings, objects...)."""
+    """A dtype npudist.xp cannot hold on the npu (strings, objects, datetimes...)."""
 
 
 def _reject(dt):
-    if dt in UNSUPPORTED:
-        hint = "int32" if dt.itemsize < 4 else "int64"
-        raise UnsupportedDTypeError(
-            f"npudist.xp does not support dtype {dt.name}: PyTorch has no npu kernels for it, and xp "
-            f"never computes it approximately. Convert to {hint} (exact for values below 2**{8 * dt.itemsize - 1}) "
-            f"before handing data to xp, e.g. xp.asarray(a.astype(np.{hint})).")
     raise UnsupportedDTypeError(
         f"npudist.xp does not support dtype {dt!r}; supported: "
         f"{', '.join(d.name for d in SUPPORTED_DTYPES)}")
@@ -93,7 +89,7 @@ def np_dtype(tdt):
         return TORCH_TO_NP[tdt]
     except KeyError:
         raise UnsupportedDTypeError(f"npudist.xp does not support torch dtype {tdt} "
-                                    f"(bfloat16, uint16/32/64 and float8 have no supported NumPy twin)") from None
+                                    f"(bfloat16 and float8 have no NumPy twin)") from None
 
 
 def is_float(dt):
@@ -112,11 +108,17 @@ def is_integer(dt):
     return dt.kind in "iu"
 
 
+uint64 = np.dtype(np.uint64)
+
+
 # Dtype used by the float32 float64-mode for computing float64 / complex128 work.
 DEMOTE = {float64: float32, complex128: complex64}
 DEMOTE_TORCH = {torch.float64: torch.float32, torch.complex128: torch.complex64}
-# Dtype a reduction/accumulation of an integer/bool array uses by default (NumPy: the default int).
 def sum_dtype(dt):
-    if dt.kind in "biu":
+    """Dtype sum/prod/cumsum of an array of dtype dt use by default (NumPy 2: int64 for bool and
+    signed integers narrower than 64 bits, uint64 for unsigned ones)."""
+    if dt.kind == "u":
+        return uint64
+    if dt.kind in "bi":
         return int64
     return dt

@@ -5,6 +5,8 @@ import operator
 import numpy as np
 import torch
 
+from ._convert import ArrayBase, as_tensor
+
 _INDEX_ERROR = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or "
                 "boolean arrays are valid indices")
 
@@ -20,8 +22,6 @@ def _slice_part(v):
 
 def _item(k):
     """One key item -> int, bool, slice, None, Ellipsis or a torch int/bool tensor."""
-    from ._core import as_tensor
-    from ._ndarray import ndarray
     tp = type(k)
     if tp is int or tp is bool or k is None or k is Ellipsis:
         return k
@@ -34,7 +34,7 @@ def _item(k):
         return bool(k)
     if isinstance(k, (np.integer,)):
         return int(k)
-    if isinstance(k, ndarray):
+    if isinstance(k, ArrayBase):
         t = k._t
     elif isinstance(k, torch.Tensor):
         t = k
@@ -141,3 +141,18 @@ def setitem(t, key, value):
     if isinstance(value, torch.Tensor) and value.dtype != t.dtype:
         value = value.to(t.dtype)
     t[items] = value
+
+
+def normalize_index_array(idx, n):
+    """Integer index tensor checked against an axis of size n (IndexError as NumPy), negatives made
+    positive."""
+    if idx.dtype == torch.bool:
+        raise IndexError("arrays used as indices must be of integer type")
+    idx = idx.long()
+    if not idx.numel():
+        return idx
+    lo, hi = torch.aminmax(idx)
+    lo, hi = int(lo), int(hi)
+    if hi >= n or lo < -n:
+        raise IndexError(f"index {hi if hi >= n else lo} is out of bounds for axis with size {n}")
+    return torch.where(idx < 0, idx + n, idx) if lo < 0 else idx

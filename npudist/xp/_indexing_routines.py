@@ -3,22 +3,15 @@ choose, select, unravel_index, ...)."""
 import numpy as np
 import torch
 
-from ._core import normalize_axes, normalize_axis, operand, result, wrap
+from ._core import normalize_index_array, result_dtype, tensor_of, normalize_axes, normalize_axis, operand, result, wrap
 from ._dtypes import NP_TO_TORCH
-from ._manipulation import _t, broadcast_arrays, result_dtype
+from ._unsigned import as_uint
+from ._manipulation import broadcast_arrays
+from ._config import device
+from ._creation import ones
 
 
-def _norm_index(idx, n):
-    if idx.dtype == torch.bool:
-        raise IndexError("arrays used as indices must be of integer type")
-    idx = idx.long()
-    if not idx.numel():
-        return idx
-    lo, hi = torch.aminmax(idx)
-    lo, hi = int(lo), int(hi)
-    if hi >= n or lo < -n:
-        raise IndexError(f"index {hi if hi >= n else lo} is out of bounds for axis with size {n}")
-    return torch.where(idx < 0, idx + n, idx) if lo < 0 else idx
+_t = tensor_of  # the package's one unwrapping helper
 
 
 def take(a, indices, axis=None, out=None, mode="raise"):
@@ -34,7 +27,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     elif mode == "clip":
         idx = idx.long().clamp(0, n - 1)
     else:
-        idx = _norm_index(idx, n)
+        idx = normalize_index_array(idx, n)
     res = t.index_select(axis, idx.reshape(-1))
     res = res.reshape(tuple(t.shape[:axis]) + tuple(idx.shape) + tuple(t.shape[axis + 1:]))
     return result(res, out)
@@ -49,7 +42,7 @@ def take_along_axis(arr, indices, axis=-1):
     axis = normalize_axis(axis, t.ndim)
     if idx.ndim != t.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    idx = _norm_index(idx, t.shape[axis])
+    idx = normalize_index_array(idx, t.shape[axis])
     shape = list(torch.broadcast_shapes(tuple(s if i != axis else 1 for i, s in enumerate(t.shape)),
                                         tuple(s if i != axis else 1 for i, s in enumerate(idx.shape))))
     ts = shape.copy()
@@ -66,7 +59,7 @@ def put_along_axis(arr, indices, values, axis):
     if axis is None:
         t, axis = t.reshape(-1), 0
     axis = normalize_axis(axis, t.ndim)
-    idx = _norm_index(idx, t.shape[axis])
+    idx = normalize_index_array(idx, t.shape[axis])
     v = _t(values).to(t.dtype).expand(idx.shape) if _t(values).ndim <= idx.ndim else _t(values)
     t.scatter_(axis, idx, v.contiguous())
 
@@ -77,8 +70,10 @@ def put(a, ind, v, mode="raise"):
     flat = t.view(-1)
     idx = _t(ind).reshape(-1)
     n = flat.numel()
-    idx = idx.long().remainder(n) if mode == "wrap" else idx.long().clamp(0, n - 1) if mode == "clip" else _norm_index(idx, n)
+    idx = idx.long().remainder(n) if mode == "wrap" else idx.long().clamp(0, n - 1) if mode == "clip" else normalize_index_array(idx, n)
     vals = _t(v).to(t.dtype).reshape(-1)
+    if vals.numel() == 0:       # NumPy: nothing to put
+        return
     if vals.numel() != idx.numel():
         vals = vals.repeat(-(-idx.numel() // max(vals.numel(), 1)))[:idx.numel()]
     flat[idx] = vals
@@ -162,7 +157,8 @@ def place(arr, mask, vals):
 def choose(a, choices, out=None, mode="raise"):
     idx = _t(a).long()
     cs = broadcast_arrays(idx, *[wrap(_t(c)) for c in choices])
-    stacked = torch.stack([c._t for c in cs[1:]])
+    dt = NP_TO_TORCH[result_dtype(*[c._t for c in cs[1:]])]
+    stacked = torch.stack([c._t.to(dt) for c in cs[1:]])
     n = stacked.shape[0]
     i = cs[0]._t
     if mode == "wrap":
@@ -184,7 +180,7 @@ def select(condlist, choicelist, default=0):
     conds = [_t(c) for c in condlist]
     shape = torch.broadcast_shapes(*[c.shape for c in conds], *[o.shape for o in ops if isinstance(o, torch.Tensor)])
     dev = conds[0].device if conds else None
-    result = torch.full(shape, 0, dtype=dt, device=dev) + (ops[-1].to(dt) if isinstance(ops[-1], torch.Tensor) else ops[-1])
+    result = as_uint(torch.full(shape, 0, dtype=dt, device=dev)) + (ops[-1].to(dt) if isinstance(ops[-1], torch.Tensor) else ops[-1])
     for c, o in zip(reversed(conds), reversed(ops[:-1])):
         if c.dtype != torch.bool:
             raise TypeError("invalid entry in condlist: should be boolean ndarray")
@@ -223,6 +219,46 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     return wrap(res)
 
 
+def tril_indices_from(arr, k=0):
+    """Indices of the lower triangle of a 2-d array (matches numpy.tril_indices_from)."""
+    t = _t(arr)
+    if t.ndim != 2:
+        raise ValueError("input array must be 2-d")
+    return tril_indices(t.shape[-2], k=k, m=t.shape[-1])
+
+
+def triu_indices_from(arr, k=0):
+    """Indices of the upper triangle of a 2-d array (matches numpy.triu_indices_from)."""
+    t = _t(arr)
+    if t.ndim != 2:
+        raise ValueError("input array must be 2-d")
+    return triu_indices(t.shape[-2], k=k, m=t.shape[-1])
+
+
+def mask_indices(n, mask_func, k=0):
+    """Indices where mask_func(ones((n, n)), k) is non-zero (matches numpy.mask_indices)."""
+    m = _t(mask_func(ones((n, n), dtype=int), k)) != 0
+    return nonzero(wrap(m))
+
+
+def ix_(*args):
+    """Open mesh from 1-d sequences for cross-indexing (matches numpy.ix_; boolean inputs become
+    their nonzero indices)."""
+    out = []
+    nd = len(args)
+    for k, a in enumerate(args):
+        t = _t(a) if not (isinstance(a, (list, tuple)) and len(a) == 0) else torch.zeros(0, dtype=torch.int64,
+                                                                                             device=_dev())
+        if t.ndim != 1:
+            raise ValueError("Cross index must be 1 dimensional")
+        if t.dtype == torch.bool:
+            t = torch.nonzero(t).reshape(-1)
+        elif t.is_floating_point() or t.is_complex():
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+        out.append(wrap(t.reshape((1,) * k + (-1,) + (1,) * (nd - k - 1))))
+    return tuple(out)
+
+
 def tril_indices(n, k=0, m=None):
     i = torch.tril_indices(n, n if m is None else m, k, device=_dev())
     return wrap(i[0]), wrap(i[1])
@@ -234,10 +270,61 @@ def triu_indices(n, k=0, m=None):
 
 
 def diag_indices(n, ndim=2):
-    i = torch.arange(n, device=_dev())
+    """Indices of the main diagonal of an (n,)*ndim array (matches numpy.diag_indices)."""
+    i = torch.arange(max(0, n), device=_dev())
     return (wrap(i),) * ndim
 
 
 def _dev():
-    from ._config import device
     return device()
+
+
+def diag_indices_from(arr):
+    """Indices of the main diagonal of a square n-d array (matches numpy.diag_indices_from)."""
+    t = arr._t if hasattr(arr, "_t") else operand(arr)
+    if t.ndim < 2:
+        raise ValueError("input array must be at least 2-d")
+    if len(set(t.shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return diag_indices(t.shape[0], t.ndim)
+
+
+def fill_diagonal(a, val, wrap=False):
+    """Writes val on the main diagonal of a, in place (matches numpy.fill_diagonal: val repeats,
+    tall 2-d matrices wrap every N+1 rows with wrap=True; n-d arrays need equal dimensions)."""
+    t = a._t
+    if t.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    if t.ndim == 2:
+        step = t.shape[1] + 1
+        end = None if wrap else t.shape[1] * t.shape[1]
+    else:
+        if len(set(t.shape)) != 1:
+            raise ValueError("All dimensions of input must be of equal length")
+        step = 1 + int(np.cumprod(t.shape[:-1]).sum())
+        end = None
+    a.flat[:end:step] = val
+
+
+def putmask(a, mask, values):
+    """a[mask] = values in place, values repeating over a's flat positions (matches numpy.putmask)."""
+    t = a._t
+    m = operand(mask)
+    if not isinstance(m, torch.Tensor):
+        m = torch.tensor(bool(m), device=t.device)
+    if m.dtype != torch.bool:
+        m = m != 0
+    m = m.broadcast_to(t.shape) if tuple(m.shape) != tuple(t.shape) else m
+    if tuple(m.shape) != tuple(t.shape):
+        raise ValueError("putmask: mask and data must be the same size")
+    v = operand(values)
+    v = (v if isinstance(v, torch.Tensor) else torch.tensor(v, device=t.device)).reshape(-1)
+    n = t.numel()
+    if v.numel() == 0:
+        if bool(m.any()):
+            raise ValueError("putmask: values must not be empty when mask selects elements")
+        return
+    if v.numel() < n:
+        v = v.repeat((n + v.numel() - 1) // v.numel())
+    full = v[:n].reshape(t.shape).to(t.dtype)
+    t[m] = full[m]

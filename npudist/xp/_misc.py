@@ -4,13 +4,12 @@ import contextlib
 import numpy as np
 import torch
 
-from ._core import as_tensor, operand, result, wrap
+from ._core import OPS, is_f_contiguous, result_dtype, tensor_of, as_tensor, operand, result, wrap
 from ._dtypes import NP_TO_TORCH, SUPPORTED_DTYPES, TORCH_TO_NP, to_dtype
-from ._ndarray import ndarray
+from ._core import ndarray
 
 
-def _t(a):
-    return a._t if isinstance(a, ndarray) else as_tensor(a)
+_t = tensor_of  # the package's one unwrapping helper
 
 
 def _dtype_of(x):
@@ -109,7 +108,6 @@ def isreal(x):
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|a - b| <= atol + rtol * |b| elementwise (matches numpy.isclose)."""
-    from ._manipulation import result_dtype
     oa, ob = operand(a), operand(b)
     dt = NP_TO_TORCH[to_dtype(np.result_type(result_dtype(oa, ob), np.float16))]
     dev = next((o.device for o in (oa, ob) if isinstance(o, torch.Tensor)), None)
@@ -127,7 +125,7 @@ def array_equal(a1, a2, equal_nan=False):
     t1, t2 = _t(a1), _t(a2)
     if t1.shape != t2.shape:
         return False
-    from ._ufuncs import equal
+    equal = OPS["equal"]
     eq = equal(wrap(t1), wrap(t2))._t
     if equal_nan and (t1.is_floating_point() or t1.is_complex()):
         eq = eq | (torch.isnan(t1) & torch.isnan(t2))
@@ -140,7 +138,7 @@ def array_equiv(a1, a2):
         torch.broadcast_shapes(t1.shape, t2.shape)
     except RuntimeError:
         return False
-    from ._ufuncs import equal
+    equal = OPS["equal"]
     return bool(equal(wrap(t1), wrap(t2))._t.all())
 
 
@@ -163,7 +161,7 @@ around = round
 
 
 def fix(x, out=None):
-    from ._ufuncs import trunc
+    trunc = OPS["trunc"]
     return trunc(x, out=out)
 
 
@@ -195,11 +193,12 @@ def asarray_(x):
 
 
 def angle(z, deg=False):
+    """Counterclockwise angle of complex values, arctan2(imag, real) (matches numpy.angle,
+    result dtype included: arctan2's loop for the input)."""
     t = _t(z)
-    if not (t.is_floating_point() or t.is_complex()):
-        t = t.to(torch.float64)
-    r = torch.angle(t)
-    return wrap(torch.rad2deg(r) if deg else r)
+    arctan2 = OPS["arctan2"]
+    a = arctan2(wrap(t.imag), wrap(t.real)) if t.is_complex() else arctan2(0, wrap(t))
+    return a * (180 / np.pi) if deg else a
 
 
 def sinc(x):
@@ -243,10 +242,21 @@ def convolve(a, v, mode="full"):
     if vt.numel() > at.numel():
         at, vt = vt, at
     n, m = at.numel(), vt.numel()
-    work = dt if dt in (torch.float32, torch.float64) else torch.float64
-    x = at.to(work).reshape(1, 1, -1)
-    k = vt.to(work).flip(0).reshape(1, 1, -1)
-    full = torch.nn.functional.conv1d(x, k, padding=m - 1).reshape(-1)
+    if dt.is_complex:   # (ar + i ai) * (vr + i vi) from four real convolutions
+        real = torch.float32 if dt == torch.complex64 else torch.float64
+        at, vt = at.to(dt), vt.to(dt)
+
+        def conv(x, k):
+            return torch.nn.functional.conv1d(x.to(real).reshape(1, 1, -1), k.to(real).flip(0).reshape(1, 1, -1),
+                                              padding=m - 1).reshape(-1)
+        full = torch.complex(conv(at.real, vt.real) - conv(at.imag, vt.imag),
+                             conv(at.real, vt.imag) + conv(at.imag, vt.real))
+        work = dt
+    else:
+        work = dt if dt in (torch.float32, torch.float64) else torch.float64
+        x = at.to(work).reshape(1, 1, -1)
+        k = vt.to(work).flip(0).reshape(1, 1, -1)
+        full = torch.nn.functional.conv1d(x, k, padding=m - 1).reshape(-1)
     if mode == "full":
         r = full
     elif mode == "same":
@@ -275,3 +285,28 @@ def get_array_module(*args):
 
 def supported_dtypes():
     return SUPPORTED_DTYPES
+
+
+def _inf_sign(x, out, negative):
+    t = _t(x)
+    if t.is_complex():
+        raise TypeError("This operation is not supported for complex values because it would be ambiguous.")
+    r = torch.isinf(t) & (torch.signbit(t) if negative else ~torch.signbit(t)) if t.is_floating_point() else \
+        torch.zeros(t.shape, dtype=torch.bool, device=t.device)
+    return result(r, out)
+
+
+def isposinf(x, out=None):
+    """True where x is +inf (matches numpy.isposinf; complex input raises TypeError)."""
+    return _inf_sign(x, out, False)
+
+
+def isneginf(x, out=None):
+    """True where x is -inf (matches numpy.isneginf; complex input raises TypeError)."""
+    return _inf_sign(x, out, True)
+
+
+def isfortran(a):
+    """True if a is Fortran-contiguous and not C-contiguous (matches numpy.isfortran)."""
+    t = _t(a)
+    return bool(is_f_contiguous(t) and not t.is_contiguous())

@@ -1,22 +1,22 @@
 """Reductions and accumulations (matches numpy's sum, prod, max, min, argmax, all, cumsum, nan*...).
 
-Default accumulator dtypes are NumPy's (integers and bools sum in int64) except that unsigned
-integers accumulate in int64 where NumPy uses uint64 (xp has no uint64; values agree < 2**63)."""
+Default accumulator dtypes are NumPy's: bools and signed integers sum in int64, unsigned
+integers accumulate in uint64, as NumPy's do."""
 import builtins as _b
 
 import numpy as np
 import torch
 
-from ._core import as_tensor, f64, normalize_axes, normalize_axis, result, wrap
+from ._core import OPS, tensor_of, as_tensor, f64, normalize_axes, normalize_axis, result, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, sum_dtype, to_dtype
-from ._ndarray import ndarray
+from ._core import ndarray
 
-_ACC_UP = {torch.bool: torch.int64, torch.int8: torch.int64, torch.int16: torch.int64, torch.int32: torch.int64,
+_UINT_ACC = {torch.uint16, torch.uint32, torch.uint64}
+_ACC_UP = {torch.uint16: torch.int64, torch.uint32: torch.int64, torch.uint64: torch.int64, torch.bool: torch.int64, torch.int8: torch.int64, torch.int16: torch.int64, torch.int32: torch.int64,
            torch.uint8: torch.int64}
 
 
-def _t(a):
-    return a._t if isinstance(a, ndarray) else as_tensor(a)
+_t = tensor_of  # the package's one unwrapping helper
 
 
 _out = result
@@ -57,7 +57,10 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=Tru
     elif tdt == torch.bool:
         r = t.any(dim=axes, keepdim=keepdims) if t.ndim else t.clone()
     else:
-        r = f64(torch.sum, t, dim=axes, keepdim=keepdims, dtype=tdt)
+        # unsigned sums accumulate in int64 bits: the same bits as NumPy's modular uint64 sum
+        acc = torch.int64 if tdt in _UINT_ACC else tdt
+        r = f64(torch.sum, t, dim=axes, keepdim=keepdims, dtype=acc)
+        r = r if acc is tdt else r.to(tdt)
     if initial is not None and initial != 0:
         r = r + initial
     return _out(r, out)
@@ -68,12 +71,14 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=Tr
     t = _t(a)
     dt = sum_dtype(TORCH_TO_NP[t.dtype]) if dtype is None else to_dtype(dtype)
     tdt = NP_TO_TORCH[dt]
-    t = _mask(t, where, 1).to(tdt)
+    acc = torch.int64 if tdt in _UINT_ACC else tdt     # unsigned: the same bits, modulo 2**64
+    t = _mask(t, where, 1).to(acc)
     axes = normalize_axes(axis, t.ndim)
     if not axes:
         r = t.clone()
     else:
         r = _reduce_dims(lambda x, d, k: f64(torch.prod, x, d, keepdim=k, dtype=x.dtype), t, axes, keepdims)
+    r = r if acc is tdt else r.to(tdt)
     if initial is not None and initial != 1:
         r = r * initial
     return _out(r, out)
@@ -330,7 +335,7 @@ def nancumprod(a, axis=None, dtype=None, out=None):
 
 def ptp(a, axis=None, out=None, keepdims=False):
     """max - min (matches numpy.ptp)."""
-    from ._ufuncs import subtract
+    subtract = OPS["subtract"]
     return subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims), out=out)
 
 

@@ -7,13 +7,12 @@ from collections import namedtuple
 import numpy as np
 import torch
 
-from ._core import as_tensor, normalize_axis, wrap
+from ._core import tensor_of, as_tensor, normalize_axis, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
-from ._ndarray import ndarray
+from ._core import ndarray
 
 
-def _t(a):
-    return a._t if isinstance(a, ndarray) else as_tensor(a)
+_t = tensor_of  # the package's one unwrapping helper
 
 
 _KEY_INT = {torch.float16: torch.int16, torch.float32: torch.int32, torch.float64: torch.int64}
@@ -98,9 +97,40 @@ def searchsorted(a, v, side="left", sorter=None):
     if dt == torch.bool:
         dt = torch.uint8
     s = None if sorter is None else _t(sorter).long()
-    r = torch.searchsorted(at.to(dt).contiguous(), vt.to(dt).reshape(-1).contiguous() if vt.ndim == 0 else vt.to(dt).contiguous(),
+    at, vt = at.to(dt), vt.to(dt)
+    if dt.is_complex:   # PyTorch has no complex searchsorted: search ranks in NumPy's complex order
+        if s is not None:
+            at, s = at[s], None
+        at, vt = _lex_ranks(at, vt)
+    r = torch.searchsorted(at.contiguous(), vt.reshape(-1).contiguous() if vt.ndim == 0 else vt.contiguous(),
                            right=side == "right", sorter=s)
     return wrap(r.reshape(()) if vt.ndim == 0 else r) if not scalar else wrap(r.reshape(()))
+
+
+def _lex_ranks(a, v):
+    """Integer ranks of two complex tensors in NumPy's order (real part, then imaginary part; NaNs
+    last), equal values sharing a rank: searching ranks is searching the complex values."""
+    both = torch.cat([a.reshape(-1), v.reshape(-1)])
+    re, im = both.real.contiguous(), both.imag.contiguous()
+    order = torch.sort(im, stable=True).indices
+    order = order[torch.sort(re[order], stable=True).indices]
+    srt = both[order]
+    new = torch.ones(srt.shape, dtype=torch.int64, device=srt.device)
+    if srt.numel() > 1:
+        new[1:] = (srt[1:] != srt[:-1]).long()
+    ranks = torch.empty_like(new)
+    ranks[order] = torch.cumsum(new, 0)
+    return ranks[:a.numel()].reshape(a.shape), ranks[a.numel():].reshape(v.shape)
+
+
+def sort_complex(a):
+    """Sorted copy as a complex array, real part first (matches numpy.sort_complex: int8, int16,
+    uint8 and uint16 give complex64, other real types complex128)."""
+    t = _t(a)
+    if not t.is_complex():
+        small = t.dtype in (torch.int8, torch.int16, torch.uint8, torch.uint16)
+        t = t.to(torch.complex64 if small else torch.complex128)
+    return sort(wrap(t))
 
 
 def partition(a, kth, axis=-1, kind="introselect", order=None):
@@ -207,14 +237,20 @@ def _common(a, b):
     return at.to(dt), bt.to(dt)
 
 
+def _isin_t(et, tt):
+    """torch.isin for every dtype: complex through ranks in NumPy's order, bool as uint8."""
+    if et.is_complex():
+        et, tt = _lex_ranks(et, tt)
+    elif et.dtype == torch.bool:
+        et, tt = et.to(torch.uint8), tt.to(torch.uint8)
+    return torch.isin(et, tt)
+
+
 def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
     """Elementwise membership (matches numpy.isin; bool, element's shape)."""
     e = _t(element)
     et, tt = _common(e, test_elements)
-    if et.is_complex():
-        r = (et.reshape(-1, 1) == tt.reshape(1, -1)).any(1).reshape(e.shape)
-    else:
-        r = torch.isin(et, tt).reshape(e.shape)
+    r = _isin_t(et, tt).reshape(e.shape)
     return wrap(~r if invert else r)
 
 
@@ -227,7 +263,7 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
     a, b = _common(ar1, ar2)
     ua, ia, _, _ = _unique_flat(a, True) if not assume_unique else (a, torch.arange(a.numel(), device=a.device), 0, 0)
     ub, ib, _, _ = _unique_flat(b, True) if not assume_unique else (b, torch.arange(b.numel(), device=b.device), 0, 0)
-    mask = torch.isin(ua, ub)
+    mask = _isin_t(ua, ub)
     common = ua[mask]
     if assume_unique:
         common = torch.sort(common).values
@@ -252,7 +288,7 @@ def setdiff1d(ar1, ar2, assume_unique=False):
     """Sorted unique values of ar1 not in ar2 (matches numpy.setdiff1d)."""
     a, b = _common(ar1, ar2)
     ua = a if assume_unique else _unique_flat(a, True)[0]
-    return wrap(ua[~torch.isin(ua, b)])
+    return wrap(ua[~_isin_t(ua, b)].to(_t(ar1).dtype))    # NumPy keeps ar1's dtype
 
 
 def setxor1d(ar1, ar2, assume_unique=False):
@@ -260,5 +296,5 @@ def setxor1d(ar1, ar2, assume_unique=False):
     a, b = _common(ar1, ar2)
     ua = a if assume_unique else _unique_flat(a, True)[0]
     ub = b if assume_unique else _unique_flat(b, True)[0]
-    r = torch.cat([ua[~torch.isin(ua, ub)], ub[~torch.isin(ub, ua)]])
+    r = torch.cat([ua[~_isin_t(ua, ub)], ub[~_isin_t(ub, ua)]])
     return wrap(torch.sort(r).values)

@@ -6,16 +6,15 @@ import operator
 import numpy as np
 import torch
 
-from ._core import as_tensor, f64, normalize_axes, normalize_axis, wrap
+from ._core import tensor_of, as_tensor, f64, normalize_axes, normalize_axis, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
-from ._ndarray import ndarray
+from ._core import ndarray
 from ._reductions import _mask, _out
 
 _F64 = np.dtype(np.float64)
 
 
-def _t(a):
-    return a._t if isinstance(a, ndarray) else as_tensor(a)
+_t = tensor_of  # the package's one unwrapping helper
 
 
 def _float_dtype(t, dtype):

@@ -1,14 +1,17 @@
 """npudist.xp.fft (matches numpy.fft, NumPy 2 precision rules: float32 -> complex64,
-other real inputs -> complex128; norm 'backward' / 'ortho' / 'forward')."""
+other real inputs -> complex128; norm 'backward' / 'ortho' / 'forward'; ``out=`` is honoured with
+NumPy's same_kind casting)."""
 import numpy as np
 import torch
 
-from ._core import as_tensor, f64, wrap
-from ._ndarray import ndarray
+from ._core import check_same_kind, tensor_of, as_tensor, f64, wrap
+from ._core import ndarray
+from ._creation import _dev
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 
 
 def _t(a, real_ok=True):
-    t = a._t if isinstance(a, ndarray) else as_tensor(a)
+    t = tensor_of(a)
     if t.dtype in (torch.float16, torch.float32):
         return t.to(torch.float32)
     if t.dtype == torch.complex64 or t.dtype == torch.complex128 or t.dtype == torch.float64:
@@ -22,16 +25,31 @@ def _norm(norm):
     return norm or "backward"
 
 
-def _one(fn, a, n, axis, norm, complex_in=False):
+def _done(res, out):
+    """The result array, or res written into out (NumPy's same_kind casting; shape must match)."""
+    if out is None:
+        return wrap(res)
+    if not isinstance(out, ndarray):
+        raise TypeError(f"out must be an xp.ndarray, got {type(out).__name__}")
+    if tuple(out.shape) != tuple(res.shape):
+        raise ValueError(f"out has shape {out.shape}, the transform has {tuple(res.shape)}")
+    check_same_kind(TORCH_TO_NP[res.dtype], out.dtype)
+    out._t.copy_(res)
+    return out
+
+
+def _one(fn, a, n, axis, norm, complex_in=False, out=None):
     t = _t(a)
     if complex_in and not t.is_complex():
         t = t.to(torch.complex64 if t.dtype == torch.float32 else torch.complex128)
     if n is not None and n < 1:
         raise ValueError(f"Invalid number of FFT data points ({n}) specified.")
-    return wrap(f64(fn, t, n=n, dim=axis, norm=_norm(norm)))
+    return _done(f64(fn, t, n=n, dim=axis, norm=_norm(norm)), out)
 
 
-def _many(fn, a, s, axes, norm, default_axes=None):
+def _many(fn, a, s, axes, norm, default_axes=None, out=None):
+    if axes is not None and len(axes) == 0 and s is None:   # NumPy: no axes, no transform
+        return a if isinstance(a, ndarray) else wrap(tensor_of(a))
     t = _t(a)
     if axes is None and s is None and default_axes is not None:
         axes = default_axes
@@ -40,16 +58,16 @@ def _many(fn, a, s, axes, norm, default_axes=None):
         kwargs["s"] = tuple(s)
     if axes is not None:
         kwargs["dim"] = tuple(axes)
-    return wrap(f64(fn, t, **kwargs))
+    return _done(f64(fn, t, **kwargs), out)
 
 
 def fft(a, n=None, axis=-1, norm=None, out=None):
     """1-D discrete Fourier transform (matches numpy.fft.fft)."""
-    return _one(torch.fft.fft, a, n, axis, norm)
+    return _one(torch.fft.fft, a, n, axis, norm, out=out)
 
 
 def ifft(a, n=None, axis=-1, norm=None, out=None):
-    return _one(torch.fft.ifft, a, n, axis, norm)
+    return _one(torch.fft.ifft, a, n, axis, norm, out=out)
 
 
 def rfft(a, n=None, axis=-1, norm=None, out=None):
@@ -58,69 +76,66 @@ def rfft(a, n=None, axis=-1, norm=None, out=None):
     if t.is_complex():
         raise TypeError("rfft needs real input (numpy.fft.rfft discards the imaginary part with a warning; "
                         "pass a.real explicitly)")
-    return _one(torch.fft.rfft, wrap(t), n, axis, norm)
+    return _one(torch.fft.rfft, wrap(t), n, axis, norm, out=out)
 
 
 def irfft(a, n=None, axis=-1, norm=None, out=None):
-    return _one(torch.fft.irfft, a, n, axis, norm, complex_in=True)
+    return _one(torch.fft.irfft, a, n, axis, norm, complex_in=True, out=out)
 
 
 def hfft(a, n=None, axis=-1, norm=None, out=None):
-    return _one(torch.fft.hfft, a, n, axis, norm, complex_in=True)
+    return _one(torch.fft.hfft, a, n, axis, norm, complex_in=True, out=out)
 
 
 def ihfft(a, n=None, axis=-1, norm=None, out=None):
-    return _one(torch.fft.ihfft, a, n, axis, norm)
+    return _one(torch.fft.ihfft, a, n, axis, norm, out=out)
 
 
 def fft2(a, s=None, axes=(-2, -1), norm=None, out=None):
-    return _many(torch.fft.fftn, a, s, axes, norm)
+    return _many(torch.fft.fftn, a, s, axes, norm, out=out)
 
 
 def ifft2(a, s=None, axes=(-2, -1), norm=None, out=None):
-    return _many(torch.fft.ifftn, a, s, axes, norm)
+    return _many(torch.fft.ifftn, a, s, axes, norm, out=out)
 
 
 def fftn(a, s=None, axes=None, norm=None, out=None):
     """N-D FFT over axes (matches numpy.fft.fftn)."""
-    return _many(torch.fft.fftn, a, s, axes, norm)
+    return _many(torch.fft.fftn, a, s, axes, norm, out=out)
 
 
 def ifftn(a, s=None, axes=None, norm=None, out=None):
-    return _many(torch.fft.ifftn, a, s, axes, norm)
+    return _many(torch.fft.ifftn, a, s, axes, norm, out=out)
 
 
 def rfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
-    return _many(torch.fft.rfftn, a, s, axes, norm)
+    return _many(torch.fft.rfftn, a, s, axes, norm, out=out)
 
 
 def irfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
-    return _many(torch.fft.irfftn, a, s, axes, norm)
+    return _many(torch.fft.irfftn, a, s, axes, norm, out=out)
 
 
 def rfftn(a, s=None, axes=None, norm=None, out=None):
-    return _many(torch.fft.rfftn, a, s, axes, norm)
+    return _many(torch.fft.rfftn, a, s, axes, norm, out=out)
 
 
 def irfftn(a, s=None, axes=None, norm=None, out=None):
-    return _many(torch.fft.irfftn, a, s, axes, norm)
+    return _many(torch.fft.irfftn, a, s, axes, norm, out=out)
 
 
 def _freq_dtype(dtype):
-    from ._dtypes import NP_TO_TORCH, to_dtype
     return torch.float64 if dtype is None else NP_TO_TORCH[to_dtype(dtype)]
 
 
 def fftfreq(n, d=1.0, *, device=None, dtype=None):
     """Sample frequencies (matches numpy.fft.fftfreq; float64 unless dtype is given)."""
-    from ._creation import _dev
     if n < 1:
         raise ValueError(f"n must be positive, got {n}")
     return wrap(torch.fft.fftfreq(n, d, dtype=torch.float64, device=_dev(device)).to(_freq_dtype(dtype)))
 
 
 def rfftfreq(n, d=1.0, *, device=None, dtype=None):
-    from ._creation import _dev
     if n < 1:
         raise ValueError(f"n must be positive, got {n}")
     return wrap(torch.fft.rfftfreq(n, d, dtype=torch.float64, device=_dev(device)).to(_freq_dtype(dtype)))
@@ -128,12 +143,12 @@ def rfftfreq(n, d=1.0, *, device=None, dtype=None):
 
 def fftshift(x, axes=None):
     """Zero frequency to the centre (matches numpy.fft.fftshift)."""
-    t = x._t if isinstance(x, ndarray) else as_tensor(x)
+    t = tensor_of(x)
     return wrap(torch.fft.fftshift(t, dim=axes if axes is None or isinstance(axes, int) else tuple(axes)))
 
 
 def ifftshift(x, axes=None):
-    t = x._t if isinstance(x, ndarray) else as_tensor(x)
+    t = tensor_of(x)
     return wrap(torch.fft.ifftshift(t, dim=axes if axes is None or isinstance(axes, int) else tuple(axes)))
 
 

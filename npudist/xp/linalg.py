@@ -7,9 +7,10 @@ from collections import namedtuple
 import numpy as np
 import torch
 
-from ._core import as_tensor, f64, normalize_axis, result, wrap
+from ._core import tensor_of, as_tensor, f64, normalize_axis, result, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
-from ._ndarray import ndarray
+from ._core import ndarray
+from ._reductions import sum as _sum
 
 LinAlgError = np.linalg.LinAlgError
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
@@ -20,8 +21,7 @@ SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 _BOOL_OK = {"matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron", "vecdot"}
 
 
-def _t(a):
-    return a._t if isinstance(a, ndarray) else as_tensor(a)
+_t = tensor_of  # the package's one unwrapping helper
 
 
 def _pair(a, b, name):
@@ -178,7 +178,6 @@ def diagonal(x, /, *, offset=0):
 
 
 def trace(x, /, *, offset=0, dtype=None):
-    from ._reductions import sum as _sum
     return _sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
 
 

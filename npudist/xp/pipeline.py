@@ -24,8 +24,9 @@ import numpy as np
 import torch
 
 from . import _config
-from ._core import as_tensor, wrap
-from ._ndarray import ndarray
+from ._core import tensor_of, as_tensor, wrap
+from ._core import ndarray
+from .random import default_rng
 
 
 def rank_and_world_size(rank=None, world_size=None):
@@ -69,7 +70,6 @@ def shard_indices(n, rank=None, world_size=None, *, drop_remainder=False, seed=N
 
 def shuffle_indices(n, seed, epoch=0):
     """A permutation of range(n), the same for the same (seed, epoch) on every rank (xp int64)."""
-    from .random import default_rng
     return default_rng([int(seed), int(epoch)]).permutation(int(n))
 
 
@@ -78,7 +78,7 @@ def batch_indices(indices, batch_size, drop_last=False):
     drop_last). Returns a list of xp arrays (views)."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    t = indices._t if isinstance(indices, ndarray) else as_tensor(indices)
+    t = tensor_of(indices)
     n = t.shape[0]
     stop = n - n % batch_size if drop_last else n
     return [wrap(t[i:i + batch_size]) for i in range(0, stop, batch_size)]
@@ -122,7 +122,7 @@ class TokenDataset:
 
     def gather(self, indices):
         """Sequences at indices as (flat tokens, lengths) xp arrays, in index order."""
-        idx = indices._t if isinstance(indices, ndarray) else as_tensor(indices)
+        idx = tensor_of(indices)
         o = self.offsets._t
         starts, ends = o[idx], o[idx + 1]
         lengths = ends - starts

@@ -12,9 +12,9 @@ import numpy as np
 import torch
 
 from . import _config
-from ._core import as_tensor, result, wrap
+from ._core import tensor_of, as_tensor, result, wrap
 from ._dtypes import NP_TO_TORCH, to_dtype
-from ._ndarray import ndarray
+from ._core import ndarray
 
 _F64 = torch.float64
 
@@ -316,7 +316,7 @@ class Generator:
         """Shuffled copy, or a permuted arange for an int (matches Generator.permutation)."""
         if isinstance(x, (int, np.integer)):
             return wrap(torch.randperm(int(x), generator=self._gen, device=self._device))
-        t = x._t if isinstance(x, ndarray) else as_tensor(x)
+        t = tensor_of(x)
         if t.ndim == 0:
             raise np.exceptions.AxisError("x must be an integer or at least 1-dimensional")
         idx = torch.randperm(t.shape[axis], generator=self._gen, device=self._device)
@@ -330,7 +330,7 @@ class Generator:
 
     def permuted(self, x, axis=None, out=None):
         """Each slice along axis shuffled independently (matches Generator.permuted)."""
-        t = x._t if isinstance(x, ndarray) else as_tensor(x)
+        t = tensor_of(x)
         if axis is None:
             r = t.reshape(-1)[torch.randperm(t.numel(), generator=self._gen, device=self._device)].reshape(t.shape)
         else:
@@ -344,7 +344,7 @@ class Generator:
             n = int(a)
             pop = None
         else:
-            pop = a._t if isinstance(a, ndarray) else as_tensor(a)
+            pop = tensor_of(a)
             if pop.ndim == 0:
                 raise ValueError("a must be a sequence or an integer, not a 0-d array")
             n = pop.shape[axis]

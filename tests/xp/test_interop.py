@@ -68,8 +68,9 @@ def test_array_namespace():
     a = xp.arange(3)
     ns = a.__array_namespace__()
     assert ns.__array_api_version__ == "2024.12"
-    assert not hasattr(ns, "uint32") and not hasattr(ns, "uint64") and ns.int8 == np.dtype("int8")
-    assert ns.__array_namespace_info__().dtypes(kind="unsigned integer") == {"uint8": np.dtype("uint8")}
+    assert ns.uint32 == np.dtype("uint32") and ns.uint64 == np.dtype("uint64") and ns.int8 == np.dtype("int8")
+    assert ns.__array_namespace_info__().dtypes(kind="unsigned integer") == {
+        n: np.dtype(n) for n in ("uint8", "uint16", "uint32", "uint64")}
     assert ns.sum(a).item() == 3
     with pytest.raises(ValueError):
         a.__array_namespace__(api_version="2099.01")

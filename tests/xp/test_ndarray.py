@@ -31,18 +31,10 @@ def test_dtype_specs_accepted(spec):
     assert xp.asarray([1, 2]).astype(spec).dtype == np.float32
 
 
-@pytest.mark.parametrize("dtype", [np.uint16, np.uint32, np.uint64, "U3", object])
+@pytest.mark.parametrize("dtype", ["U3", object, "M8[s]"])
 def test_unsupported_dtypes_rejected_at_creation(dtype):
     with pytest.raises(TypeError, match="does not support dtype"):
         xp.zeros(3, dtype=dtype)
-    if dtype is not object and dtype != "U3":
-        with pytest.raises(xp.UnsupportedDTypeError, match="Convert to int"):
-            xp.asarray(np.arange(3, dtype=dtype))
-
-
-def test_uint64_result_of_numpy_is_not_silently_wrong():
-    with pytest.raises(TypeError, match="uint64"):
-        xp.asarray(np.array([2**63 + 5], np.uint64))
 
 
 KEYS = [

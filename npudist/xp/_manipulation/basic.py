@@ -1,0 +1,91 @@
+"""Basic operations: copyto, clip, diagonal, trace (matches NumPy's)."""
+import numpy as np
+import torch
+
+from .._core import OPS, ndarray, normalize_axis, operand, result, result_dtype, tensor_of, wrap
+from .._dtypes import TORCH_TO_NP
+from .._reductions import sum as _sum
+from .._ufunc_kernels import _INT_TDT
+
+
+_t = tensor_of  # the package's one unwrapping helper
+
+
+def copyto(dst, src, casting="same_kind", where=True):
+    """Copies src into dst with broadcasting (matches numpy.copyto)."""
+    o = operand(src)
+    if not isinstance(o, torch.Tensor):
+        # a Python scalar is weak (NumPy 2): its kind must cast to dst's; ints must fit
+        kind = {bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}[type(o)]
+        kinds = {bool: "biufc", int: "iufc", float: "fc", complex: "c"}[type(o)]
+        if casting != "unsafe" and dst.dtype.kind not in kinds:
+            raise TypeError(f"Cannot cast scalar from {np.dtype(kind)!r} to {dst.dtype!r} according to the rule "
+                            f"{casting!r}")
+        if type(o) is int and dst.dtype.kind in "iu" and casting != "unsafe":
+            info = np.iinfo(dst.dtype)
+            if not info.min <= o <= info.max:
+                raise OverflowError(f"Python integer {o} out of bounds for {dst.dtype}")
+    st = o if isinstance(o, torch.Tensor) else torch.tensor(o.real if type(o) is complex and not dst._t.is_complex()
+                                                            else o, dtype=dst._t.dtype, device=dst._t.device)
+    if casting != "unsafe" and isinstance(o, torch.Tensor) and not np.can_cast(TORCH_TO_NP[st.dtype], dst.dtype, casting):
+        raise TypeError(f"Cannot cast array data from {TORCH_TO_NP[st.dtype]} to {dst.dtype} according to the rule "
+                        f"{casting!r}")
+    try:
+        st = st.to(dst._t.dtype).broadcast_to(dst._t.shape)
+    except RuntimeError:
+        raise ValueError(f"could not broadcast input array from shape {tuple(st.shape)} into shape "
+                         f"{tuple(dst._t.shape)}") from None
+    if where is True:
+        dst._t.copy_(st)
+    else:
+        w = _t(where)
+        w = w if w.dtype == torch.bool else w != 0     # NumPy casts where= to bool
+        try:
+            w = w.broadcast_to(dst._t.shape)
+        except RuntimeError:
+            raise ValueError(f"could not broadcast where mask from shape {tuple(w.shape)} into shape "
+                             f"{tuple(dst._t.shape)}") from None
+        dst._t.copy_(torch.where(w, st, dst._t))
+
+
+def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
+    """Limits values to [a_min, a_max] (matches numpy.clip; NumPy 2 dtype rules)."""
+    lo = a_min if a_min is not None else min
+    hi = a_max if a_max is not None else max
+    maximum = OPS["maximum"]
+    minimum = OPS["minimum"]
+    r = a if isinstance(a, ndarray) else wrap(_t(a))
+    if (type(lo) in (int, float, type(None)) and type(hi) in (int, float, type(None)) and (lo is not None or hi is not None)
+            and not r._t.is_complex() and r._t.dtype != torch.bool
+            and result_dtype(r._t, *[v for v in (lo, hi) if v is not None]) == r.dtype):
+        if r._t.is_floating_point() or all(v is None or -2**63 <= v < 2**63 for v in (lo, hi)):
+            if r._t.dtype in _INT_TDT:
+                info = torch.iinfo(r._t.dtype)
+                for v in (lo, hi):
+                    if v is not None and not info.min <= v <= info.max:
+                        raise OverflowError(f"Python integer {v} out of bounds for {r.dtype}")
+            res = torch.clamp(r._t, lo, hi)
+            return result(res, out)
+    if lo is not None:
+        r = maximum(r, lo)
+    if hi is not None:
+        r = minimum(r, hi)
+    if lo is None and hi is None:
+        r = wrap(r._t.clone())
+    if out is not None:
+        out._t.copy_(r._t)
+        return out
+    return r
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """Diagonal view (matches numpy.diagonal)."""
+    t = _t(a)
+    if t.ndim < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    return wrap(torch.diagonal(t, offset, normalize_axis(axis1, t.ndim), normalize_axis(axis2, t.ndim)))
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """Sum along diagonals (matches numpy.trace)."""
+    return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)

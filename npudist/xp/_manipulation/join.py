@@ -1,0 +1,88 @@
+"""Joining: concatenate, concat, stack, vstack/row_stack, hstack, dstack, column_stack (matches NumPy's)."""
+import numpy as np
+import torch
+
+from .._core import ndarray, normalize_axis, result, tensor_of, wrap
+from .._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
+
+from .dims import atleast_1d, atleast_2d, atleast_3d
+from .shape import shape
+
+_t = tensor_of  # the package's one unwrapping helper
+
+
+def _joined(arrays, dtype, casting="same_kind"):
+    ts = [_t(a) for a in arrays]
+    if not ts:
+        raise ValueError("need at least one array to concatenate")
+    dt = to_dtype(np.result_type(*[TORCH_TO_NP[t.dtype] for t in ts])) if dtype is None else to_dtype(dtype)
+    if dtype is not None and casting != "unsafe":
+        for t in ts:
+            if not np.can_cast(TORCH_TO_NP[t.dtype], dt, casting):
+                raise TypeError(f"cannot cast array data from {TORCH_TO_NP[t.dtype]} to {dt} according to the rule "
+                                f"{casting!r}")
+    tdt = NP_TO_TORCH[dt]
+    return [t if t.dtype == tdt else t.to(tdt) for t in ts]
+
+
+def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    """Joins arrays along an existing axis (matches numpy.concatenate; axis=None flattens)."""
+    ts = _joined(arrays, dtype, casting)
+    if axis is None:
+        ts = [t.reshape(-1) for t in ts]
+        axis = 0
+    nd = ts[0].ndim
+    if nd == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    for t in ts:
+        if t.ndim != nd:
+            raise ValueError(f"all the input array dimensions must match: an array has {nd} dimension(s) and "
+                             f"another {t.ndim}")
+    res = torch.cat(ts, dim=normalize_axis(axis, nd))
+    return result(res, out)
+
+
+def concat(arrays, /, *, axis=0):
+    """Array API concat (matches numpy.concat)."""
+    return concatenate(arrays, axis=axis)
+
+
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """Joins arrays along a new axis (matches numpy.stack)."""
+    ts = _joined(arrays, dtype, casting)
+    shape = ts[0].shape
+    for t in ts:
+        if t.shape != shape:
+            raise ValueError("all input arrays must have the same shape")
+    res = torch.stack(ts, dim=normalize_axis(axis, ts[0].ndim + 1))
+    return result(res, out)
+
+
+def _seq(tup, name):
+    if isinstance(tup, ndarray):
+        raise TypeError(f"{name} takes a sequence of arrays")
+    return list(tup)
+
+
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    return concatenate([atleast_2d(a) for a in _seq(tup, "vstack")], 0, dtype=dtype, casting=casting)
+
+
+row_stack = vstack
+
+
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    arrs = [atleast_1d(a) for a in _seq(tup, "hstack")]
+    return concatenate(arrs, 0 if arrs and arrs[0].ndim == 1 else 1, dtype=dtype, casting=casting)
+
+
+def dstack(tup):
+    return concatenate([atleast_3d(a) for a in _seq(tup, "dstack")], 2)
+
+
+def column_stack(tup):
+    arrs = []
+    for a in _seq(tup, "column_stack"):
+        t = _t(a)
+        arrs.append(wrap(t.reshape(-1, 1)) if t.ndim < 2 else wrap(t))
+    return concatenate(arrs, 1)

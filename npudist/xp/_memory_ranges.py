@@ -1,0 +1,46 @@
+"""Whether arrays share memory (matches numpy.shares_memory and numpy.may_share_memory)."""
+import torch
+
+from ._core import tensor_of
+
+
+def _bounds(t):
+    """[first, last) byte addresses an array touches (None when it has no elements)."""
+    if t.numel() == 0:
+        return None
+    size = t.element_size()
+    lo = hi = 0
+    for n, st in zip(t.shape, t.stride()):
+        if st >= 0:
+            hi += (n - 1) * st
+        else:
+            lo += (n - 1) * st
+    return t.data_ptr() + lo * size, t.data_ptr() + (hi + 1) * size
+
+
+def may_share_memory(a, b, max_work=None):
+    """True if the memory ranges of a and b overlap (matches numpy.may_share_memory: bounds only)."""
+    ta, tb = tensor_of(a), tensor_of(b)
+    ra, rb = _bounds(ta), _bounds(tb)
+    return bool(ra and rb and ra[0] < rb[1] and rb[0] < ra[1])
+
+
+def _addresses(t):
+    """Byte addresses of every byte of every element of t (as a flat int64 tensor)."""
+    idx = torch.zeros((), dtype=torch.int64)
+    for n, st in zip(t.shape, t.stride()):
+        idx = idx.unsqueeze(-1) + torch.arange(n, dtype=torch.int64) * st
+    base = t.data_ptr() + idx.reshape(-1) * t.element_size()
+    return (base.unsqueeze(-1) + torch.arange(t.element_size(), dtype=torch.int64)).reshape(-1)
+
+
+def shares_memory(a, b, max_work=None):
+    """True if a and b have a byte in common (matches numpy.shares_memory: exact, also for
+    interleaved views such as a[::2] and a[1::2]). The exact check enumerates the addresses of the
+    overlapping arrays on the host, so it costs O(size) host memory."""
+    ta, tb = tensor_of(a), tensor_of(b)
+    if not may_share_memory(ta, tb):
+        return False
+    if max_work is not None and max_work != -1:
+        return True      # bounded work: NumPy's answer for max_work=0 is the bounds check
+    return bool(torch.isin(_addresses(ta), _addresses(tb)).any())

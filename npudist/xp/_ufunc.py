@@ -1,0 +1,236 @@
+"""The ufunc engine of the xp core: NumPy's elementwise call protocol (out=, where=, dtype=,
+casting=) over PyTorch kernels. The public ufunc objects (with reduce / accumulate / outer) are
+npudist.xp._ufuncs.ufunc, a subclass; ndarray's operators use engine instances directly.
+
+Dtype resolution is NumPy's own: each call asks ``numpy.<ufunc>.resolve_dtypes`` (cached per
+dtype combination) which loop NumPy would run, with Python scalars as weak types (NumPy 2 / NEP 50
+promotion), casts the operands to that loop, and runs the PyTorch kernel on the npu tensors.
+Loops PyTorch has no kernel for (some float16 / small-integer ones) run in the next wider dtype
+and are cast back, which is what NumPy's own float16 loops do. float64 work follows the float64
+mode (npudist.xp._config).
+"""
+import numpy as np
+import torch
+
+from . import _config
+from ._convert import ArrayBase, as_tensor, check_same_kind, operand
+from ._unsigned import UINT, UIntTensor, as_uint
+from ._dtypes import DEMOTE_TORCH, NP_TO_TORCH, TORCH_TO_NP, to_dtype
+
+_state = _config.state
+_INT_TDT = {torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32, torch.uint64}
+_UPCAST = {torch.float16: torch.float32, torch.int8: torch.int64, torch.int16: torch.int64,
+           torch.int32: torch.int64, torch.uint8: torch.int64, torch.bool: torch.uint8}
+_PY_TYPES = (int, float, complex, bool)
+_UINT_SET = frozenset(UINT)
+_BOOL = np.dtype(bool)
+_COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+
+
+def _key_type(x):
+    if isinstance(x, torch.Tensor):
+        return TORCH_TO_NP[x.dtype]
+    tp = type(x)
+    return _BOOL if tp is bool else tp
+
+
+class ufunc:
+    """An elementwise function with NumPy's ufunc interface (matches numpy.ufunc).
+
+    ``f(x1[, x2], /, out=None, *, where=True, casting='same_kind', dtype=None)``; inputs broadcast
+    (NumPy's rules); result dtype is NumPy 2's; TypeError where NumPy has no loop for the dtypes."""
+
+    def __init__(self, name, fn, nin, nout=1, scalar_ok=False, np_name=None, doc=None, *, array_type):
+        self._array_type = array_type   # the class results are made of (xp.ndarray)
+        self.__name__ = name
+        self._np = getattr(np, np_name or name)
+        self._fn = fn
+        self.nin = nin
+        self.nout = nout
+        self.nargs = nin + nout
+        self._scalar_ok = scalar_ok
+        self._cache = {}
+        self.identity = self._np.identity
+        self.__doc__ = doc or f"Elementwise {name} on the npu (matches numpy.{np_name or name})."
+
+    def __repr__(self):
+        return f"<xp.ufunc '{self.__name__}'>"
+
+    def _resolve(self, key_types, dtype):
+        key = (key_types, dtype)
+        try:
+            return self._cache[key]
+        except KeyError:
+            pass
+        types = tuple(TORCH_TO_NP[k] if isinstance(k, torch.dtype) else (_BOOL if k is bool else k) for k in key_types)
+        try:
+            if dtype is not None:
+                loop = self._np.resolve_dtypes(tuple(dtype if not isinstance(t, type) else t for t in types) + (None,) * self.nout,
+                                               casting="unsafe")
+            else:
+                loop = self._np.resolve_dtypes(types + (None,) * self.nout)
+        except TypeError as e:
+            names = ", ".join(getattr(t, "name", getattr(t, "__name__", str(t))) for t in types)
+            raise TypeError(f"xp.{self.__name__} is not defined for dtypes ({names}): {e}") from None
+        for d in loop:
+            if d not in NP_TO_TORCH:
+                to_dtype(d)  # raises UnsupportedDTypeError
+        loop = tuple(NP_TO_TORCH[d] for d in loop)
+        self._cache[key] = loop
+        return loop
+
+    def __call__(self, *args, out=None, where=True, casting="same_kind", dtype=None, order="K", subok=True,
+                 signature=None):
+        nin = self.nin
+        if len(args) != nin:
+            if len(args) > nin and out is None:
+                out = args[nin:] if len(args) - nin > 1 else args[nin]
+                args = args[:nin]
+            else:
+                raise TypeError(f"xp.{self.__name__} takes {nin} positional argument(s) but {len(args)} were given")
+        ops = []
+        key = []
+        device = None
+        nd = self._array_type
+        for a in args:
+            tp = type(a)
+            if tp is nd:
+                t = a._t
+                ops.append(t)
+                key.append(t.dtype)
+                device = t.device
+            elif tp in _PY_TYPES:
+                ops.append(a)
+                key.append(tp)
+            else:
+                o = operand(a)
+                ops.append(o)
+                if isinstance(o, torch.Tensor):
+                    key.append(o.dtype)
+                    device = o.device
+                else:
+                    key.append(type(o))
+        if dtype is not None:
+            dtype = to_dtype(dtype)
+        loop = self._resolve(tuple(key), dtype)
+        if device is None:
+            device = _config.device()
+        conv = []
+        for i, o in enumerate(ops):
+            tdt = loop[i]
+            if isinstance(o, torch.Tensor):
+                conv.append(o if o.dtype == tdt else o.to(tdt))
+            else:
+                if type(o) is int and tdt in _INT_TDT:
+                    info = torch.iinfo(tdt)
+                    if not info.min <= o <= info.max:
+                        if self.__name__ in _COMPARISONS:
+                            wide = torch.int64 if -2**63 <= o < 2**63 else torch.float64
+                            conv = [c.to(wide) for c in conv]
+                            conv.extend(x.to(wide) if isinstance(x, torch.Tensor) else
+                                        torch.tensor(x, dtype=wide, device=device) for x in ops[i:])
+                            break
+                        raise OverflowError(f"Python integer {o} out of bounds for {TORCH_TO_NP[tdt]}")
+                if self._scalar_ok and i == 1:
+                    conv.append(o)
+                else:
+                    conv.append(torch.tensor(o, dtype=tdt, device=device))
+        out_tdts = loop[nin:]
+        if _state.float64_mode == "off":
+            try:
+                res = self._fn(*conv)
+            except (RuntimeError, NotImplementedError) as e:
+                res = self._retry(conv, e)
+            res = _cast_back(res, out_tdts)
+        else:
+            res = self._compute(conv, out_tdts)
+        if self.nout == 1:
+            if out is None and where is True:
+                r = object.__new__(nd)
+                r._t = as_uint(res) if res.dtype in _UINT_SET else res
+                return r
+            return self._finish(res, out, where, casting, TORCH_TO_NP[out_tdts[0]])
+        if out is None:
+            out = (None,) * self.nout
+        return tuple(self._finish(r, o, where, casting, TORCH_TO_NP[d]) for r, o, d in zip(res, out, out_tdts))
+
+    def _compute(self, conv, out_tdts):
+        mode = _state.float64_mode
+        if mode != "off" and any(isinstance(c, torch.Tensor) and c.dtype in DEMOTE_TORCH for c in conv):
+            if mode == "float32":
+                conv = [c.to(DEMOTE_TORCH[c.dtype]) if isinstance(c, torch.Tensor) and c.dtype in DEMOTE_TORCH else c
+                        for c in conv]
+                return _cast_back(self._run(conv), out_tdts)
+            dev = next(c.device for c in conv if isinstance(c, torch.Tensor))
+            res = self._run([c.cpu() if isinstance(c, torch.Tensor) else c for c in conv])
+            res = tuple(r.to(dev) for r in res) if isinstance(res, tuple) else res.to(dev)
+            return _cast_back(res, out_tdts)
+        return _cast_back(self._run(conv), out_tdts)
+
+    def _run(self, conv):
+        try:
+            return self._fn(*conv)
+        except (RuntimeError, NotImplementedError) as e:
+            return self._retry(conv, e)
+
+    def _retry(self, conv, e):
+        if True:
+            msg = str(e)
+            if "not implemented for" not in msg and "not supported for" not in msg:
+                raise
+            if any(isinstance(c, torch.Tensor) and c.dtype in UINT and type(c) is not UIntTensor for c in conv):
+                return self._fn(*[as_uint(c) if isinstance(c, torch.Tensor) else c for c in conv])
+            up = [c.to(_UPCAST[c.dtype]) if isinstance(c, torch.Tensor) and c.dtype in _UPCAST else c for c in conv]
+            if all(u is c for u, c in zip(up, conv)):
+                raise TypeError(f"xp.{self.__name__}: PyTorch has no kernel for these dtypes: {msg}") from None
+            return self._fn(*up)
+
+    def _finish(self, res, out, where, casting, res_dtype):
+        """Result tensor -> new array, or written into out (NumPy's casting and where= rules)."""
+        wrap = self._wrap
+        if out is not None and isinstance(out, tuple):
+            if len(out) != 1:
+                raise ValueError(f"out must be a tuple of 1 array for this ufunc, got {len(out)}")
+            out = out[0]
+        if where is True:
+            if out is None:
+                return wrap(res)
+            if not isinstance(out, ArrayBase):
+                raise TypeError(f"out must be an xp.ndarray, got {type(out).__name__}")
+            if casting != "unsafe":
+                check_same_kind(res_dtype, out.dtype) if casting == "same_kind" else None
+            ot = out._t
+            if tuple(res.shape) != tuple(ot.shape):
+                try:
+                    res = res.broadcast_to(ot.shape)
+                except RuntimeError:
+                    raise ValueError(f"non-broadcastable output operand with shape {tuple(ot.shape)} doesn't match "
+                                     f"the broadcast shape {tuple(res.shape)}") from None
+            ot.copy_(res)
+            return out
+        mask = as_tensor(where)
+        if mask.dtype != torch.bool:
+            raise TypeError("where= must be a boolean array")
+        if out is None:
+            shape = torch.broadcast_shapes(res.shape, mask.shape)
+            base = torch.zeros(shape, dtype=res.dtype, device=res.device)
+            return wrap(torch.where(mask, res, base))
+        if casting == "same_kind":
+            check_same_kind(res_dtype, out.dtype)
+        ot = out._t
+        ot.copy_(torch.where(mask, res.to(ot.dtype), ot))
+        return out
+
+    def _wrap(self, t):
+        r = object.__new__(self._array_type)
+        r._t = as_uint(t) if t.dtype in _UINT_SET else t
+        return r
+
+
+def _cast_back(res, out_tdts):
+    if isinstance(res, tuple):
+        return tuple(r if r.dtype == d else r.to(d) for r, d in zip(res, out_tdts))
+    d = out_tdts[0]
+    return res if res.dtype == d else res.to(d)
+
+

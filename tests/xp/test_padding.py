@@ -1,0 +1,34 @@
+"""pad: every NumPy mode, stat_length, reflect_type='odd', end_values, keyword checks."""
+import numpy as np
+import pytest
+
+import npudist.xp as xp
+
+CASES = [("maximum", {"stat_length": 2}), ("minimum", {"stat_length": (2, 4)}),
+         ("mean", {"stat_length": ((2, 4), (3, 5))}), ("mean", {}), ("median", {}), ("reflect", {"reflect_type": "odd"}),
+         ("symmetric", {"reflect_type": "odd"}), ("linear_ramp", {"end_values": (5, -4)}), ("edge", {}), ("wrap", {}),
+         ("constant", {"constant_values": (1, 2)})]
+
+
+@pytest.mark.parametrize("mode,kw", CASES, ids=[f"{m}-{k}" for m, k in CASES])
+def test_pad_modes(mode, kw):
+    a = np.arange(60).reshape(3, 20)
+    for pw in (1, [1, 2], [[1, 2], [3, 4]]):
+        for arr in (a, a.astype(np.float32)):
+            got, want = xp.pad(arr, pw, mode, **kw).get(), np.pad(arr, pw, mode, **kw)
+            assert got.dtype == want.dtype
+            np.testing.assert_allclose(got, want)
+
+
+def test_pad_errors():
+    with pytest.raises(ValueError, match="unsupported keyword"):
+        xp.pad(xp.arange(4), 1, "edge", notallowedkeyword=3)
+    with pytest.raises(TypeError):
+        xp.pad(xp.arange(4), [], "constant")
+    assert xp.pad(xp.arange(4), 2, "empty").shape == (8,)
+
+
+def test_pad_complex_extremes():
+    a = (np.arange(12).reshape(3, 4) + 1j * np.arange(12)[::-1].reshape(3, 4)).astype(np.complex64)
+    for mode in ("maximum", "minimum"):
+        np.testing.assert_array_equal(xp.pad(a, 2, mode, stat_length=2).get(), np.pad(a, 2, mode, stat_length=2))

@@ -1,0 +1,31 @@
+"""searchsorted of complex arrays (NumPy's lexicographic order) and sort_complex."""
+import numpy as np
+import pytest
+
+import npudist.xp as xp
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_complex_searchsorted(side):
+    a = np.sort(np.array([1 + 2j, 1 + 1j, 0, 3, np.nan, 2 - 1j, 1 + 1j]))
+    v = np.array([1 + 1j, 1 + 1.5j, 2, 5, -1, 1 + 2j])
+    np.testing.assert_array_equal(xp.searchsorted(a, v, side).get(), np.searchsorted(a, v, side))
+    order = np.argsort(a)[::-1].copy()
+    b = a[order]
+    np.testing.assert_array_equal(xp.searchsorted(b, v, side, sorter=order).get(), np.searchsorted(b, v, side, sorter=order))
+
+
+def test_sort_complex():
+    for x in (np.array([3, 1, 2.0]), np.array([3, 1], np.float32), np.array([2 + 1j, 1 + 5j, 2 - 1j]), np.arange(3)):
+        got, want = xp.sort_complex(x).get(), np.sort_complex(x)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+def test_set_routines_of_bool_and_complex():
+    for a, b in [(np.array([True, False]), np.array([True])), (np.array([1 + 1j, 2, 3j]), np.array([3j, 2]))]:
+        np.testing.assert_array_equal(xp.isin(a, b).get(), np.isin(a, b))
+        for f in ("intersect1d", "setdiff1d", "union1d"):
+            got, want = getattr(xp, f)(a, b).get(), getattr(np, f)(a, b)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)

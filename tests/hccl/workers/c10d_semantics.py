@@ -1,0 +1,145 @@
+"""c10d semantics PyTorch's distributed suite exercises (issue #20): all_gather_coalesced
+in c10d's layout, recv from any source, per-collective timeouts; bitwise value checks.
+
+Runs on any world size >= 2 (the tag check needs >= 3)."""
+import datetime
+import time
+
+import torch
+import torch.distributed as dist
+
+from common import RANK, WORLD, Checker, init, make, report
+
+chk = Checker()
+init()
+DEVICES = ["cpu", "npu"]
+
+# ---- all_gather_coalesced: outputs[r][i] receives rank r's inputs[i] (Gloo's layout)
+SHAPES = [(3,), (2, 2), (0,), (4, 1, 3), (0,), (1,), (37,)]
+seed = 100
+for device in DEVICES:
+    for dtype in (torch.float32, torch.bfloat16, torch.float64, torch.int64, torch.int8, torch.bool):
+        for async_op in (False, True):
+            seed += len(SHAPES)
+            ins = [make(RANK, s, dtype, seed + i, device) for i, s in enumerate(SHAPES)]
+            outs = [[torch.empty(s, dtype=dtype, device=device) for s in SHAPES] for _ in range(WORLD)]
+            what = f"all_gather_coalesced {device} {dtype} async={async_op}"
+
+            def run(ins=ins, outs=outs, async_op=async_op):
+                w = dist.all_gather_coalesced(outs, ins, async_op=async_op)
+                if async_op:
+                    w.wait()
+            chk.run(what, run)
+            if device == "npu":
+                torch.npu.synchronize()
+            for r in range(WORLD):
+                for i, s in enumerate(SHAPES):
+                    # Data movement only: the bits must be exactly the sender's.
+                    chk.close(outs[r][i], make(r, s, dtype, seed + i, device), f"{what} out[{r}][{i}]")
+
+# non-contiguous outputs and inputs; complex (c10d passes their real view)
+ins = [make(RANK, (4, 6), torch.float32, 7, "cpu").t(), make(RANK, (3,), torch.float32, 8, "cpu")]
+outs = [[torch.empty(4, 6).t(), torch.empty(6)[::2]] for _ in range(WORLD)]
+chk.run("all_gather_coalesced non-contiguous", lambda: dist.all_gather_coalesced(outs, ins))
+for r in range(WORLD):
+    chk.close(outs[r][0], make(r, (4, 6), torch.float32, 7, "cpu").t(), f"non-contiguous out[{r}][0]")
+    chk.close(outs[r][1], make(r, (3,), torch.float32, 8, "cpu"), f"non-contiguous out[{r}][1]")
+cin = [torch.complex(make(RANK, (5,), torch.float32, 9, "cpu"), make(RANK, (5,), torch.float32, 10, "cpu"))]
+couts = [[torch.empty(5, dtype=torch.complex64)] for _ in range(WORLD)]
+chk.run("all_gather_coalesced complex", lambda: dist.all_gather_coalesced(couts, cin))
+for r in range(WORLD):
+    want = torch.complex(make(r, (5,), torch.float32, 9, "cpu"), make(r, (5,), torch.float32, 10, "cpu"))
+    chk.close(torch.view_as_real(couts[r][0]), torch.view_as_real(want), f"complex out[{r}]")
+
+# A wrong layout (one output list per input, as before the fix) is a clear ValueError
+# on every rank, and the group keeps working.
+def wrong_layout():
+    bad_outs = [[torch.empty(3) for _ in range(WORLD)] for _ in range(WORLD + 1)]
+    try:
+        dist.all_gather_coalesced(bad_outs, [torch.ones(3)] * (WORLD + 1))
+    except ValueError as e:
+        assert "one output list per rank" in str(e), str(e)
+    except dist.DistBackendError as e:  # a peer's rejection reaches ranks that passed checks
+        assert "invalid input" in str(e) or "one output list per rank" in str(e), str(e)
+    else:
+        raise AssertionError("no error for a wrong all_gather_coalesced layout")
+chk.run("all_gather_coalesced wrong layout", wrong_layout)
+after = torch.ones(2)
+chk.run("all_reduce after a rejected layout", lambda: dist.all_reduce(after))
+chk.close(after, torch.full((2,), float(WORLD)), "all_reduce after a rejected layout")
+
+# ---- recv from any source: rank 0 receives one message from every other rank
+for device in DEVICES:
+    for dtype in (torch.float32, torch.float16, torch.int32, torch.uint8):
+        what = f"recv anysource {device} {dtype}"
+        if RANK == 0:
+            seen = {}
+            for _ in range(WORLD - 1):
+                buf = torch.empty(1000, dtype=dtype, device=device)
+                src = dist.recv(buf)
+                seen[src] = buf
+            chk.run(what + " sources", lambda seen=seen: (_ for _ in ()).throw(AssertionError(sorted(seen)))
+                    if sorted(seen) != list(range(1, WORLD)) else None)
+            for src, buf in seen.items():
+                chk.close(buf, make(src, (1000,), dtype, 21, device), f"{what} from {src}")
+        else:
+            dist.send(make(RANK, (1000,), dtype, 21, device), 0)
+        dist.barrier()
+
+# larger than a p2p chunk (512 KiB), irecv without src, Work._source_rank()
+if RANK == 0:
+    bufs, works = [], []
+    for _ in range(WORLD - 1):
+        b = torch.empty(300_000, dtype=torch.float32)
+        bufs.append(b)
+        works.append(dist.irecv(b))
+    for b, w in zip(bufs, works):
+        w.wait()
+        src = w._source_rank()
+        chk.close(b, make(src, (300_000,), torch.float32, 22, "cpu"), f"irecv anysource (large) from {src}")
+else:
+    dist.send(make(RANK, (300_000,), torch.float32, 22, "cpu"), 0)
+dist.barrier()
+
+# a non-contiguous receive buffer
+if RANK == 1:
+    dist.send(torch.arange(12, dtype=torch.float32), 0)
+elif RANK == 0:
+    nc = torch.zeros(4, 3).t()
+    src = dist.recv(nc)
+    chk.close(nc.contiguous().reshape(-1), torch.arange(12, dtype=torch.float32), "recv anysource non-contiguous")
+    chk.run("recv anysource non-contiguous source", lambda: None if src == 1 else (_ for _ in ()).throw(AssertionError(src)))
+dist.barrier()
+
+# tags: an any-source receive with tag 0 does not take rank 1's tag-5 message
+if WORLD >= 3:
+    if RANK == 1:
+        dist.send(torch.full((4,), 5.0), 0, tag=5)
+    elif RANK == 2:
+        time.sleep(0.3)  # rank 1's message is there first
+        dist.send(torch.full((4,), 2.0), 0, tag=0)
+    elif RANK == 0:
+        a = torch.empty(4)
+        src = dist.recv(a, tag=0)
+        chk.close(a, torch.full((4,), 2.0), "anysource tag 0 payload")
+        chk.run("anysource tag 0 source", lambda: None if src == 2 else (_ for _ in ()).throw(AssertionError(src)))
+        b = torch.empty(4)
+        dist.recv(b, src=1, tag=5)
+        chk.close(b, torch.full((4,), 5.0), "recv src=1 tag 5 after anysource")
+    dist.barrier()
+
+# a size mismatch is an error naming both sizes
+if RANK == 1:
+    dist.send(torch.ones(3), 0)
+elif RANK == 0:
+    def mismatch():
+        try:
+            dist.recv(torch.empty(5))
+        except dist.DistBackendError as e:
+            assert "sent 3 float32" in str(e) and "expects 5" in str(e), str(e)
+        else:
+            raise AssertionError("no error for a size mismatch")
+    chk.run("recv anysource size mismatch", mismatch)
+
+report(kind="done")
+chk.finish()

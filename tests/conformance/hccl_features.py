@@ -11,7 +11,11 @@ What it does, and nothing else (torch is never edited):
 - adds "hccl" to ``DistTestCases.backend_feature["plugin"]`` (the entry the
   suite provides for out-of-tree backends; ``require_backend_is_available``
   accepts plugins), ``["ddp"]`` and ``["subgroup"]``: hccl implements DDP's
-  collectives and sub-groups on cpu tensors;
+  collectives and sub-groups on cpu tensors; and to ``["gpu"]``, the set of
+  backends that drive an accelerator (hccl drives the npu; gloo is in it too):
+  the tests it gates run on cpu tensors unless BACKEND is "nccl", and those
+  that need CUDA devices skip at run time (``skip_if_lt_x_gpu``) for every
+  backend alike;
 - checks that the suite cannot read "hccl" as Intel Gaudi's backend. In
   ``common_distributed`` that meaning is tied to ``TEST_HPU`` (``torch.hpu``
   available): ``backend_feature["hpu"] = {"hccl"}``,
@@ -22,8 +26,8 @@ What it does, and nothing else (torch is never edited):
   that ever changes, instead of letting Gaudi-only paths run against us.
   ``distributed_test.py`` itself never branches on ``BACKEND == "hccl"``.
 
-Feature sets hccl is *not* added to: "gpu"/"cuda" (the suite's device tests
-call ``torch.cuda`` and skip on a CPU build for every backend) and
+Feature sets hccl is *not* added to: "cuda" (DDP communication hooks on
+CUDA devices; every such test also needs CUDA devices) and
 ``skip_collective`` (hccl implements every collective listed there).
 """
 from __future__ import annotations
@@ -34,7 +38,7 @@ from torch.testing._internal import common_distributed, common_utils
 
 import npudist.hccl  # noqa: F401  (registration, also with TORCH_DEVICE_BACKEND_AUTOLOAD=0)
 
-FEATURE_SETS = ("plugin", "ddp", "subgroup")
+FEATURE_SETS = ("plugin", "ddp", "subgroup", "gpu")
 
 
 def check_not_gaudi() -> None:
@@ -49,7 +53,7 @@ def check_not_gaudi() -> None:
 
 
 def register() -> None:
-    """Adds hccl to the suite's plugin, ddp and subgroup feature sets (idempotent)."""
+    """Adds hccl to the suite's plugin, ddp, subgroup and gpu feature sets (idempotent)."""
     check_not_gaudi()
     for name in FEATURE_SETS:
         common_distributed.DistTestCases.backend_feature[name].add("hccl")

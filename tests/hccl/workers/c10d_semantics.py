@@ -128,6 +128,88 @@ if WORLD >= 3:
         chk.close(b, torch.full((4,), 5.0), "recv src=1 tag 5 after anysource")
     dist.barrier()
 
+# ---- behaviours the suite runs only when BACKEND == "gloo" (docs/collectives.md)
+# all_reduce_coalesced with SUM/PRODUCT/MIN/MAX over mixed dtypes, bitwise against a local reduction
+for op, fold in ((dist.ReduceOp.SUM, torch.add), (dist.ReduceOp.PRODUCT, torch.mul),
+                 (dist.ReduceOp.MIN, torch.minimum), (dist.ReduceOp.MAX, torch.maximum)):
+    for device, dt in (("cpu", torch.float32), ("npu", torch.float64), ("cpu", torch.int64), ("npu", torch.bfloat16)):
+        # c10d requires one dtype per call
+        shapes_dtypes = [((7,), dt), ((2, 3), dt), ((5,), dt), ((0,), dt), ((100_000,), dt)]
+        ts = [make(RANK, sh, dt, 300 + i, device, kind="product") for i, (sh, dt) in enumerate(shapes_dtypes)]
+        what = f"all_reduce_coalesced {op} {device} {dt}"
+        chk.run(what, lambda ts=ts, op=op: dist.all_reduce_coalesced(ts, op=op))
+        for i, (sh, dt) in enumerate(shapes_dtypes):
+            want = make(0, sh, dt, 300 + i, "cpu", kind="product")
+            for r in range(1, WORLD):  # rank order, as hccl reduces
+                want = fold(want, make(r, sh, dt, 300 + i, "cpu", kind="product"))
+            chk.close(ts[i].reshape(-1), want.reshape(-1), f"{what} tensor {i}")
+
+# object collectives (all_gather_object, gather_object, scatter_object_list, broadcast_object_list)
+objs = [{"rank": r, "payload": list(range(r + 3)), "t": torch.arange(3) + r} for r in range(WORLD)]
+got = [None] * WORLD
+chk.run("all_gather_object", lambda: dist.all_gather_object(got, objs[RANK]))
+chk.run("all_gather_object values", lambda: None if all(str(g) == str(o) for g, o in zip(got, objs))
+        else (_ for _ in ()).throw(AssertionError(got)))
+out = [None]
+chk.run("scatter_object_list", lambda: dist.scatter_object_list(out, objs if RANK == 0 else None, src=0))
+chk.run("scatter_object_list value", lambda: None if str(out[0]) == str(objs[RANK])
+        else (_ for _ in ()).throw(AssertionError(out)))
+gathered = [None] * WORLD if RANK == 0 else None
+chk.run("gather_object", lambda: dist.gather_object(objs[RANK], gathered, dst=0))
+if RANK == 0:
+    chk.run("gather_object values", lambda: None if str(gathered) == str(objs)
+            else (_ for _ in ()).throw(AssertionError(gathered)))
+bl = [objs[0], "x"] if RANK == 0 else [None, None]
+chk.run("broadcast_object_list", lambda: dist.broadcast_object_list(bl, src=0))
+chk.run("broadcast_object_list value", lambda: None if str(bl) == str([objs[0], "x"])
+        else (_ for _ in ()).throw(AssertionError(bl)))
+
+# get_future: then() chains on an async all_reduce (the suite's test_get_future)
+def future_chain():
+    t = torch.full((4,), float(RANK + 1))
+    fut = dist.all_reduce(t, async_op=True).get_future()
+    res = fut.then(lambda f: [x * 3 for x in f.value()]).then(lambda f: [x + 1 for x in f.value()]).wait()
+    total = sum(range(1, WORLD + 1))
+    assert torch.equal(res[0], torch.full((4,), float(total * 3 + 1))), res
+chk.run("get_future then chain", future_chain)
+
+# batch_isend_irecv with tags, every rank with every other (the suite's test_batch_isend_irecv_gloo_tags)
+def batch_tags():
+    ops, recvs = [], {}
+    for peer in range(WORLD):
+        if peer == RANK:
+            continue
+        ops.append(dist.P2POp(dist.isend, make(RANK, (64,), torch.float32, 400 + peer, "cpu"), peer, tag=peer))
+        recvs[peer] = torch.empty(64)
+        ops.append(dist.P2POp(dist.irecv, recvs[peer], peer, tag=RANK))
+    for w in dist.batch_isend_irecv(ops):
+        w.wait()
+    for peer, buf in recvs.items():
+        chk.close(buf, make(peer, (64,), torch.float32, 400 + RANK, "cpu"), f"batch_isend_irecv tags from {peer}")
+chk.run("batch_isend_irecv tags", batch_tags)
+
+# a group's timeout bounds its collectives (the suite's test_barrier_timeout_*): only rank 0
+# calls barrier on a group made with timeout=2 s; it fails with a timeout error naming the
+# ranks that never joined, and the world group keeps working.
+short = dist.new_group(list(range(WORLD)), timeout=datetime.timedelta(seconds=2))
+dist.barrier()
+if RANK == 0:
+    def group_timeout():
+        t0 = time.monotonic()
+        try:
+            dist.barrier(group=short)
+        except dist.DistBackendError as e:
+            assert " timeout " in str(e) or "timed out" in str(e), str(e)
+            assert "never joined" in str(e), str(e)
+            assert time.monotonic() - t0 >= 1.9, "raised before the group's timeout"
+        else:
+            raise AssertionError("no timeout")
+    chk.run("group timeout", group_timeout)
+dist.barrier()
+w = torch.ones(3)
+chk.run("world all_reduce after a sub-group timeout", lambda: dist.all_reduce(w))
+chk.close(w, torch.full((3,), float(WORLD)), "world all_reduce after a sub-group timeout")
+
 # a size mismatch is an error naming both sizes
 if RANK == 1:
     dist.send(torch.ones(3), 0)

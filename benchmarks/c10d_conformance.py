@@ -39,8 +39,9 @@ DOC = os.path.join(REPO, "docs", "collectives.md")
 DOC_SECTION = "## PyTorch's distributed test suite"
 
 # Tests whose names say which subset they belong to (issue #20, part 3: odd world sizes).
-COLLECTIVES_K = ("all_reduce or all_gather or reduce_scatter or broadcast or scatter or gather or all_to_all "
-                 "or reduce or barrier or send or recv or isend or irecv or batch_isend_irecv or _coalesced")
+COLLECTIVES_K = " or ".join(("test_all_reduce", "test_all_gather", "test_reduce", "test_broadcast", "test_scatter",
+                             "test_gather", "test_all_to_all", "test_barrier", "test_send_recv", "test_isend",
+                             "test_irecv", "test_batch_isend_irecv"))
 
 
 def run_backend(backend: str, world_size: int, k: str | None, timeout: int, log_path: str) -> dict:

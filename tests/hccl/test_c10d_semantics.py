@@ -18,3 +18,14 @@ def test_c10d_semantics(nranks):
         res = r.results(i)[-1]
         assert res["checks"] > 400, res
         assert res["nfail"] == 0, "\n".join(res["failures"])
+
+
+@pytest.mark.timeout(300)
+def test_recv_anysource_across_hosts():
+    """Every rank on its own simulated host: recv without src is Gloo's recvAnysource."""
+    r = launch("c10d_semantics.py", 3, ["remote"], hosts=["hA", "hB", "hC"], timeout=240)
+    assert r.returncodes == [0] * 3, r.explain()
+    for i in range(3):
+        res = r.results(i)[-1]
+        assert res["nfail"] == 0, res
+    assert r.results(0)[-1]["checks"] >= 4 * 3, r.results(0)[-1]  # rank 0 receives and checks

@@ -18,7 +18,8 @@ docs/collectives.md ("PyTorch's distributed test suite"), whether it is listed;
 writes JSON with every test's outcome. Exit status 0 when every gloo-passing
 test passes on hccl or is listed; 1 otherwise. The full suite takes ~10-15 min
 per backend on a loaded 2-core machine; the inner pytest logs go to
-benchmarks/results/c10d_conformance-<backend>-ws<N>.log.
+benchmarks/results/c10d_conformance-<backend>-ws<N>.log. Interrupting the inner pytest
+(SIGINT) still reports the tests run so far, marked partial.
 """
 from __future__ import annotations
 
@@ -77,7 +78,8 @@ def collect(handle: dict) -> dict:
                 elif child.tag in ("failure", "error"):
                     outcome, reason = "failed", child.get("message", "")
             tests[name] = {"outcome": outcome, "reason": _short(reason), "time_s": float(case.get("time") or 0)}
-    return {"wall_s": round(wall, 1), "returncode": rc, "tests": tests}
+    # pytest exits 2 when interrupted (Ctrl-C / SIGINT): the XML then holds the tests run so far.
+    return {"wall_s": round(wall, 1), "returncode": rc, "interrupted": rc == 2, "tests": tests}
 
 
 def _short(reason: str) -> str:
@@ -171,7 +173,8 @@ def main(argv=None) -> int:
     print(f"{'backend':<8} {'passed':>7} {'failed':>7} {'skipped':>8} {'wall (s)':>9}")
     for b in backends:
         c = counts(results[b]["tests"])
-        print(f"{b:<8} {c['passed']:>7} {c['failed']:>7} {c['skipped']:>8} {results[b]['wall_s']:>9.1f}")
+        print(f"{b:<8} {c['passed']:>7} {c['failed']:>7} {c['skipped']:>8} {results[b]['wall_s']:>9.1f}"
+              + ("  (interrupted: partial)" if results[b]["interrupted"] else ""))
     reference = backends[0]
     diff = compare(results, reference)
     ok = True
@@ -194,6 +197,7 @@ def main(argv=None) -> int:
                    "reference": reference, "wall_s": round(total_wall, 1),
                    "counts": {b: counts(results[b]["tests"]) for b in backends},
                    "wall_s_per_backend": {b: results[b]["wall_s"] for b in backends},
+                   "interrupted": {b: results[b]["interrupted"] for b in backends},
                    "compare": diff, "results": {b: results[b]["tests"] for b in backends},
                    "command": " ".join([os.path.relpath(sys.argv[0], REPO) if sys.argv and sys.argv[0] else ""]
                                        + (argv if argv is not None else sys.argv[1:]))}, f, indent=1)

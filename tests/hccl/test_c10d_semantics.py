@@ -6,7 +6,7 @@ tags, a group's timeout). Values are compared bitwise where the result is pure d
 movement or a fixed-order reduction (tests/hccl/workers/c10d_semantics.py)."""
 import pytest
 
-from ._ranks import launch
+from . import launch
 
 
 @pytest.mark.timeout(600)

@@ -227,25 +227,41 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::_allgather_base(at::Tensor& out
                 });
 }
 
+// c10d's layout, as ProcessGroupGloo implements it: outputs[r][i] receives
+// rank r's inputs[i]. The inputs travel as one buffer (one collective, one
+// sequence number), so tensors of different shapes, empty ones included,
+// cost one synchronisation.
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
                                                                      std::vector<at::Tensor>& inputs,
                                                                      const c10d::AllgatherOptions& opts) {
-  HCCL_REJECT_IF(Op::kAllgather, outputs.size() == inputs.size() ? "" : "all_gather_coalesced needs one output list per input");
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    HCCL_REJECT_IF(Op::kAllgather, outputs[i].size() == size_t(size_) ? "" : "each output list needs one tensor per rank");
-    HCCL_REJECT_IF(Op::kAllgather, checkTensors(flat({{inputs[i]}, outputs[i]}), "tensors"));
-    for (const auto& o : outputs[i])
-      HCCL_REJECT_IF(Op::kAllgather, o.numel() == inputs[i].numel() ? "" : "output tensors must match their input's size");
+  HCCL_REJECT_IF(Op::kAllgather, !inputs.empty() ? "" : "all_gather_coalesced needs at least one input tensor");
+  HCCL_REJECT_IF(Op::kAllgather, outputs.size() == size_t(size_) ? "" : c10::str("all_gather_coalesced needs one output list per rank (", size_, " lists, the group size), got ", outputs.size()));
+  HCCL_REJECT_IF(Op::kAllgather, checkTensors(inputs, "input_tensor_list"));
+  for (size_t r = 0; r < outputs.size(); ++r) {
+    HCCL_REJECT_IF(Op::kAllgather, outputs[r].size() == inputs.size() ? "" : c10::str("all_gather_coalesced: output list ", r, " has ", outputs[r].size(), " tensors; it needs one per input (", inputs.size(), ")"));
+    HCCL_REJECT_IF(Op::kAllgather, checkTensors(flat({inputs, outputs[r]}), "tensors"));
+    HCCL_REJECT_IF(Op::kAllgather, checkSameDtype(inputs, outputs[r]));
+    for (size_t i = 0; i < inputs.size(); ++i)
+      HCCL_REJECT_IF(Op::kAllgather, outputs[r][i].numel() == inputs[i].numel() ? "" : c10::str("all_gather_coalesced: output_tensor_lists[", r, "][", i, "] has ", outputs[r][i].numel(), " elements; input ", i, " has ", inputs[i].numel()));
   }
   auto ins = inputs;
   auto outs = outputs;
+  const int n = size_;
   return submit(c10d::OpType::ALLGATHER_COALESCED, "all_gather_coalesced", inputs, flat(outputs), opts.asyncOp,
-                [ins, outs](Engine& e) {
-                  for (size_t i = 0; i < ins.size(); ++i) {
-                    Dense di = Dense::in(ins[i]);
-                    DenseList dout = DenseList::out(outs[i]);
-                    e.allgather(di.work, dout.work);
-                    dout.writeBack();
+                [ins, outs, n](Engine& e) {
+                  std::vector<at::Tensor> flat_ins;
+                  for (const auto& t : ins) flat_ins.push_back(t.reshape({-1}));
+                  at::Tensor packed = at::cat(flat_ins);
+                  at::Tensor gathered = at::empty({n, packed.numel()}, packed.options());
+                  std::vector<at::Tensor> rows = gathered.unbind(0);
+                  e.allgather(packed, rows);
+                  for (int r = 0; r < n; ++r) {
+                    int64_t offset = 0;
+                    for (size_t i = 0; i < ins.size(); ++i) {
+                      const at::Tensor& o = outs[size_t(r)][i];
+                      o.copy_(rows[size_t(r)].narrow(0, offset, o.numel()).view(o.sizes()));
+                      offset += o.numel();
+                    }
                   }
                 });
 }
@@ -492,13 +508,40 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::recv(std::vector<at::Tensor>& t
     coalesced_p2p_.push_back(item);
     return submit(c10d::OpType::RECV, "recv", {}, tensors, true, [](Engine&) {}, src);
   }
-  return submit(
+  auto work = submit(
       c10d::OpType::RECV, "recv", {}, tensors, true,
       [item](Engine& e) mutable {
         std::vector<P2PItem> items{item};
         e.p2p(items);
       },
       src);
+  static_cast<WorkHCCL*>(work.get())->setSourceRank(std::make_shared<const std::atomic<int>>(src));
+  return work;
+}
+
+// recv without a source (p2p_anysource.cpp has the design).
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::recvAnysource(std::vector<at::Tensor>& tensors, int tag) {
+  TORCH_CHECK_VALUE(tensors.size() == 1, "hccl recv takes exactly one tensor");
+  std::string why = checkTensors(tensors, "tensor");
+  TORCH_CHECK_VALUE(why.empty(), "hccl recv: ", why);
+  TORCH_CHECK_VALUE(size_ > 1, "hccl recv from any source: group '", engine_->group_name,
+                    "' has no other rank to receive from");
+  TORCH_CHECK_VALUE(!coalescing_, "hccl: a recv without src cannot be part of a batch (batch_isend_irecv and "
+                    "coalescing need the source rank of every recv)");
+  const Topology& topo = engine_->topo;
+  TORCH_CHECK_VALUE(topo.singleHost() || topo.local_ranks.size() == 1, "hccl recv from any source in group '",
+                    engine_->group_name, "': the group has ranks on this host and on other hosts; receiving from "
+                    "any source is supported when all ranks share a host or all are on different hosts. Pass src=");
+  at::Tensor t = tensors[0];
+  at::Tensor dense = t.is_contiguous() ? t : at::empty_like(t, at::MemoryFormat::Contiguous);
+  auto source = std::make_shared<std::atomic<int>>(-1);
+  auto work = submit(c10d::OpType::RECVANYSOURCE, "recv", {}, tensors, true, [t, dense, tag, source](Engine& e) mutable {
+    const int from = e.recvAnySource(dense, tag);
+    if (!dense.is_same(t)) t.copy_(dense);
+    source->store(from, std::memory_order_release);
+  });
+  static_cast<WorkHCCL*>(work.get())->setSourceRank(source);
+  return work;
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::barrier(const c10d::BarrierOptions& opts) {

@@ -74,6 +74,9 @@ class Engine {
   void gather(const at::Tensor& in, std::vector<at::Tensor>& outs, int root);  // outs: root only
   void scatter(std::vector<at::Tensor>& ins, at::Tensor& out, int root);        // ins: root only
   void p2p(std::vector<P2PItem>& items);
+  // Receives into `t` (contiguous) from whichever rank sends to this one
+  // with `tag` first; returns that rank (p2p_anysource.cpp).
+  int recvAnySource(at::Tensor& t, int tag);
 
   // Announces an invalid input to local peers (see LocalComm::arrive).
   void announceInvalid(Op op, const std::string& reason);

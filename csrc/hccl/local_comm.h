@@ -138,6 +138,9 @@ class LocalComm {
   };
   // Runs the ops to completion together; throws the first error.
   void runP2P(std::vector<P2POp>& ops, int64_t deadline_ns);
+  // Receives the next message with `tag` from whichever local peer has one
+  // ready (p2p_anysource.cpp); returns the sender's local index.
+  int recvAnySource(uint8_t* data, int64_t bytes, DType dtype, int tag, int64_t deadline_ns);
 
  private:
   struct Ctx {
@@ -176,6 +179,7 @@ class LocalComm {
   [[noreturn]] void raise(FailureKind kind, const std::string& msg);
   std::vector<uint64_t> send_msgs_, recv_msgs_;
   std::vector<uint32_t> send_chunks_, recv_chunks_;
+  int any_source_next_ = 0;  // where recvAnySource starts looking (round robin)
 };
 
 // "[1, 2]": ranks as messages print them.

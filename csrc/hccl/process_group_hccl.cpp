@@ -170,7 +170,7 @@ void ProcessGroupHCCL::track(OpState& state, const char* name, int peer) {
       e.op_id = state.op_id;
       e.profiling_name = opKindProfilingName(state.kind);
       if (state.kind == kSendKind) e.profiling_name += c10::str(" ", rank_, "->", peer);
-      if (state.kind == kRecvKind) e.profiling_name += c10::str(" ", rank_, "<-", peer);
+      if (state.kind == kRecvKind && peer >= 0) e.profiling_name += c10::str(" ", rank_, "<-", peer);  // -1: any source
       e.time_created_ns = wallNs();
       // The slot is reused: assign() keeps the vectors' memory.
       auto describe = [](const std::vector<at::Tensor>& ts, std::vector<std::vector<int64_t>>& sizes,

@@ -143,4 +143,16 @@ float WorkHCCL::getDuration() const {
   return float(e - s) / 1e6f;
 }
 
+int WorkHCCL::sourceRank() const {
+  TORCH_CHECK(source_, "sourceRank() may only be called on the Work of a recv");
+  int src = source_->load(std::memory_order_acquire);
+  if (src >= 0) return src;
+  // From any source: known once the message is in. wait() on npu tensors is
+  // stream-ordered and returns before that, so the caller (dist.recv without
+  // src reads the source right after wait()) blocks here; a failed receive
+  // raises its error.
+  const_cast<WorkHCCL*>(this)->waitBlocking(kNoTimeout);
+  return source_->load(std::memory_order_acquire);
+}
+
 }  // namespace npudist::hccl

@@ -103,10 +103,15 @@ class WorkHCCL : public c10d::Work {
   void abort() override;
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
   float getDuration() const override;
+  // recv: the group rank the message came from; for a recv without src it
+  // blocks until the message is in (c10d reads it right after wait()).
+  int sourceRank() const override;
+  void setSourceRank(std::shared_ptr<const std::atomic<int>> source) { source_ = std::move(source); }
 
  private:
   void waitBlocking(std::chrono::milliseconds timeout);
   std::shared_ptr<OpState> state_;
+  std::shared_ptr<const std::atomic<int>> source_;
 };
 
 // TORCH_HCCL_BLOCKING_WAIT=1: every wait() blocks the calling thread.

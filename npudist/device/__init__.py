@@ -22,6 +22,7 @@ from npudist.device._devices import (
     set_device,
     synchronize,
 )
+from npudist.device._lazy import DeferredNpuCallError, _lazy_call, _lazy_init
 from npudist.device import memory
 from npudist.device.memory import (
     empty_cache,
@@ -64,6 +65,7 @@ from npudist.device.streams import (
 )
 
 __all__ = [
+    "DeferredNpuCallError",
     "Event",
     "Stream",
     "StreamContext",
@@ -117,7 +119,7 @@ def __getattr__(name):
     # torch.utils.checkpoint reads `torch.<device>._initialized` to decide whether to
     # save and restore the device RNG state around recomputation.
     if name == "_initialized":
-        from npudist import _C
+        from npudist.device import _lazy
 
-        return _C._is_initialized()
+        return _lazy._initialized
     raise AttributeError(f"module 'torch.npu' has no attribute '{name}'")

@@ -23,7 +23,19 @@ from npudist.device._devices import (
     synchronize,
 )
 from npudist.device._lazy import DeferredNpuCallError, _lazy_call, _lazy_init
-from npudist.device import memory
+from npudist.device import amp, memory
+from npudist.device.torch_npu_extras import (
+    config,
+    get_mm_bmm_format_nd,
+    get_soc_version,
+    is_bf16_supported,
+    is_jit_compile_false,
+    mstx,
+    set_compile_mode,
+    set_mm_bmm_format_nd,
+    set_option,
+    utilization,
+)
 from npudist.device.memory import (
     empty_cache,
     max_memory_allocated,
@@ -66,6 +78,17 @@ from npudist.device.streams import (
 
 __all__ = [
     "DeferredNpuCallError",
+    "amp",
+    "config",
+    "get_mm_bmm_format_nd",
+    "get_soc_version",
+    "is_bf16_supported",
+    "is_jit_compile_false",
+    "mstx",
+    "set_compile_mode",
+    "set_mm_bmm_format_nd",
+    "set_option",
+    "utilization",
     "Event",
     "Stream",
     "StreamContext",
@@ -122,4 +145,21 @@ def __getattr__(name):
         from npudist.device import _lazy
 
         return _lazy._initialized
-    raise AttributeError(f"module 'torch.npu' has no attribute '{name}'")
+    # torch_npu.npu is torch.npu: its public names we do not offer raise a clear error
+    # (an AttributeError subclass, so hasattr/getattr-with-default probes still work).
+    from npudist.compat.names import NotAvailableOnThisRuntime, missing
+
+    err = missing("torch_npu.npu", name, _NOT_AVAILABLE_WHY)
+    if isinstance(err, NotAvailableOnThisRuntime):
+        raise err
+    raise AttributeError(f"module 'torch.npu' has no attribute '{name}'", name=name)
+
+
+_NOT_AVAILABLE_WHY = {
+    "NPUGraph": "npu graphs (issue: graph capture/replay) have not landed yet",
+    "graph": "npu graphs have not landed yet",
+    "make_graphed_callables": "npu graphs have not landed yet",
+    "stop_device": "the simulated npu cannot be stopped and restarted",
+    "restart_device": "the simulated npu cannot be stopped and restarted",
+    "check_uce_in_memory": "there are no uncorrectable memory errors on host memory",
+}

@@ -1,0 +1,24 @@
+"""``torch_npu`` as npudist provides it where no real torch_npu is installed.
+
+Served under the name ``torch_npu`` by npudist_torch_npu_finder; never import it as
+``npudist.compat.torch_npu_pkg``. A thin layer over npudist (DESIGN.md): see
+npudist.compat.torch_npu_api and docs/torch_npu_compat.md.
+"""
+import torch
+
+import npudist  # noqa: F401  (registers npu when TORCH_DEVICE_BACKEND_AUTOLOAD=0)
+from npudist.compat import torch_npu_api as _api
+
+npu = torch.npu
+__version__ = _api.version()
+_api.install_submodules(__name__)
+
+
+def __getattr__(name):
+    if name == "__all__":  # computed on demand: it needs the ops registered
+        return _api.top_level_all()
+    return _api.top_level_attr(globals(), name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_api.available_ops()) | {"contrib", "profiler", "utils", "optim"})

@@ -10,6 +10,7 @@ import npudist  # noqa: F401  (registers npu when TORCH_DEVICE_BACKEND_AUTOLOAD=
 from npudist.compat import torch_npu_api as _api
 
 npu = torch.npu
+_SUBPACKAGES = ("contrib", "optim", "profiler", "utils")
 __version__ = _api.version()
 _api.install_submodules(__name__)
 
@@ -17,8 +18,12 @@ _api.install_submodules(__name__)
 def __getattr__(name):
     if name == "__all__":  # computed on demand: it needs the ops registered
         return _api.top_level_all()
+    if name in _SUBPACKAGES:  # as torch_npu, its subpackages are attributes after `import torch_npu`
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
     return _api.top_level_attr(globals(), name)
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_api.available_ops()) | {"contrib", "profiler", "utils", "optim"})
+    return sorted(set(globals()) | set(_api.available_ops()) | set(_SUBPACKAGES))

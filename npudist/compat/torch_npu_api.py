@@ -43,7 +43,9 @@ def _op(name: str):
 def available_ops() -> list[str]:
     """torch_npu op names that torch.ops.npu provides here (registers them first)."""
     ensure_ops()
-    return [n for n in _public_names.TORCH_NPU_OPS if _op(n) is not None]
+    from npudist.compat.ops import PYTHON_WRAPPERS
+
+    return [n for n in _public_names.TORCH_NPU_OPS if n in PYTHON_WRAPPERS or _op(n) is not None]
 
 
 def version() -> str:
@@ -63,7 +65,9 @@ def top_level_attr(module_globals: dict, name: str):
     """``torch_npu.<name>`` for names not defined in the package module: ops, else the clear error."""
     if not name.startswith("__"):
         ensure_ops()
-        op = _op(name)
+        from npudist.compat.ops import PYTHON_WRAPPERS
+
+        op = PYTHON_WRAPPERS.get(name) or _op(name)
         if op is not None and name in _public_names.TORCH_NPU_OPS:
             module_globals[name] = op
             return op

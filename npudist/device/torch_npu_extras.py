@@ -20,8 +20,10 @@ import warnings
 
 import torch
 
-__all__ = ["config", "get_soc_version", "is_bf16_supported", "is_jit_compile_false", "mstx", "set_compile_mode",
-           "set_option", "set_mm_bmm_format_nd", "get_mm_bmm_format_nd", "utilization"]
+__all__ = ["can_device_access_peer", "config", "get_autocast_dtype", "get_mm_bmm_format_nd", "get_soc_version",
+           "ipc_collect", "is_autocast_enabled", "is_bf16_supported", "is_current_stream_capturing",
+           "is_jit_compile_false", "max_memory_cached", "memory_cached", "mstx", "reset_max_memory_cached",
+           "set_autocast_dtype", "set_autocast_enabled", "set_compile_mode", "set_mm_bmm_format_nd", "set_option"]
 
 _state = {"jit_compile": False, "mm_bmm_nd": True, "options": {}}
 
@@ -75,14 +77,62 @@ def get_mm_bmm_format_nd() -> bool:
     return _state["mm_bmm_nd"]
 
 
-def utilization(device=None) -> int:
-    """Percent of time the npu was busy: not measured on the simulated npu; raises.
+def memory_cached(device=None) -> int:
+    """Deprecated torch.cuda alias of memory_reserved (torch_npu keeps it)."""
+    return torch.npu.memory_reserved(device)
+
+
+def max_memory_cached(device=None) -> int:
+    """Deprecated torch.cuda alias of max_memory_reserved."""
+    return torch.npu.max_memory_reserved(device)
+
+
+def reset_max_memory_cached(device=None) -> None:
+    """Deprecated torch.cuda alias: resets the peak statistics (reset_peak_memory_stats)."""
+    torch.npu.reset_peak_memory_stats(device)
+
+
+def is_autocast_enabled() -> bool:
+    """Whether autocast is on for npu (torch.is_autocast_enabled("npu"))."""
+    return torch.is_autocast_enabled("npu")
+
+
+def set_autocast_enabled(enabled: bool) -> None:
+    """torch.set_autocast_enabled("npu", enabled)."""
+    torch.set_autocast_enabled("npu", enabled)
+
+
+def get_autocast_dtype() -> torch.dtype:
+    """torch.get_autocast_dtype("npu")."""
+    return torch.get_autocast_dtype("npu")
+
+
+def set_autocast_dtype(dtype: torch.dtype) -> None:
+    """torch.set_autocast_dtype("npu", dtype)."""
+    torch.set_autocast_dtype("npu", dtype)
+
+
+def is_current_stream_capturing() -> bool:
+    """Whether the current npu stream is capturing a graph (torch.Stream.is_capturing)."""
+    return bool(torch.npu.current_stream().is_capturing())
+
+
+def can_device_access_peer(device: int, peer_device: int) -> bool:
+    """True for any two visible npus: in one process their memory is the same host memory.
 
     Raises:
-        NotImplementedError: always.
+        ValueError: an index outside the visible npus.
     """
-    raise NotImplementedError("torch.npu.utilization is not available on this runtime (the simulated npu has no "
-                              "busy counter); docs/torch_npu_compat.md")
+    from npudist.device._devices import _index
+
+    _index(device)
+    _index(peer_device)
+    return True
+
+
+def ipc_collect() -> None:
+    """A no-op: npu memory is never shared with other processes through IPC here (docs/device_api.md)."""
+    return None
 
 
 class _Config:

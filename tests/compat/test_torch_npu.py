@@ -213,6 +213,15 @@ for i in range(n):
         expect += scales[i, kk] * (ex[int(erow[kk * n + i])] + bias[int(eidx[i, kk])])
     assert torch.allclose(fin[i], expect, atol=1e-5)
 
+# npu_apply_adam_w(out=(var, m, v)) follows torch.optim.AdamW step by step (beta powers before the step)
+p = torch.randn(10, device=dev); ref_p = torch.nn.Parameter(p.clone()); m = torch.zeros_like(p); v = torch.zeros_like(p)
+opt = torch.optim.AdamW([ref_p], lr=0.01, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.1)
+for step in range(1, 4):
+    g = torch.randn(10, device=dev); ref_p.grad = g.clone(); opt.step()
+    torch_npu.npu_apply_adam_w(0.9 ** (step - 1), 0.99 ** (step - 1), 0.01, 0.1, 0.9, 0.99, 1e-8, g, None, False,
+                               False, out=(p, m, v))
+    assert torch.allclose(p, ref_p.detach(), atol=1e-6), step
+
 # npu_format_cast: one storage format (ND) on the simulated npu
 assert torch_npu.npu_format_cast(x, 29) is x and torch_npu.get_npu_format(x) == 2
 print("OK")

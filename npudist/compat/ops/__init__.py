@@ -10,6 +10,9 @@ op's docstring and raises NotImplementedError naming the argument.
 The survey that picked them (call sites in public torch_npu training code) is
 in docs/torch_npu_compat.md.
 """
-from npudist.compat.ops import format_cast, grouped_matmul, moe_routing  # noqa: F401  (register the ops)
+from npudist.compat.ops import apply_adam_w, format_cast, grouped_matmul, moe_routing  # noqa: F401  (register)
 
-__all__ = ["format_cast", "grouped_matmul", "moe_routing"]
+# torch_npu names whose Python signature torch.ops cannot give (``out=`` tuples)
+PYTHON_WRAPPERS = {"npu_apply_adam_w": apply_adam_w.npu_apply_adam_w}
+
+__all__ = ["PYTHON_WRAPPERS", "apply_adam_w", "format_cast", "grouped_matmul", "moe_routing"]

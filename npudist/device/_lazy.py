@@ -52,10 +52,8 @@ class _LazySeedTracker:
         self.seed_all_cb = (cb, stack)
         self.order = [self.seed_cb, self.seed_all_cb]
 
-    def take(self) -> list:
-        calls = [c for c in self.order if c is not None]
-        self.__init__()
-        return calls
+    def calls(self) -> list:
+        return [c for c in self.order if c is not None]
 
 
 _seed_tracker = _LazySeedTracker()
@@ -110,9 +108,9 @@ def _lazy_init() -> None:
         _C._device_count()  # raises on an invalid configuration (cached afterwards)
         _tls.is_initializing = True
         try:
-            calls = _seed_tracker.take() + _queued_calls
-            _queued_calls.clear()
-            for call, stack in calls:
+            # Kept until initialisation succeeds: a failing call raises again at the next
+            # attempt, as torch.cuda's queued calls do.
+            for call, stack in _seed_tracker.calls() + list(_queued_calls):
                 try:
                     call()
                 except Exception as err:
@@ -122,6 +120,8 @@ def _lazy_init() -> None:
                     ) from err
         finally:
             del _tls.is_initializing
+        _queued_calls.clear()
+        _seed_tracker.__init__()
         _initialized = True
 
 

@@ -3,13 +3,10 @@
 - ``torch_npu.npu`` is ``torch.npu`` (``sys.modules["torch_npu.npu"]`` too, and
   ``torch_npu.npu.amp``), with the torch_npu.npu names scripts call
   (npudist.device.torch_npu_extras).
-- ``torch_npu.<op>`` is ``torch.ops.npu.<op>``, as in torch_npu. npudist.compat.ops
-  registers its ops at ``import torch_npu``; the fused four come from
-  ``import npudist.dtensor``, which imports torch.distributed.tensor (about 2 s), so it
-  runs on the first use of a ``torch_npu.<op>`` name (or ``dir(torch_npu)`` /
-  ``__all__``), keeping ``import torch_npu`` at the cost of ``import torch``. Code
-  that calls ``torch.ops.npu.npu_rms_norm`` directly, without any ``torch_npu.<op>``
-  access first, needs ``import npudist.dtensor``.
+- ``torch_npu.<op>`` is ``torch.ops.npu.<op>``, as in torch_npu; ``import torch_npu``
+  registers them all (npudist.compat.ops and ``import npudist.dtensor`` for the fused
+  four, whose DTensor strategies register only once torch.distributed.tensor is
+  imported), so ``torch.ops.npu.<op>`` works directly too.
 - A public torch_npu name npudist does not offer raises
   npudist.compat.names.NotAvailableOnThisRuntime naming it.
 """

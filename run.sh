@@ -58,6 +58,12 @@ setup() {
     NPUDIST_SKIP_EXT_BUILD=1 "$PY" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e .
     echo "$meta_hash" >"$VENV/.meta-stamp"
   fi
+  # `import torch_npu` as a script's first import needs npudist's finder installed at interpreter
+  # start: a wheel install puts npudist-torch-npu.pth in site-packages (setup.py data_files);
+  # setuptools' editable install drops data files, so copy it (docs/torch_npu_compat.md).
+  local purelib
+  purelib=$("$PY" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+  cmp -s npudist-torch-npu.pth "$purelib/npudist-torch-npu.pth" || cp npudist-torch-npu.pth "$purelib/"
   if [ "$(cat "$VENV/.build-stamp" 2>/dev/null)" != "$build_hash" ] || ! ls npudist/_C*.so >/dev/null 2>&1; then
     build_extension
     echo "$build_hash" >"$VENV/.build-stamp"

@@ -38,12 +38,25 @@ def sources():
     return sorted(found)
 
 
+def pth_data_files():
+    """npudist-torch-npu.pth into site-packages (as wheel data, so editable installs get it too).
+
+    Its one line installs npudist_torch_npu_finder at interpreter start, so that
+    `import torch_npu` works as a script's first import (docs/torch_npu_compat.md).
+    """
+    import sysconfig
+
+    rel = os.path.relpath(sysconfig.get_path("purelib"), sysconfig.get_path("data"))
+    return [(rel, ["npudist-torch-npu.pth"])]
+
+
 write_build_info()
 # run.sh installs the package (editable) with NPUDIST_SKIP_EXT_BUILD=1 and
 # builds the extension itself, into build/ and then renamed into place, so
 # that processes running meanwhile never see a half-written library.
 SKIP_EXT = os.environ.get("NPUDIST_SKIP_EXT_BUILD") == "1"
 setup(
+    data_files=pth_data_files(),
     ext_modules=[] if SKIP_EXT else [
         CppExtension(
             name="npudist._C",

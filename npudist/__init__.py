@@ -40,5 +40,12 @@ if _os.environ.get("NPUDIST_METRICS_PORT") or _os.environ.get("NPUDIST_METRICS_D
 
     _metrics_autostart.from_env()
 
+try:  # `import torch_npu` where no real torch_npu is installed (docs/torch_npu_compat.md)
+    import npudist_torch_npu_finder as _torch_npu_finder  # noqa: E402
+
+    _torch_npu_finder.install()
+except ImportError:  # a layout without the top-level finder module: the .pth file does it, if installed
+    pass
+
 __all__ = ["device", "hccl"]
 __version__ = "0.1.0"

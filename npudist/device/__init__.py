@@ -22,7 +22,29 @@ from npudist.device._devices import (
     set_device,
     synchronize,
 )
-from npudist.device import memory
+from npudist.device._lazy import DeferredNpuCallError, _lazy_call, _lazy_init
+from npudist.device import amp, memory
+from npudist.device.torch_npu_extras import (
+    can_device_access_peer,
+    config,
+    get_autocast_dtype,
+    get_mm_bmm_format_nd,
+    get_soc_version,
+    ipc_collect,
+    is_autocast_enabled,
+    is_bf16_supported,
+    is_current_stream_capturing,
+    is_jit_compile_false,
+    max_memory_cached,
+    memory_cached,
+    mstx,
+    reset_max_memory_cached,
+    set_autocast_dtype,
+    set_autocast_enabled,
+    set_compile_mode,
+    set_mm_bmm_format_nd,
+    set_option,
+)
 from npudist.device.memory import (
     empty_cache,
     max_memory_allocated,
@@ -64,6 +86,27 @@ from npudist.device.streams import (
 )
 
 __all__ = [
+    "DeferredNpuCallError",
+    "amp",
+    "can_device_access_peer",
+    "config",
+    "get_autocast_dtype",
+    "get_mm_bmm_format_nd",
+    "get_soc_version",
+    "ipc_collect",
+    "is_autocast_enabled",
+    "is_bf16_supported",
+    "is_current_stream_capturing",
+    "is_jit_compile_false",
+    "max_memory_cached",
+    "memory_cached",
+    "mstx",
+    "reset_max_memory_cached",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
+    "set_compile_mode",
+    "set_mm_bmm_format_nd",
+    "set_option",
     "Event",
     "Stream",
     "StreamContext",
@@ -117,7 +160,24 @@ def __getattr__(name):
     # torch.utils.checkpoint reads `torch.<device>._initialized` to decide whether to
     # save and restore the device RNG state around recomputation.
     if name == "_initialized":
-        from npudist import _C
+        from npudist.device import _lazy
 
-        return _C._is_initialized()
-    raise AttributeError(f"module 'torch.npu' has no attribute '{name}'")
+        return _lazy._initialized
+    # torch_npu.npu is torch.npu: its public names we do not offer raise a clear error
+    # (an AttributeError subclass, so hasattr/getattr-with-default probes still work).
+    from npudist.compat.names import NotAvailableOnThisRuntime, missing
+
+    err = missing("torch_npu.npu", name, _NOT_AVAILABLE_WHY)
+    if isinstance(err, NotAvailableOnThisRuntime):
+        raise err
+    raise AttributeError(f"module 'torch.npu' has no attribute '{name}'", name=name)
+
+
+_NOT_AVAILABLE_WHY = {
+    "NPUGraph": "npu graphs (issue: graph capture/replay) have not landed yet",
+    "graph": "npu graphs have not landed yet",
+    "make_graphed_callables": "npu graphs have not landed yet",
+    "stop_device": "the simulated npu cannot be stopped and restarted",
+    "restart_device": "the simulated npu cannot be stopped and restarted",
+    "check_uce_in_memory": "there are no uncorrectable memory errors on host memory",
+}

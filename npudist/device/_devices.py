@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 import torch
 
 from npudist import _C
+from npudist.device._lazy import _lazy_init, init, is_initialized  # noqa: F401  (re-exported)
 
 def _index(device: Any, optional: bool = True) -> int:
     """Resolves ``device`` (None, int, str, torch.device) to a visible npu index.
@@ -28,23 +29,6 @@ def _index(device: Any, optional: bool = True) -> int:
         raise TypeError(f"device must be an int, str or torch.device, got {type(device).__name__}")
     _C._check_device(device)
     return device
-
-
-def init() -> None:
-    """Initialises the npu runtime (validates NPUDIST_* / ASCEND_RT_VISIBLE_DEVICES).
-
-    Raises:
-        ValueError: the environment describes no valid set of devices; the
-            message names the variable and an accepted value.
-    """
-    _C._mark_initialized()  # raises in a child forked after npu was initialised
-    _C._device_count()  # raises on an invalid configuration (cached after the first call)
-
-
-def is_initialized() -> bool:
-    """True once npu was used in this process: a tensor, a stream, or any torch.npu call that
-    initialises (like torch.cuda.is_initialized). device_count/is_available do not initialise."""
-    return _C._is_initialized()
 
 
 def is_available() -> bool:
@@ -72,11 +56,15 @@ def current_device() -> int:
 
 
 def set_device(device: Any) -> None:
-    """Makes ``device`` the calling thread's current npu.
+    """Makes ``device`` the calling thread's current npu; initialises npu (as torch.cuda.set_device).
+
+    A negative int is a no-op (no initialisation), as in torch.cuda.
 
     Raises:
         ValueError: the index is out of range of the visible npus.
     """
+    if isinstance(device, int) and device < 0:
+        return
     init()
     _C._set_device(_index(device))
 

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from npudist import _C
-from npudist.device._devices import _index, init
+from npudist.device._devices import _index, init, is_initialized
 
 __all__ = [
     "empty_cache", "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",
@@ -40,8 +40,12 @@ def mem_get_info(device: Any = None) -> tuple[int, int]:
 
 
 def memory_stats_as_nested_dict(device: Any = None) -> dict:
-    """Allocator statistics of the npu as nested dicts (torch.cuda.memory_stats_as_nested_dict)."""
-    init()
+    """Allocator statistics of the npu as nested dicts (torch.cuda.memory_stats_as_nested_dict).
+
+    Empty before npu is initialised, and does not initialise it (as torch.cuda's).
+    """
+    if not is_initialized():
+        return {}
     return _C._memory_stats(_index(device))
 
 
@@ -69,24 +73,30 @@ def memory_stats(device: Any = None) -> dict[str, Any]:
     return collections.OrderedDict(sorted(flat))
 
 
+def _stat(device: Any, stat: str, metric: str) -> int:
+    # 0 before npu is initialised, as torch.cuda's (memory_stats(...).get(key, 0))
+    stats = memory_stats_as_nested_dict(device)
+    return stats[stat]["all"][metric] if stats else 0
+
+
 def memory_allocated(device: Any = None) -> int:
     """Bytes currently occupied by tensors on the npu (allocator-rounded), as torch.cuda.memory_allocated."""
-    return memory_stats_as_nested_dict(device)["allocated_bytes"]["all"]["current"]
+    return _stat(device, "allocated_bytes", "current")
 
 
 def max_memory_allocated(device: Any = None) -> int:
     """Peak of memory_allocated since start or reset_peak_memory_stats."""
-    return memory_stats_as_nested_dict(device)["allocated_bytes"]["all"]["peak"]
+    return _stat(device, "allocated_bytes", "peak")
 
 
 def memory_reserved(device: Any = None) -> int:
     """Bytes the allocator holds from the driver (allocated plus cached), as torch.cuda.memory_reserved."""
-    return memory_stats_as_nested_dict(device)["reserved_bytes"]["all"]["current"]
+    return _stat(device, "reserved_bytes", "current")
 
 
 def max_memory_reserved(device: Any = None) -> int:
     """Peak of memory_reserved since start or reset_peak_memory_stats."""
-    return memory_stats_as_nested_dict(device)["reserved_bytes"]["all"]["peak"]
+    return _stat(device, "reserved_bytes", "peak")
 
 
 def reset_peak_memory_stats(device: Any = None) -> None:
@@ -109,10 +119,11 @@ def reset_accumulated_memory_stats(device: Any = None) -> None:
 def empty_cache() -> None:
     """Returns every cached, unused segment of every npu to the driver (committed memory drops).
 
-    With expandable segments, the free tail of each segment is unmapped.
+    With expandable segments, the free tail of each segment is unmapped. A no-op
+    before npu is initialised (as torch.cuda.empty_cache).
     """
-    init()
-    _C._empty_cache()
+    if is_initialized():
+        _C._empty_cache()
 
 
 def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None:
@@ -198,7 +209,7 @@ def _record_memory_history(enabled: str | None = "all", context: str | None = "a
         raise ValueError(f"stacks must be 'python' or 'all', got {stacks!r}")
     if not isinstance(max_entries, int) or max_entries <= 0:
         raise ValueError(f"max_entries must be a positive int, got {max_entries!r}")
-    init()
+    # no initialisation here, as torch.cuda's: history is often turned on before the device is chosen
     _C._record_memory_history(enabled is not None, enabled == "all", int(max_entries), context is not None)
 
 
@@ -209,9 +220,8 @@ def _snapshot(device: Any = None) -> dict:
     allocated_size, active_size, requested_size, stream, segment_type,
     is_expandable, blocks: [address, size, requested_size, state, frames])
     and "device_traces" (per device: action, addr, size, stream, time_us,
-    frames), as torch.cuda.memory._snapshot.
+    frames), as torch.cuda.memory._snapshot. Does not initialise npu.
     """
-    init()
     return _C._snapshot()
 
 

@@ -14,13 +14,10 @@ import torch
 
 from npudist import _C
 from npudist.device import _devices
+from npudist.device._lazy import _is_in_bad_fork, _lazy_call, is_initialized  # noqa: F401  (torch.npu._is_in_bad_fork)
 
 _default_generators: dict[int, torch.Generator] = {}
 
-
-def _is_in_bad_fork() -> bool:
-    """True in a child process forked after npu was initialised in its parent (as torch.cuda's)."""
-    return _C._is_in_bad_fork()
 
 
 def default_generator(device: Any = None) -> torch.Generator:
@@ -64,6 +61,9 @@ def get_rng_state_all() -> list[torch.Tensor]:
 def set_rng_state(new_state: torch.Tensor, device: Any = "npu") -> None:
     """Restores an npu's generator state from get_rng_state.
 
+    Before npu is initialised the state is copied and applied at initialisation
+    (torch.cuda.set_rng_state does not initialise either).
+
     Raises:
         TypeError: the state is not a torch.uint8 (ByteTensor) cpu tensor.
         RuntimeError: it is not 16 bytes, or its offset is negative.
@@ -73,7 +73,10 @@ def set_rng_state(new_state: torch.Tensor, device: Any = "npu") -> None:
                         f"{getattr(new_state, 'dtype', type(new_state).__name__)}")
     if new_state.device.type != "cpu":
         raise TypeError(f"RNG state must be a cpu tensor, got one on {new_state.device}")
-    default_generator(device).set_state(new_state.detach().contiguous())
+    state = new_state.detach().contiguous()
+    if not is_initialized():
+        state = state.clone()
+    _lazy_call(lambda: default_generator(device).set_state(state))
 
 
 def set_rng_state_all(new_states: Iterable[torch.Tensor]) -> None:
@@ -82,27 +85,42 @@ def set_rng_state_all(new_states: Iterable[torch.Tensor]) -> None:
         set_rng_state(state, i)
 
 
+# Seeding does not initialise npu: as torch.cuda's, it is queued until the first
+# use (torch.manual_seed calls manual_seed_all, and a script may seed before it
+# picks its device; DeviceMesh relies on is_initialized() staying False then).
+
+
 def manual_seed(seed: int) -> None:
-    """Seeds the current npu's generator (offset reset to 0)."""
-    default_generator().manual_seed(int(seed))
+    """Seeds the current npu's generator (offset reset to 0); deferred until npu is initialised."""
+    seed = int(seed)
+    _lazy_call(lambda: default_generator().manual_seed(seed), seed=True)
 
 
 def manual_seed_all(seed: int) -> None:
-    """Seeds every visible npu's generator (torch.manual_seed calls this)."""
-    for i in range(_devices.device_count()):
-        default_generator(i).manual_seed(int(seed))
+    """Seeds every visible npu's generator (torch.manual_seed calls this); deferred until npu is initialised."""
+    seed = int(seed)
+
+    def cb():
+        for i in range(_devices.device_count()):
+            default_generator(i).manual_seed(seed)
+
+    _lazy_call(cb, seed_all=True)
 
 
 def seed() -> None:
-    """Seeds the current npu's generator with a non-deterministic random number."""
-    default_generator().seed()
+    """Seeds the current npu's generator with a non-deterministic random number (deferred until init)."""
+    _lazy_call(lambda: default_generator().seed())
 
 
 def seed_all() -> None:
-    """Seeds every npu's generator with one non-deterministic random number."""
-    s = default_generator(0).seed()
-    for i in range(1, _devices.device_count()):
-        default_generator(i).manual_seed(s)
+    """Seeds every npu's generator with one non-deterministic random number (deferred until init)."""
+
+    def cb():
+        s = default_generator(0).seed()
+        for i in range(1, _devices.device_count()):
+            default_generator(i).manual_seed(s)
+
+    _lazy_call(cb)
 
 
 def initial_seed() -> int:

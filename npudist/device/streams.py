@@ -73,7 +73,6 @@ class Event(torch.Event, metaclass=_NpuEventMeta):
     def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
         if interprocess:
             raise ValueError("interprocess npu events are not supported")
-        init()
         return torch.Event(device="npu", enable_timing=enable_timing, blocking=blocking)
 
 

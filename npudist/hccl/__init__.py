@@ -58,7 +58,10 @@ def _make_gloo(store, rank: int, size: int, timeout: datetime.timedelta):
 
 
 def _home_device() -> int:
-    return torch.npu.current_device() if torch.npu.device_count() else 0
+    # The C++ current device, read without torch.npu's lazy init: creating a group
+    # (init_process_group(device_id=...)) must leave torch.npu.is_initialized()
+    # False, as ProcessGroupNCCL leaves torch.cuda's (DeviceMesh relies on it).
+    return _C._current_device() if torch.npu.device_count() else 0
 
 
 def _create(dist_backend_opts, backend_options) -> ProcessGroupHCCL:

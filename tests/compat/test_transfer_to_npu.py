@@ -1,0 +1,102 @@
+"""``from torch_npu.contrib import transfer_to_npu``: CUDA scripts run on npu (issue 19, part 3)."""
+import pytest
+
+from ._ranks import npurun
+
+REDIRECTS = r'''
+import os, tempfile, torch, torch.nn as nn, torch.distributed as dist
+originals = {n: getattr(torch.cuda, n) for n in ("is_available", "device_count", "set_device", "Stream", "synchronize")}
+orig_autocast, orig_ipg = torch.autocast, dist.init_process_group
+from torch_npu.contrib import transfer_to_npu
+from npudist.compat import transfer
+assert transfer.is_enabled()
+assert torch.cuda.is_available() and torch.cuda.device_count() == torch.npu.device_count()
+torch.cuda.set_device(1)
+checks = {
+    'device="cuda"': torch.randn(2, device="cuda").device,
+    'device="cuda:2"': torch.zeros(2, device="cuda:2").device,
+    'device=torch.device("cuda", 3)': torch.ones(2, device=torch.device("cuda", 3)).device,
+    ".cuda()": torch.zeros(2).cuda().device,
+    ".cuda(2)": torch.zeros(2).cuda(2).device,
+    ".to(2)": torch.zeros(2).to(2).device,
+    '.to("cuda:3")': torch.zeros(2).to("cuda:3").device,
+    '.to(device="cuda")': torch.zeros(2).to(device="cuda").device,
+    "Module.cuda()": next(nn.Linear(2, 2).cuda().parameters()).device,
+    'Module.to("cuda")': next(nn.Linear(2, 2).to("cuda").parameters()).device,
+    "torch.tensor(device=cuda)": torch.tensor([1.0], device="cuda:0").device,
+    "full_like(device=cuda)": torch.full_like(torch.zeros(1), 2.0, device="cuda").device,
+}
+for what, got in checks.items():
+    print(what, got)
+x = torch.randn(4, 4, device="cuda")
+assert x.is_cuda and not torch.zeros(1).is_cuda
+with torch.autocast("cuda", dtype=torch.bfloat16):
+    assert (x @ x).dtype == torch.bfloat16
+with torch.cuda.amp.autocast(dtype=torch.bfloat16):
+    assert (x @ x).dtype == torch.bfloat16
+assert torch.amp.GradScaler("cuda")._device == "npu" and torch.cuda.amp.GradScaler()._device == "npu"
+s = torch.cuda.Stream()
+with torch.cuda.stream(s):
+    y = x * 2
+torch.cuda.current_stream().wait_stream(s)
+torch.cuda.synchronize()
+torch.cuda.nvtx.range_push("r"); torch.cuda.nvtx.range_pop()
+with torch.cuda.nvtx.range("r"):
+    pass
+assert torch.cuda.memory_allocated() > 0 and torch.cuda.get_device_capability() == torch.npu.get_device_capability()
+assert torch.cuda.is_bf16_supported()
+# nccl -> hccl, a cuda device_id -> npu
+store = tempfile.mktemp()
+dist.init_process_group("nccl", init_method=f"file://{store}", rank=0, world_size=1,
+                        device_id=torch.device("cuda", 1))
+assert dist.get_backend() == "hccl" and dist.is_nccl_available()
+t = torch.ones(2, device="cuda"); dist.all_reduce(t)
+from torch.distributed.device_mesh import init_device_mesh
+mesh = init_device_mesh("cuda", (1,))
+assert mesh.device_type == "npu"
+dist.destroy_process_group()
+transfer_to_npu.disable()
+assert not transfer.is_enabled()
+assert all(getattr(torch.cuda, n) is f for n, f in originals.items()), "disable() restores torch.cuda"
+assert torch.autocast is orig_autocast and dist.init_process_group is orig_ipg
+assert not torch.cuda.is_available()
+try:
+    torch.zeros(1, device="cuda")
+except (AssertionError, RuntimeError):
+    print("OFF")
+transfer.enable(); assert torch.zeros(1, device="cuda").is_npu; transfer.disable()
+print("OK")
+'''
+
+
+def test_what_transfer_to_npu_redirects_and_that_disable_restores_it(python, tmp_path):
+    r = python(REDIRECTS, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-5000:]
+    lines = dict(line.rsplit(" ", 1) for line in r.stdout.splitlines() if line.count(" ") and "npu:" in line)
+    assert lines == {
+        'device="cuda"': "npu:1", 'device="cuda:2"': "npu:2", 'device=torch.device("cuda", 3)': "npu:3",
+        ".cuda()": "npu:1", ".cuda(2)": "npu:2", ".to(2)": "npu:2", '.to("cuda:3")': "npu:3",
+        '.to(device="cuda")': "npu:1", "Module.cuda()": "npu:1", 'Module.to("cuda")': "npu:1",
+        "torch.tensor(device=cuda)": "npu:0", "full_like(device=cuda)": "npu:1"}, r.stdout
+    assert "OFF" in r.stdout and r.stdout.strip().endswith("OK")
+
+
+@pytest.mark.timeout(400)
+def test_a_cuda_ddp_script_runs_unchanged_on_2_ranks():
+    _, results = npurun("cuda_ddp.py", 2)
+    for rank in (0, 1):
+        (r,) = results[rank]
+        assert r["backend"] == "hccl" and r["param_device"] == f"npu:{rank}" and r["is_cuda"]
+        assert r["current"] == rank and r["memory_allocated"] > 0
+        assert r["params_equal_across_ranks"], "DDP averaged the gradients of different data"
+    assert results[0][0]["losses"] != results[1][0]["losses"]
+
+
+@pytest.mark.timeout(400)
+def test_a_cuda_fsdp2_script_runs_unchanged_on_2_ranks():
+    _, results = npurun("cuda_fsdp2.py", 2)
+    for rank in (0, 1):
+        (r,) = results[rank]
+        assert r["backend"] == "hccl" and r["mesh_device"] == "npu" and r["local_devices"] == [f"npu:{rank}"]
+    assert results[0][0]["losses"] == results[1][0]["losses"]
+    assert results[0][0]["max_diff_vs_unsharded"] < 1e-4

@@ -1,5 +1,6 @@
 #include "core/deferred.h"
 
+#include "core/graph/capture.h"
 #include "core/stream.h"
 #include "driver/stream_queue.h"
 
@@ -53,5 +54,13 @@ bool streamIdle(const c10::Stream& stream) { return driverStream(stream)->idle()
 bool drainStream(const c10::Stream& stream, std::string* error) { return driverStream(stream)->synchronize(error); }
 
 int64_t monotonicNs() { return driver::monotonicNs(); }
+
+bool captureDeferredWork(const c10::Stream& stream, const std::string& name, std::function<void()> replay) {
+  if (!graph::anyCapture() || inDeferredWork()) return false;
+  graph::Capture* c = graph::captureOf(stream.device_index(), stream.id());
+  if (!c) return false;
+  graph::recordHost(*c, name, std::move(replay), stream.id());
+  return true;
+}
 
 }  // namespace npudist::core

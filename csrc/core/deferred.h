@@ -66,6 +66,12 @@ bool streamIdle(const c10::Stream& stream);
 // Completes everything `stream` was made to wait for; false with *error if some of it failed.
 bool drainStream(const c10::Stream& stream, std::string* error);
 
+// While `stream` captures an npu graph, records `replay` into the graph
+// instead of queuing anything, and returns true: each replay runs it once,
+// in capture order, on the replaying thread with the replay's stream current
+// (a captured collective is issued anew per replay). False otherwise.
+bool captureDeferredWork(const c10::Stream& stream, const std::string& name, std::function<void()> replay);
+
 // Monotonic clock of the device core, in nanoseconds.
 int64_t monotonicNs();
 

@@ -53,6 +53,13 @@ from npudist.device.random import (
     set_rng_state,
     set_rng_state_all,
 )
+from npudist.graph.capture import (
+    NPUGraph,
+    graph,
+    graph_pool_handle,
+    is_current_stream_capturing,
+    make_graphed_callables,
+)
 from npudist.device.streams import (
     Event,
     Stream,
@@ -65,6 +72,11 @@ from npudist.device.streams import (
 
 __all__ = [
     "Event",
+    "NPUGraph",
+    "graph",
+    "graph_pool_handle",
+    "is_current_stream_capturing",
+    "make_graphed_callables",
     "Stream",
     "StreamContext",
     "current_device",

@@ -1,0 +1,1 @@
+"""npu graph mode: capture/replay (``capture``) and torch.compile registration."""

@@ -210,6 +210,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
     for (const auto& t : *list)
       if (t.defined() && t.device().is_privateuseone()) dev = t.device().index();
 
+  if (dev >= 0 && !coalescing_ && captureCollective(type, name, inputs, outputs, body, peer, dev)) {
+    auto done = std::make_shared<OpState>();  // nothing ran: the graph runs it at each replay
+    done->device = dev;
+    done->outputs = outputs;
+    done->name = std::string("hccl:") + name;
+    done->future = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
+    done->future->markCompleted(c10::IValue(outputs));
+    done->done.store(true);
+    return c10::make_intrusive<WorkHCCL>(rank_, type, done, std::nullopt);
+  }
+
   auto state = std::make_shared<OpState>();
   state->device = dev;
   state->outputs = outputs;
@@ -285,6 +296,24 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
       });
   status.dependOn(state->task);
   return work;
+}
+
+// A collective issued on a stream that captures an npu graph is recorded
+// through the device core: each replay issues it anew, so it gets a new
+// sequence number and is tracked (watchdog, flight recorder) as the eager
+// collective it then is; the capture itself leaves no in-flight work.
+bool ProcessGroupHCCL::captureCollective(c10d::OpType type, const char* name, const std::vector<at::Tensor>& inputs,
+                                         const std::vector<at::Tensor>& outputs, const Body& body, int peer,
+                                         c10::DeviceIndex dev) {
+  c10::Stream stream = core::currentStream(dev);
+  if (!stream.is_capturing()) return false;
+  TORCH_CHECK(std::strcmp(name, "coalesced") != 0, "hccl: coalesced collectives cannot be captured in an npu graph yet; "
+              "issue them one by one inside the capture");
+  auto self = c10::intrusive_ptr<ProcessGroupHCCL>::reclaim_copy(this);
+  std::string op = name;
+  return core::captureDeferredWork(stream, "hccl:" + op, [self, type, op, inputs, outputs, body, peer] {
+    self->submit(type, op.c_str(), inputs, outputs, /*async_op=*/false, body, peer)->wait();
+  });
 }
 
 void ProcessGroupHCCL::rejectInput(Op op, const std::string& reason) {

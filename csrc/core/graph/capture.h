@@ -41,6 +41,9 @@ struct Node {
   c10::StreamId stream = 0;
   std::string name;             // operator or work name (errors, debug_dump)
   std::string detail;           // shapes, in debug mode only
+  // Written tensor arguments' shapes and addresses (checked at the first replay).
+  std::vector<std::optional<std::vector<int64_t>>> shapes;
+  std::vector<const void*> ptrs;
 };
 
 struct GeneratorSlot {

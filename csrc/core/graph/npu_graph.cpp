@@ -122,7 +122,20 @@ void NpuGraph::capture_end() {
     gens_ = std::move(c->gens);
     for (auto& kv : c->cpu_storages) keep_.push_back(std::move(kv.second));
   }
-  for (const Node& n : nodes_) max_args_ = std::max(max_args_, n.args.size());
+  for (Node& n : nodes_) {
+    max_args_ = std::max(max_args_, n.args.size());
+    // Shapes and addresses of written tensor arguments, checked at the first replay.
+    if (n.kind != Node::Kind::kOp) continue;
+    const auto& args = n.op->schema().arguments();
+    n.shapes.resize(n.args.size());
+    n.ptrs.resize(n.args.size());
+    for (size_t i = 0; i < n.args.size() && i < args.size(); ++i) {
+      if (!n.args[i].isTensor() || !args[i].alias_info() || !args[i].alias_info()->isWrite()) continue;
+      const at::Tensor& t = n.args[i].toTensor();
+      n.shapes[i] = t.sizes().vec();
+      n.ptrs[i] = t.data_ptr();
+    }
+  }
   capture_.reset();
   captured_ = true;
   if (!keep_graph_) instantiate();
@@ -169,6 +182,7 @@ void NpuGraph::replay() {
           stack[n.gen_arg] = NpuGeneratorImpl::engineAt(b.first, b.second + n.rng_offset);
         }
         n.op->redispatchBoxed(cpu, &stack);
+        if (C10_UNLIKELY(!verified_) && n.kind == Node::Kind::kOp) verifyOutputs(n);
         if (n.kind == Node::Kind::kOpCopyBack)
           for (size_t i = 0; i < n.copy_dst.size() && i < stack.size(); ++i) copyInto(n.copy_dst[i], stack[i]);
         stack.clear();
@@ -187,6 +201,22 @@ void NpuGraph::replay() {
         break;
     }
   }
+  verified_ = true;
+}
+
+// First replay: an out= kernel that resized its output disagrees with the
+// shape the meta kernel gave at capture; the output no longer aliases the
+// captured tensor, so results would be silently lost. Refuse instead.
+void NpuGraph::verifyOutputs(const Node& n) {
+  for (size_t i = 0; i < n.args.size(); ++i) {
+    const c10::IValue& v = n.args[i];
+    if (!v.isTensor() || i >= n.shapes.size() || !n.shapes[i]) continue;
+    const at::Tensor& t = v.toTensor();
+    if (t.sizes() != *n.shapes[i] || t.data_ptr() != n.ptrs[i])
+      TORCH_CHECK(false, "npu graph replay: ", n.name, " wrote an output of shape ", t.sizes(), " where capture "
+                  "expected ", *n.shapes[i], "; this op cannot be replayed from a graph (please report it). "
+                  "Capture it outside the graph.");
+  }
 }
 
 void NpuGraph::reset() {
@@ -198,7 +228,7 @@ void NpuGraph::reset() {
     npuAllocator().releasePool(device_, pool_);
     holds_pool_ = false;
   }
-  captured_ = instantiated_ = false;
+  captured_ = instantiated_ = verified_ = false;
   max_args_ = 0;
 }
 

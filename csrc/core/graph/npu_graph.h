@@ -37,6 +37,7 @@ class NpuGraph final : public at::GraphImplInterface {
 
  private:
   void discardCapture();
+  void verifyOutputs(const Node& n);
 
   bool keep_graph_ = false;
   bool debug_ = false;
@@ -50,6 +51,7 @@ class NpuGraph final : public at::GraphImplInterface {
   std::vector<GeneratorSlot> gens_;
   std::vector<c10::Storage> keep_;  // CPU aliases of the storages the nodes use
   size_t max_args_ = 0;
+  bool verified_ = false;  // the first replay checked out= outputs kept their shape
 };
 
 // A fresh pool id for graphs to share (torch.npu.graph_pool_handle()).

@@ -107,6 +107,16 @@ std::optional<c10::OperatorHandle> outVariant(const c10::OperatorHandle& op) {
   return found;
 }
 
+// Losses with a `reduction` argument: their CPU out= overloads reduce with
+// an empty dim list, which newer kernels read as "no reduction" (the out
+// tensor gets resized to the elementwise shape); the functional overloads
+// are right. Replay those functionally.
+bool reducesThroughOut(const c10::FunctionSchema& schema) {
+  for (const auto& a : schema.arguments())
+    if (a.name() == "reduction") return true;
+  return false;
+}
+
 uint64_t valuesOf(const c10::IValue& v) {
   uint64_t n = 0;
   if (v.isTensor()) n = uint64_t(v.toTensor().numel());
@@ -238,7 +248,7 @@ void recordOp(Capture& c, const c10::OperatorHandle& op, torch::jit::Stack* stac
       node.kind = Node::Kind::kOp;
       node.op = op;
       node.args = std::move(cpu_args);
-    } else if (auto out_op = outVariant(op)) {
+    } else if (auto out_op = reducesThroughOut(schema) ? std::nullopt : outVariant(op)) {
       node.kind = Node::Kind::kOp;
       node.op = *out_op;
       size_t in = 0, k = 0;

@@ -164,6 +164,11 @@ class DeviceCache {
       if (kv.second.key == key) return kv.first;
     return {0, 0};
   }
+  bool inPool(void* ptr, c10::MempoolId_t id) {
+    auto it = pools_.find(id);
+    Block* b = find(ptr);
+    return it != pools_.end() && b && b->stream == it->second.key;
+  }
   bool poolInUse(c10::StreamId key) const {
     if (key >= 0) return false;
     for (const auto& kv : pools_)
@@ -540,8 +545,9 @@ class DeviceCache {
     for (size_t g = first; g < last; ++g) missing += seg->chunks[g] ? 0 : 1;
     if (missing == 0) return true;
     // New physical memory is needed: first give back the free granules, so
-    // what stays mapped tracks what is allocated.
-    unmapFreeGranules(seg);
+    // what stays mapped tracks what is allocated (not in a graph pool in use:
+    // its graphs address freed blocks too).
+    if (!poolInUse(seg->stream)) unmapFreeGranules(seg);
     if (reserved() + missing * kGranule > limit()) {
       *err = driver::Error::kOutOfMemory;
       return false;
@@ -861,6 +867,15 @@ size_t NpuCachingAllocator::poolReservedBytes(c10::DeviceIndex device, c10::Memp
   DeviceCache& cache = cacheOf(device);
   std::lock_guard<std::mutex> g(cache.mutex);
   return cache.poolReserved(pool);
+}
+
+bool NpuCachingAllocator::inPool(const void* ptr, c10::MempoolId_t pool) {
+  int device = driver::getDriver().deviceFromPtr(ptr);
+  if (device < 0) return false;
+  DeviceCache* c = existingCache(device);
+  if (!c) return false;
+  std::lock_guard<std::mutex> g(c->mutex);
+  return c->inPool(const_cast<void*>(ptr), pool);
 }
 
 NpuCachingAllocator& npuAllocator() {

@@ -96,6 +96,8 @@ class NpuCachingAllocator final : public c10::DeviceAllocator {
   void retainPool(c10::DeviceIndex device, c10::MempoolId_t pool);
   void releasePool(c10::DeviceIndex device, c10::MempoolId_t pool);
   size_t poolReservedBytes(c10::DeviceIndex device, c10::MempoolId_t pool);
+  // True if `ptr` starts a live block of graph pool `pool`.
+  bool inPool(const void* ptr, c10::MempoolId_t pool);
 
   // Frees a pointer this allocator returned (the DataPtr deleter).
   static void free(void* ptr);

@@ -61,10 +61,31 @@ void Capture::checkValid(const char* op) {
                 "). End the capture (capture_end raises), fix the cause and capture again.");
 }
 
+namespace {
+void noDelete(void*) {}
+}  // namespace
+
+// Memory from the graph's own pool is referenced by address only, as a CUDA
+// graph does: a temporary that dies during capture returns its block to the
+// pool, where later captured work reuses it (replay order makes that safe),
+// and the pool keeps the memory until reset(). Any other memory (parameters,
+// static inputs) is kept alive by the graph, so replay never writes memory
+// the allocator handed to someone else.
 at::Tensor Capture::cpuAlias(const at::Tensor& npu) {
-  c10::StorageImpl* s = npu.storage().unsafeGetStorageImpl();
-  auto it = cpu_storages.find(s);
-  if (it == cpu_storages.end()) it = cpu_storages.emplace(s, aliasStorageAsCpu(npu.storage())).first;
+  const c10::Storage& st = npu.storage();
+  auto key = std::make_pair(st.data(), st.nbytes());
+  auto it = cpu_storages.find(key);
+  if (it == cpu_storages.end()) {
+    c10::Storage alias;
+    if (st.data() && npuAllocator().inPool(st.data(), pool)) {
+      c10::DataPtr dp(const_cast<void*>(st.data()), nullptr, &noDelete, c10::Device(c10::DeviceType::CPU));
+      alias = c10::Storage(c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t(), st.nbytes(),
+                                                                 std::move(dp), nullptr, /*resizable=*/false));
+    } else {
+      alias = aliasStorageAsCpu(st);
+    }
+    it = cpu_storages.emplace(key, std::move(alias)).first;
+  }
   return cpuTensorOver(it->second, npu);
 }
 

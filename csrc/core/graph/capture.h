@@ -70,7 +70,8 @@ struct Capture {
   std::vector<GeneratorSlot> gens;
   // One CPU storage alias per npu storage, as in the eager fallback, so
   // kernels see the same overlap relations.
-  std::unordered_map<c10::StorageImpl*, c10::Storage> cpu_storages;
+  // Keyed by (address, bytes): pool storages may die and their address be reused.
+  std::map<std::pair<const void*, size_t>, c10::Storage> cpu_storages;
 
   // Appends a node recorded on `stream` (caller holds mutex).
   void append(Node node);

@@ -207,10 +207,10 @@ void recordOp(Capture& c, const c10::OperatorHandle& op, torch::jit::Stack* stac
         const c10::IValue& given = args[i];
         const c10::IValue& want = meta.size() > k ? meta[k] : c10::IValue();
         ++k;
+        // The kernel would resize it (e.g. arange into an empty tensor): do
+        // it now, in the graph's pool, so replay finds the right shape.
         if (given.isTensor() && want.isTensor() && given.toTensor().sizes() != want.toTensor().sizes())
-          failOnCapturingStream(&c, c10::str(full, ": out= tensor of shape ", given.toTensor().sizes(),
-                                             " would be resized to ", want.toTensor().sizes(),
-                                             " (a resize allocates; give an out tensor of the right shape)"));
+          given.toTensor().resize_(want.toTensor().sizes());
       }
     }
   }

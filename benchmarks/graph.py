@@ -9,12 +9,18 @@
 Repetitions alternate eager and replay; median and best of --reps
 repetitions are reported (the machine may be loaded: ratios matter).
 
-    python benchmarks/graph.py [--reps 7] [--json benchmarks/results/graph.json]
+(3) The flagship step (examples/train_gpt.py, 2 ranks under npurun, fp32, default sizes:
+    d_model 256, 4 layers, seq 64, batch 8): --replicate (eager) vs --graphs, ms/step of the
+    last logging window (report; skipped with --no-flagship).
+
+    python benchmarks/graph.py [--reps 7] [--no-flagship] [--json benchmarks/results/graph.json]
 """
 import argparse
 import json
 import os
+import re
 import statistics
+import subprocess
 import sys
 import time
 
@@ -89,9 +95,28 @@ def bench_case(name, eager, g, check, iters, reps):
     return r
 
 
+def flagship(mode, steps=60, window=20):
+    """ms/step of the last logging window of train_gpt.py --<mode> on 2 ranks."""
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NPUDIST_", "HCCL_", "TORCH_HCCL_"))}
+    env["PYTHONPATH"] = repo + os.pathsep + env.get("PYTHONPATH", "")
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        cmd = [sys.executable, "-m", "npurun", "--nproc", "2", "examples/train_gpt.py", f"--{mode}", "--mp", "fp32",
+               "--steps", str(steps), "--log-every", str(window), "--ckpt-every", "0", "--sample-len", "0",
+               "--no-resume", "--ckpt-dir", d, "--max-bytes", "2000000"]
+        p = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=1200)
+    if p.returncode != 0:
+        raise RuntimeError(f"train_gpt --{mode} failed:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    ms = re.findall(r"([\d.]+) ms/step", p.stdout + p.stderr)
+    return float(ms[-1])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--no-flagship", action="store_true", help="skip the 2-rank train_gpt comparison")
     ap.add_argument("--json", default=os.path.join(os.path.dirname(__file__), "results", "graph.json"))
     args = ap.parse_args()
     torch.set_num_threads(1)
@@ -157,9 +182,20 @@ def main():
         print(f"{r['case']:<55} {r['eager_ms_median']:10.3f} {r['replay_ms_median']:10.3f} "
               f"{r['speedup_median']:7.2f}x {r['speedup_best']:6.2f}x {t:6.1f}x")
     print(f"(median and best of {args.reps} interleaved repetitions; torch threads: 1)")
+    flag = None
+    if not args.no_flagship:
+        eager_ms, graph_ms = [], []
+        for _ in range(2):  # alternated
+            eager_ms.append(flagship("replicate"))
+            graph_ms.append(flagship("graphs"))
+        flag = {"eager_ms_per_step": eager_ms, "graphs_ms_per_step": graph_ms,
+                "speedup_median": statistics.median(eager_ms) / statistics.median(graph_ms)}
+        print(f"flagship train_gpt step, 2 ranks: eager {statistics.median(eager_ms):.1f} ms/step, "
+              f"--graphs {statistics.median(graph_ms):.1f} ms/step ({flag['speedup_median']:.2f}x; runs {eager_ms} / "
+              f"{graph_ms})")
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
     with open(args.json, "w") as f:
-        json.dump({"rows": rows, "reps": args.reps, "torch": torch.__version__}, f, indent=2)
+        json.dump({"rows": rows, "flagship": flag, "reps": args.reps, "torch": torch.__version__}, f, indent=2)
     print(f"wrote {args.json}")
 
 

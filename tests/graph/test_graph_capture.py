@@ -336,3 +336,35 @@ def test_debug_dump(tmp_path):
     g2, _ = capture(lambda: x + 1)
     with pytest.raises(RuntimeError, match="enable_debug_mode"):
         g2.debug_dump(str(path))
+
+
+_RNG_CASES = {
+    "uniform_": lambda x, p: torch.empty(256, device="npu").uniform_(),
+    "normal_": lambda x, p: torch.empty(256, device="npu").normal_(2.0, 3.0),
+    "randn": lambda x, p: torch.randn(256, device="npu"),
+    "bernoulli_p": lambda x, p: torch.bernoulli(x * 0.3),
+    "bernoulli_": lambda x, p: torch.empty(256, device="npu").bernoulli_(0.5),
+    "random_": lambda x, p: torch.empty(256, device="npu").random_(0, 10),
+    "randint": lambda x, p: torch.randint(0, 10, (256,), device="npu"),
+    "exponential_": lambda x, p: torch.empty(256, device="npu").exponential_(),
+    "normal_tensor": lambda x, p: torch.normal(x, 2.0),
+    "multinomial": lambda x, p: torch.multinomial(p, 3),
+    "randperm": lambda x, p: torch.randperm(50, device="npu"),
+    "rand_like": lambda x, p: torch.rand_like(x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_RNG_CASES))
+def test_rng_distributions_in_graph(name):
+    x = torch.ones(256, device="npu")
+    p = torch.full((4, 10), 0.1, device="npu")
+    g, y = capture(_RNG_CASES[name], x, p)
+    torch.npu.manual_seed(3)
+    g.replay()
+    a = y.clone()
+    g.replay()
+    b = y.clone()
+    torch.npu.manual_seed(3)
+    g.replay()
+    assert not torch.equal(a, b)
+    assert torch.equal(y, a)

@@ -55,6 +55,8 @@ bool drainStream(const c10::Stream& stream, std::string* error) { return driverS
 
 int64_t monotonicNs() { return driver::monotonicNs(); }
 
+bool anyGraphCapture() { return graph::anyCapture(); }
+
 bool captureDeferredWork(const c10::Stream& stream, const std::string& name, std::function<void()> replay) {
   if (!graph::anyCapture() || inDeferredWork()) return false;
   graph::Capture* c = graph::captureOf(stream.device_index(), stream.id());

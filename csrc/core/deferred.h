@@ -71,6 +71,8 @@ bool drainStream(const c10::Stream& stream, std::string* error);
 // in capture order, on the replaying thread with the replay's stream current
 // (a captured collective is issued anew per replay). False otherwise.
 bool captureDeferredWork(const c10::Stream& stream, const std::string& name, std::function<void()> replay);
+// True while any npu graph capture is underway in the process (one relaxed load).
+bool anyGraphCapture();
 
 // Monotonic clock of the device core, in nanoseconds.
 int64_t monotonicNs();

@@ -210,7 +210,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
     for (const auto& t : *list)
       if (t.defined() && t.device().is_privateuseone()) dev = t.device().index();
 
-  if (dev >= 0 && !coalescing_ && captureCollective(type, name, inputs, outputs, body, peer, dev)) {
+  if (dev >= 0 && !coalescing_ && core::anyGraphCapture() && captureCollective(type, name, inputs, outputs, body, peer, dev)) {
     auto done = std::make_shared<OpState>();  // nothing ran: the graph runs it at each replay
     done->device = dev;
     done->outputs = outputs;

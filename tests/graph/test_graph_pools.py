@@ -140,3 +140,33 @@ def test_make_graphed_callables_rejects_hooks_and_non_tensors():
         torch.npu.make_graphed_callables(m, (torch.ones(1, 2, device="npu"),))
     with pytest.raises(TypeError, match="only tensors"):
         torch.npu.make_graphed_callables(lambda a, b: a, (torch.ones(1, device="npu"), 3))
+
+
+def test_empty_capture_warns():
+    g = torch.npu.NPUGraph()
+    with pytest.warns(UserWarning, match="npu graph is empty"):
+        with torch.npu.graph(g):
+            pass
+    g.replay()  # does nothing
+
+
+def test_successive_graphs_sharing_a_pool_replay_in_capture_order():
+    # Three graphs in one pool, each consuming the previous one's output (test_cuda's
+    # "three successive" case): replaying in capture order gives the eager result.
+    x = torch.full((1000,), 2.0, device="npu")
+    pool = torch.npu.graph_pool_handle()
+    gs = [torch.npu.NPUGraph() for _ in range(3)]
+    with torch.npu.graph(gs[0], pool=pool):
+        a = x * 2
+        tmp = a + 1  # a temporary whose block later graphs may reuse
+        b = tmp * 3
+        del tmp
+    with torch.npu.graph(gs[1], pool=pool):
+        c = b - 1
+    with torch.npu.graph(gs[2], pool=pool):
+        d = c / 2
+    for v in (1.0, 5.0):
+        x.fill_(v)
+        for g in gs:
+            g.replay()
+        assert torch.allclose(d.cpu(), torch.full((1000,), ((v * 2 + 1) * 3 - 1) / 2))

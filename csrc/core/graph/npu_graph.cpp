@@ -138,6 +138,10 @@ void NpuGraph::capture_end() {
   }
   capture_.reset();
   captured_ = true;
+  if (nodes_.empty())
+    TORCH_WARN("The npu graph is empty: no npu work was issued on the capturing stream (npu:", int(device_),
+               ") between capture_begin and capture_end; replay will do nothing. Was the work issued on "
+               "another stream or device?");
   if (!keep_graph_) instantiate();
 }
 

@@ -22,11 +22,10 @@ import argparse
 import ctypes
 import json
 import os
-import socket
 import statistics
-import subprocess
-import sys
 import time
+
+from npudist.testing import multiproc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OPS = ["all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast"]
@@ -168,7 +167,7 @@ def rank_main(args):
                 row["memcpy_GBps"] = statistics.median(memcpy_rate(nbytes) for _ in range(args.reps))
             results.append(row)
     if rank == 0:
-        print("RESULTS " + json.dumps(results), flush=True)
+        print("RESULT " + json.dumps({"rows": results}), flush=True)
     dist.barrier(group=gloo)
     dist.destroy_process_group()
 
@@ -176,23 +175,13 @@ def rank_main(args):
 # ---------------------------------------------------------------- driver
 
 def launch(world, args):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    procs = []
-    argv = [sys.executable, os.path.abspath(__file__), "--rank-main", "-b", str(args.b), "-e", str(args.e),
-            "--reps", str(args.reps), "--ops", *args.ops]
-    for r in range(world):
-        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(world), LOCAL_RANK=str(r), MASTER_ADDR="127.0.0.1",
-                   MASTER_PORT=str(port), OMP_NUM_THREADS="1")
-        procs.append(subprocess.Popen(argv, env=env, stdout=subprocess.PIPE if r == 0 else subprocess.DEVNULL, text=True))
-    out, _ = procs[0].communicate()
-    for p in procs[1:]:
-        p.wait()
-    if any(p.returncode for p in procs):
-        raise SystemExit(f"a rank failed (exit codes {[p.returncode for p in procs]})")
-    line = next(l for l in out.splitlines() if l.startswith("RESULTS "))
-    return json.loads(line[len("RESULTS "):])
+    argv = [os.path.abspath(__file__), "--rank-main", "-b", args.b, "-e", args.e, "--reps", args.reps,
+            "--ops", *args.ops]
+    # the caller's HCCL_*/NPUDIST_* settings (e.g. HCCL_BUFFSIZE) apply to the ranks
+    r = multiproc.launch(argv, world, env=multiproc.inherited("HCCL_", "NPUDIST_"), timeout=args.timeout)
+    if not r.ok():
+        raise SystemExit(f"a rank failed:\n{r.explain()}")
+    return r.results(0)[-1]["rows"]
 
 
 def print_table(world, rows):
@@ -221,6 +210,8 @@ def main():
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--ops", nargs="+", default=OPS, choices=OPS)
     p.add_argument("--json", default=os.path.join(HERE, "results", "collectives.json"))
+    p.add_argument("--timeout", type=float, default=3 * 3600,
+                   help="seconds before the ranks of one world size are killed")
     p.add_argument("--rank-main", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.rank_main:

@@ -20,7 +20,6 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import time
 
@@ -97,16 +96,14 @@ def bench_case(name, eager, g, check, iters, reps):
 
 def flagship(mode, steps=60, window=20):
     """ms/step of the last logging window of train_gpt.py --<mode> on 2 ranks."""
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NPUDIST_", "HCCL_", "TORCH_HCCL_"))}
-    env["PYTHONPATH"] = repo + os.pathsep + env.get("PYTHONPATH", "")
     import tempfile
 
+    from npudist.testing.npurun import run_npurun
+
     with tempfile.TemporaryDirectory() as d:
-        cmd = [sys.executable, "-m", "npurun", "--nproc", "2", "examples/train_gpt.py", f"--{mode}", "--mp", "fp32",
-               "--steps", str(steps), "--log-every", str(window), "--ckpt-every", "0", "--sample-len", "0",
-               "--no-resume", "--ckpt-dir", d, "--max-bytes", "2000000"]
-        p = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=1200)
+        p = run_npurun(["--nproc", "2", "examples/train_gpt.py", f"--{mode}", "--mp", "fp32", "--steps", steps,
+                        "--log-every", window, "--ckpt-every", "0", "--sample-len", "0", "--no-resume",
+                        "--ckpt-dir", d, "--max-bytes", "2000000"], timeout=1200)
     if p.returncode != 0:
         raise RuntimeError(f"train_gpt --{mode} failed:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
     ms = re.findall(r"([\d.]+) ms/step", p.stdout + p.stderr)

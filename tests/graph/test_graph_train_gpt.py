@@ -1,27 +1,21 @@
 """examples/train_gpt.py --graphs (the training step replayed from an npu graph, 2 ranks under
 npurun): the per-step loss matches the same replicated job run eagerly (--replicate) within
 1e-5 relative over 10 steps."""
-import os
-import subprocess
-import sys
-
 import pytest
+
+from npudist.testing.npurun import run_npurun
 
 pytestmark = pytest.mark.timeout(600)
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TINY = ["--d-model", "64", "--n-layer", "2", "--n-head", "2", "--seq-len", "32", "--batch-size", "8",
         "--max-bytes", "400000", "--log-every", "5", "--ckpt-every", "0", "--warmup", "5", "--sample-len", "0",
         "--lr", "1e-2", "--mp", "fp32", "--steps", "10", "--no-resume"]
 
 
 def run(mode, tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NPUDIST_", "HCCL_", "TORCH_HCCL_"))}
-    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
     log = tmp_path / f"loss_{mode}.txt"
-    cmd = [sys.executable, "-m", "npurun", "--nproc", "2", "examples/train_gpt.py", *TINY, f"--{mode}",
-           "--ckpt-dir", str(tmp_path / f"ckpt_{mode}"), "--loss-log", str(log)]
-    p = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=500)
+    p = run_npurun(["--nproc", "2", "examples/train_gpt.py", *TINY, f"--{mode}", "--ckpt-dir",
+                    tmp_path / f"ckpt_{mode}", "--loss-log", log], timeout=500)
     assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-4000:]
     return [float(line.split()[1]) for line in log.read_text().splitlines()]
 

@@ -181,6 +181,75 @@ def build_fsdp_model(cfg: GPTConfig, device, mp="bf16", reshard_after_forward=Tr
     return model
 
 
+def build_replicated_model(cfg: GPTConfig, device, seed=0):
+    """GPT(cfg) replicated on every rank (no FSDP2), initialised as build_fsdp_model does
+    (init_weights with torch.manual_seed(seed)). Used by --replicate and --graphs."""
+    model = GPT(cfg).to(device)
+    torch.manual_seed(seed)
+    model.init_weights()
+    return model
+
+
+class ReplicatedStep:
+    """One training step of a replicated model: forward, backward, one all_reduce (AVG) of
+    the flattened gradients, gradient clipping, AdamW with capturable=True and a tensor lr.
+
+    With graphs=True (``--graphs``) the step is captured once in an npu graph (after `warmup`
+    eager steps on the capture stream) and replayed from then on: the batch is copied into
+    static [B, T] int64 inputs, the loss is the graph's static output. The batch shape must
+    not change. __call__(batch [B, T+1], lr float) -> loss (0-dim float32 tensor)."""
+
+    def __init__(self, model, opt, lr_tensor, clip, batch_size, seq_len, device, graphs=False, warmup=3):
+        self.model, self.opt, self.lr, self.clip = model, opt, lr_tensor, clip
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        self.idx = torch.zeros(batch_size, seq_len, dtype=torch.long, device=device)
+        self.tgt = torch.zeros(batch_size, seq_len, dtype=torch.long, device=device)
+        self.graphs, self.warmup, self.done = graphs, warmup, 0
+        self.graph, self.loss = None, None
+        self.stream = torch.npu.Stream() if graphs else None
+
+    def _step(self):
+        _, loss = self.model(self.idx, self.tgt)
+        loss.backward()
+        grads = [p.grad for p in self.params]
+        flat = torch.cat([g.reshape(-1) for g in grads])
+        dist.all_reduce(flat, op=dist.ReduceOp.AVG)
+        offset = 0
+        for g in grads:
+            g.copy_(flat[offset:offset + g.numel()].view_as(g))
+            offset += g.numel()
+        if self.clip > 0:
+            torch.nn.utils.clip_grad_norm_(self.params, self.clip)
+        self.opt.step()
+        return loss
+
+    def __call__(self, batch, lr):
+        self.lr.fill_(lr)
+        self.idx.copy_(batch[:, :-1])
+        self.tgt.copy_(batch[:, 1:])
+        if not self.graphs:
+            for p in self.params:
+                p.grad = None
+            return self._step()
+        if self.graph is None:
+            cur = torch.npu.current_stream()
+            for p in self.params:
+                p.grad = None  # the captured backward writes fresh gradients each replay
+            self.stream.wait_stream(cur)
+            if self.done < self.warmup:  # lazy state (optimizer moments, steps) before capture
+                with torch.npu.stream(self.stream):
+                    loss = self._step()
+                cur.wait_stream(self.stream)
+                self.done += 1
+                return loss
+            self.graph = torch.npu.NPUGraph()
+            with torch.npu.graph(self.graph, stream=self.stream):
+                self.loss = self._step()
+            # capture recorded the step without running it: the first replay runs it
+        self.graph.replay()
+        return self.loss
+
+
 # ---------------------------------------------------------------------------------------------
 # data (npudist.xp)
 
@@ -414,11 +483,20 @@ def parse_args(argv=None):
     a("--max-bytes", type=int, default=None, help="read files until this many bytes (default: all)")
     a("--seed", type=int, default=0)
     a("--device", choices=("npu", "cpu"), default="npu", help="cpu runs the same job on cpu + gloo")
+    a("--replicate", action="store_true",
+      help="replicated model (no FSDP2): one gradient all_reduce per step, capturable AdamW")
+    a("--graphs", action="store_true",
+      help="--replicate with the training step captured in an npu graph and replayed (docs/graph.md)")
+    a("--loss-log", default=None, help="write every step's training loss (rank 0, full precision) to this file")
     a("--step-delay", type=float, default=0.0, help=argparse.SUPPRESS)  # tests: slow steps down
     args = p.parse_args(argv)
     for name in ("steps", "batch_size", "seq_len", "d_model", "n_layer", "n_head", "log_every"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if args.graphs and args.device != "npu":
+        p.error("--graphs needs --device npu")
+    if args.graphs:
+        args.replicate = True
     if args.d_model % args.n_head:
         p.error(f"--d-model ({args.d_model}) must be a multiple of --n-head ({args.n_head})")
     return args
@@ -457,12 +535,28 @@ def main(argv=None):
         f"{data.n_files[1]} validation files ({data.n_bytes[1] / 1e6:.2f} MB); "
         f"unigram baseline {data.unigram_nats:.4f} nats/byte")
 
-    model = build_fsdp_model(cfg, device, args.mp, not args.no_reshard_after_forward, seed=args.seed,
-                             compile=args.compile)
+    if args.replicate:
+        if args.mp != "fp32":
+            sys.exit("--replicate / --graphs train in fp32: pass --mp fp32")
+        if args.compile:
+            sys.exit("--compile applies to the FSDP2 model; drop --replicate / --graphs or --compile")
+        model = build_replicated_model(cfg, device, seed=args.seed)
+    else:
+        model = build_fsdp_model(cfg, device, args.mp, not args.no_reshard_after_forward, seed=args.seed,
+                                 compile=args.compile)
     decay = [p for n, p in model.named_parameters() if p.ndim >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.ndim < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95))
+    groups = [{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    if args.replicate:
+        # The lr is a tensor the captured step reads; it is set before every step.
+        lr_tensor = torch.tensor(args.lr, device=device)
+        opt = torch.optim.AdamW(groups, lr=lr_tensor, betas=(0.9, 0.95), capturable=True)
+        run_step = ReplicatedStep(model, opt, lr_tensor, args.clip, args.batch_size, args.seq_len, device,
+                                  graphs=args.graphs)
+    else:
+        opt = torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.95))
+        run_step = None
+    loss_log = open(args.loss_log, "w") if args.loss_log and rank == 0 else None
     async_group = None
     if args.async_ckpt:
         from npudist.fsdp import checkpoint_process_group
@@ -487,14 +581,20 @@ def main(argv=None):
     while step < args.steps:
         t0 = time.perf_counter()
         b = next(batches)
-        for g in opt.param_groups:
-            g["lr"] = lr_at(step, args.steps, args.lr, args.warmup)
-        _, loss = model(b[:, :-1].long(), b[:, 1:].long())
-        loss.backward()
-        if args.clip > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        if run_step is not None:
+            loss = run_step(b, lr_at(step, args.steps, args.lr, args.warmup))
+        else:
+            for g in opt.param_groups:
+                g["lr"] = lr_at(step, args.steps, args.lr, args.warmup)
+            _, loss = model(b[:, :-1].long(), b[:, 1:].long())
+            loss.backward()
+            if args.clip > 0:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        if loss_log:
+            loss_log.write(f"{step + 1} {loss.item():.9g}\n")
+            loss_log.flush()
         win_loss += loss.detach().double()
         if args.step_delay:
             time.sleep(args.step_delay)

@@ -30,6 +30,10 @@ def register():
     from npudist.device import _set_data
 
     _set_data.register()
+    # A non-capturable optimizer step during npu graph capture fails (torch checks only cuda/xpu).
+    from npudist.graph import capture as _graph_capture
+
+    _graph_capture.install_optimizer_check()
 
     if getattr(torch, "npu", None) is not device_module:
         torch._register_device_module("npu", device_module)

@@ -17,7 +17,10 @@
 #include "core/allocator/caching_allocator.h"
 #include "core/aten/cpu_kernel_routing.h"
 #include "core/device.h"
+#include "core/deferred.h"
 #include "core/generator.h"
+#include "core/graph/capture_state.h"
+#include "core/graph/npu_graph.h"
 #include "core/npu_check.h"
 #include "core/stream.h"
 #include "driver/config.h"
@@ -101,6 +104,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_check_device", translated([](int device) { core::checkDeviceIndex(c10::DeviceIndex(device)); }));
   m.def("_synchronize", translated([](int device) {
           core::checkDeviceIndex(c10::DeviceIndex(device));
+          core::graph::checkUnsafeCall("torch.npu.synchronize()");
           py::gil_scoped_release no_gil;
           NPU_CHECK(driver::getDriver().synchronizeDevice(device));
         }));
@@ -228,7 +232,7 @@ PYBIND11_MODULE(_C, m) {
             seg["requested_size"] = s.requested_size;
             seg["stream"] = s.stream;
             seg["segment_type"] = s.small ? "small" : "large";
-            seg["segment_pool_id"] = py::make_tuple(0, 0);
+            seg["segment_pool_id"] = py::make_tuple(s.pool_id.first, s.pool_id.second);
             seg["is_expandable"] = s.expandable;
             seg["frames"] = py::list();
             py::list blocks;
@@ -269,10 +273,21 @@ PYBIND11_MODULE(_C, m) {
           return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(gen));
         }));
 
+  // Graphs (the graph itself is torch._C._acceleratorGraph over core::graph::NpuGraph).
+  m.def("_graph_pool_handle", [] {
+    c10::MempoolId_t id = core::graph::graphPoolHandle();
+    return py::make_tuple(id.first, id.second);
+  });
+  m.def("_graph_pool_reserved_bytes", translated([](int device, std::pair<uint64_t, uint64_t> pool) {
+          return core::npuAllocator().poolReservedBytes(c10::DeviceIndex(device), {pool.first, pool.second});
+        }));
+
   // Deferred work on a stream, as aclrtLaunchCallback / cudaLaunchHostFunc:
   // the hook by which collectives (and tests) queue work behind a stream.
   m.def("_launch_host_func", translated([](int64_t stream_id, int64_t device, std::function<void()> fn) {
-          core::launchDeferred(streamOf(stream_id, device), [fn = std::move(fn)] { fn(); });
+          c10::Stream s = streamOf(stream_id, device);
+          if (core::captureDeferredWork(s, "host function", [fn] { fn(); })) return;
+          core::launchDeferred(s, [fn = std::move(fn)] { fn(); });
         }),
         py::arg("stream_id"), py::arg("device"), py::arg("fn"));
 

@@ -68,7 +68,11 @@ c10::intrusive_ptr<c10::TensorImpl> NpuGeneratorImpl::get_state() const {
   return state.getIntrusivePtr();
 }
 
-at::Generator NpuGeneratorImpl::engine() const { return at::detail::createCPUGenerator(mix(seed_) ^ mix(~offset_)); }
+at::Generator NpuGeneratorImpl::engine() const { return engineAt(seed_, offset_); }
+
+at::Generator NpuGeneratorImpl::engineAt(uint64_t seed, uint64_t offset) {
+  return at::detail::createCPUGenerator(mix(seed) ^ mix(~offset));
+}
 
 void NpuGeneratorImpl::advance(uint64_t values) { offset_ += (values + 3) / 4 * 4; }
 

@@ -31,6 +31,9 @@ struct NpuGeneratorImpl final : public c10::GeneratorImpl {
 
   // A CPU generator for the current (seed, offset). The caller holds mutex_.
   at::Generator engine() const;
+  // The CPU engine for any (seed, offset): what engine() returns at that
+  // state (graph replay draws from it at the offsets the graph reserved).
+  static at::Generator engineAt(uint64_t seed, uint64_t offset);
   // Advances the offset past `values` random values (rounded up to 4).
   void advance(uint64_t values);
 

@@ -2,6 +2,7 @@
 
 #include "core/allocator/caching_allocator.h"
 #include "core/device.h"
+#include "core/graph/capture_state.h"
 #include "core/npu_check.h"
 #include "core/stream.h"
 
@@ -44,7 +45,9 @@ c10::Stream NpuGuardImpl::exchangeStream(c10::Stream s) const { return core::exc
 c10::DeviceIndex NpuGuardImpl::deviceCount() const noexcept { return deviceCountNoThrow(); }
 
 void NpuGuardImpl::destroyEvent(void* event, const c10::DeviceIndex) const noexcept {
-  if (event) (void)drv().destroyEvent(static_cast<driver::Event>(event));
+  if (!event) return;
+  graph::onEventDestroy(event);
+  (void)drv().destroyEvent(static_cast<driver::Event>(event));
 }
 
 void NpuGuardImpl::record(void** event, const c10::Stream& stream, const c10::DeviceIndex device_index,
@@ -60,10 +63,12 @@ void NpuGuardImpl::record(void** event, const c10::Stream& stream, const c10::De
     *event = e;
   }
   NPU_CHECK(drv().recordEvent(static_cast<driver::Event>(*event), driverStream(stream)));
+  graph::onEventRecord(*event, stream);  // a capture's fork/join points
 }
 
 void NpuGuardImpl::block(void* event, const c10::Stream& stream) const {
   if (!event) return;  // never recorded: nothing to wait for
+  graph::onEventBlock(event, stream);
   NPU_CHECK(drv().streamWaitEvent(driverStream(stream), static_cast<driver::Event>(event)));
 }
 
@@ -77,6 +82,7 @@ bool NpuGuardImpl::queryEvent(void* event) const {
 
 void NpuGuardImpl::synchronizeEvent(void* event) const {
   if (!event) return;
+  graph::checkUnsafeCall("event synchronize");
   NPU_CHECK(drv().synchronizeEvent(static_cast<driver::Event>(event)));
 }
 
@@ -95,14 +101,22 @@ bool NpuGuardImpl::queryStream(const c10::Stream& stream) const {
 }
 
 void NpuGuardImpl::synchronizeStream(const c10::Stream& stream) const {
+  if (graph::anyCapture()) {
+    if (graph::Capture* c = graph::captureOf(stream.device_index(), stream.id()))
+      graph::failOnCapturingStream(c, "synchronizing the capturing stream");
+    graph::checkUnsafeCall("stream synchronize");
+  }
   NPU_CHECK(drv().synchronizeStream(driverStream(stream)));
 }
 
 void NpuGuardImpl::synchronizeDevice(const c10::DeviceIndex device_index) const {
   c10::DeviceIndex d = device_index < 0 ? currentDevice() : device_index;
   checkDeviceIndex(d);
+  graph::checkUnsafeCall("device synchronize");
   NPU_CHECK(drv().synchronizeDevice(d));
 }
+
+bool NpuGuardImpl::isStreamCapturing(const c10::Stream& stream) const { return graph::isStreamCapturing(stream); }
 
 void NpuGuardImpl::recordDataPtrOnStream(const c10::DataPtr& data_ptr, const c10::Stream& stream) const {
   npuAllocator().recordStream(data_ptr, stream);

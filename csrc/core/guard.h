@@ -33,6 +33,7 @@ struct NpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   bool queryStream(const c10::Stream& stream) const override;
   void synchronizeStream(const c10::Stream& stream) const override;
   void synchronizeDevice(const c10::DeviceIndex device_index) const override;
+  bool isStreamCapturing(const c10::Stream& stream) const override;
   void recordDataPtrOnStream(const c10::DataPtr& data_ptr, const c10::Stream& stream) const override;
 };
 

@@ -134,8 +134,8 @@ void launchDeferred(const c10::Stream& stream, std::function<void()> fn) {
   NPU_CHECK(driver::getDriver().launchHostFunc(driverStream(stream), asDeferred(stream, std::move(fn))));
 }
 
-std::shared_ptr<driver::Task> launchDeferredTask(const c10::Stream& stream, std::function<void()> fn,
-                                                 bool tolerate_failed_deps, std::function<void()> after) {
+std::shared_ptr<driver::Task> launchDriverTask(const c10::Stream& stream, std::function<void()> fn,
+                                               bool tolerate_failed_deps, std::function<void()> after) {
   std::function<void()> wrapped_after;
   if (after) wrapped_after = asDeferred(stream, std::move(after));
   return driverStream(stream)->enqueue(asDeferred(stream, std::move(fn)), tolerate_failed_deps,

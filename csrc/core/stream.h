@@ -37,12 +37,12 @@ void waitCurrentStream(c10::DeviceIndex device);
 // Queues deferred work on `stream`; it runs with `stream` current on its device.
 void launchDeferred(const c10::Stream& stream, std::function<void()> fn);
 
-// The same, returning the task so the caller can track it (collectives'
-// Work objects). With tolerate_failed_deps, the task runs even if earlier
-// work on the stream failed.
-// `after` (optional) runs, as deferred work too, right after the task is done.
-std::shared_ptr<driver::Task> launchDeferredTask(const c10::Stream& stream, std::function<void()> fn,
-                                                 bool tolerate_failed_deps, std::function<void()> after = {});
+// The same, returning the driver task (device core only; code above the core
+// uses core::launchDeferredTask in core/deferred.h). With
+// tolerate_failed_deps, the task runs even if earlier work on the stream
+// failed. `after` (optional) runs, as deferred work too, right after the task is done.
+std::shared_ptr<driver::Task> launchDriverTask(const c10::Stream& stream, std::function<void()> fn,
+                                               bool tolerate_failed_deps, std::function<void()> after = {});
 
 // True while deferred work is running on this thread (its kernels do not wait).
 bool inDeferredWork();

@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/deferred.h"
 #include "core/stream.h"
-#include "driver/stream_queue.h"
 #include "hccl/desync.h"
 #include "hccl/flight_recorder.h"
 #include "hccl/watchdog.h"
@@ -56,7 +56,7 @@ void ProcessGroupHCCL::abort() {
 void ProcessGroupHCCL::shutdown() {
   // Let queued collectives finish, then stop; peers are not waited for.
   std::string ignored;
-  core::driverStream(comm_stream_)->synchronize(&ignored);
+  core::drainStream(comm_stream_, &ignored);
   shelf_->drain();
 }
 
@@ -81,7 +81,7 @@ c10::intrusive_ptr<c10d::Backend> ProcessGroupHCCL::split(const c10::intrusive_p
 }
 
 void ProcessGroupHCCL::runBody(Engine& engine, OpState& state, const Body& body) {
-  state.start_ns.store(driver::monotonicNs(), std::memory_order_relaxed);
+  state.start_ns.store(core::monotonicNs(), std::memory_order_relaxed);
   GroupStats* g = state.group.get();
   // Peers read what this rank started and completed (desync reports); the
   // members of a coalesced batch are published as one step.
@@ -142,7 +142,7 @@ std::exception_ptr ProcessGroupHCCL::onBodyFailure(Engine& engine, OpState& stat
 
 void ProcessGroupHCCL::track(OpState& state, const char* name, int peer) {
   state.group = stats_;
-  state.enqueue_ns = driver::monotonicNs();
+  state.enqueue_ns = core::monotonicNs();
   if (!stats_->hasDesc() && !getGroupDesc().empty()) {
     stats_->setDesc(getGroupDesc());
     pg_desc_ = getGroupDesc();
@@ -210,6 +210,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
     for (const auto& t : *list)
       if (t.defined() && t.device().is_privateuseone()) dev = t.device().index();
 
+  if (dev >= 0 && !coalescing_ && core::anyGraphCapture() && captureCollective(type, name, inputs, outputs, body, peer, dev)) {
+    auto done = std::make_shared<OpState>();  // nothing ran: the graph runs it at each replay
+    done->device = dev;
+    done->outputs = outputs;
+    done->name = std::string("hccl:") + name;
+    done->future = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
+    done->future->markCompleted(c10::IValue(outputs));
+    done->done.store(true);
+    return c10::make_intrusive<WorkHCCL>(rank_, type, done, std::nullopt);
+  }
+
   auto state = std::make_shared<OpState>();
   state->device = dev;
   state->outputs = outputs;
@@ -235,9 +246,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
     return work;
   }
 
-  driver::Stream comm = core::driverStream(comm_stream_);
   state->blocking_wait = !async_op && (dev < 0 || core::currentStreamId(dev) == 0);
-  if (!async_op && !core::inDeferredWork() && comm->idle()) {
+  if (!async_op && !core::inDeferredWork() && core::streamIdle(comm_stream_)) {
     // Latency path: nothing queued ahead, and the caller wants the result now.
     // An error of earlier work on the caller's stream is raised after this
     // collective has run, so that this rank stays in step with its peers.
@@ -253,13 +263,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
     if (earlier) std::rethrow_exception(earlier);
     return work;
   }
-  if (dev >= 0) comm->addDependencies(core::driverStream(core::currentStream(dev))->frontierSnapshot());
+  if (dev >= 0) core::streamWaitStream(comm_stream_, core::currentStream(dev));
   auto engine = engine_;
-  auto status = std::make_shared<driver::Task>();
-  status->fn = [weak_state = std::weak_ptr<OpState>(state)] {
+  auto status = core::makeUnqueuedTask([weak_state = std::weak_ptr<OpState>(state)] {
     auto s = weak_state.lock();
     if (s && s->error) throw std::runtime_error(messageOf(s->error));
-  };
+  });
   state->status = status;
   // Futures (and a coalesced batch's members') complete after the task is
   // done, then this thread hands the tensors over (ReleaseShelf, work.h).
@@ -275,7 +284,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
       comm_stream_,
       [job, engine, status] {
         runBody(*engine, *job->state, job->body);
-        driver::runIfUnclaimed(status);
+        status.runIfUnclaimed();
       },
       /*tolerate_failed_deps=*/true,
       [job, shelf = shelf_] {
@@ -285,11 +294,26 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
         for (auto& m : job->members) shelf->put(std::move(m), nullptr);
         job->members.clear();
       });
-  {
-    std::lock_guard<std::mutex> g(status->deps_mutex);
-    if (!status->done()) status->deps = {state->task};
-  }
+  status.dependOn(state->task);
   return work;
+}
+
+// A collective issued on a stream that captures an npu graph is recorded
+// through the device core: each replay issues it anew, so it gets a new
+// sequence number and is tracked (watchdog, flight recorder) as the eager
+// collective it then is; the capture itself leaves no in-flight work.
+bool ProcessGroupHCCL::captureCollective(c10d::OpType type, const char* name, const std::vector<at::Tensor>& inputs,
+                                         const std::vector<at::Tensor>& outputs, const Body& body, int peer,
+                                         c10::DeviceIndex dev) {
+  c10::Stream stream = core::currentStream(dev);
+  if (!stream.is_capturing()) return false;
+  TORCH_CHECK(std::strcmp(name, "coalesced") != 0, "hccl: coalesced collectives cannot be captured in an npu graph yet; "
+              "issue them one by one inside the capture");
+  auto self = c10::intrusive_ptr<ProcessGroupHCCL>::reclaim_copy(this);
+  std::string op = name;
+  return core::captureDeferredWork(stream, "hccl:" + op, [self, type, op, inputs, outputs, body, peer] {
+    self->submit(type, op.c_str(), inputs, outputs, /*async_op=*/false, body, peer)->wait();
+  });
 }
 
 void ProcessGroupHCCL::rejectInput(Op op, const std::string& reason) {
@@ -328,7 +352,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::endCoalescing() {
     std::exception_ptr first;
     for (size_t i = 0; i < bodies.size(); ++i) {
       auto& body = bodies[i];
-      states[i]->start_ns.store(driver::monotonicNs(), std::memory_order_relaxed);
+      states[i]->start_ns.store(core::monotonicNs(), std::memory_order_relaxed);
       try {
         body(engine);
       } catch (...) {

@@ -103,6 +103,9 @@ class ProcessGroupHCCL : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> submit(c10d::OpType type, const char* name, const std::vector<at::Tensor>& inputs,
                                         const std::vector<at::Tensor>& outputs, bool async_op, Body body,
                                         int peer = -1, std::vector<std::shared_ptr<OpState>> members = {});
+  // Records the collective into the npu graph the current stream captures, if any.
+  bool captureCollective(c10d::OpType type, const char* name, const std::vector<at::Tensor>& inputs,
+                         const std::vector<at::Tensor>& outputs, const Body& body, int peer, c10::DeviceIndex dev);
   // Numbers, counts and traces a collective (group_stats.h, flight_recorder.h).
   void track(OpState& state, const char* name, int peer);
   // A rank whose input failed its own checks still arrives (flagged), so that

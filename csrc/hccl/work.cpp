@@ -7,7 +7,6 @@
 #include <thread>
 
 #include "core/stream.h"
-#include "driver/stream_queue.h"
 #include "hccl/flight_recorder.h"
 #include "hccl/group_stats.h"
 
@@ -22,7 +21,7 @@ bool blockingWaitRequested() {
 }
 
 void OpState::finish(std::exception_ptr err) {
-  end_ns.store(driver::monotonicNs(), std::memory_order_relaxed);
+  end_ns.store(core::monotonicNs(), std::memory_order_relaxed);
   if (!start_ns.load(std::memory_order_relaxed)) start_ns.store(end_ns.load(std::memory_order_relaxed));
   error = err;
   if (group) {
@@ -91,19 +90,19 @@ void WorkHCCL::synchronize() {
     waitBlocking(kNoTimeout);
     return;
   }
-  core::driverStream(core::currentStream(state_->device))->addDependencies({state_->status});
+  core::streamWaitTasks(core::currentStream(state_->device), {state_->status});
 }
 
 void WorkHCCL::waitBlocking(std::chrono::milliseconds timeout) {
   const auto& task = state_->task;
-  if (task && !task->done()) {
+  if (task && !task.done()) {
     if (timeout == kNoTimeout) {
       std::string ignored;  // the collective's own error is in state_->error
-      driver::completeTask(task, &ignored);
+      task.complete(&ignored);
     } else {
       auto deadline = std::chrono::steady_clock::now() + timeout;
       auto pause = std::chrono::microseconds(20);
-      while (!task->done()) {
+      while (!task.done()) {
         if (std::chrono::steady_clock::now() >= deadline) {
           C10_THROW_ERROR(DistBackendError, c10::str("Work.wait(timeout=", timeout.count(), " ms) timed out for ",
                                                      state_->name, "; the collective is still pending"));

@@ -15,9 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace npudist::driver {
-struct Task;
-}
+#include "core/deferred.h"
 
 namespace npudist::hccl {
 
@@ -47,11 +45,11 @@ class ReleaseShelf {
 
 // What a collective's task and its Work share.
 struct OpState {
-  std::shared_ptr<driver::Task> task;  // null when the collective ran inline
+  core::DeferredTask task;  // empty when the collective ran inline
   // Done right after `task`, failed if the collective failed: what waiting
   // streams depend on, so the error reaches them (once) but never the
   // communicator's own stream.
-  std::shared_ptr<driver::Task> status;
+  core::DeferredTask status;
   std::atomic<bool> done{false};
   std::exception_ptr error;            // set before done
   std::vector<at::Tensor> outputs;     // Work.result() and the future's value

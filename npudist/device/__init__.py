@@ -75,6 +75,13 @@ from npudist.device.random import (
     set_rng_state,
     set_rng_state_all,
 )
+from npudist.graph.capture import (
+    NPUGraph,
+    graph,
+    graph_pool_handle,
+    is_current_stream_capturing,
+    make_graphed_callables,
+)
 from npudist.device.streams import (
     Event,
     Stream,
@@ -108,6 +115,11 @@ __all__ = [
     "set_mm_bmm_format_nd",
     "set_option",
     "Event",
+    "NPUGraph",
+    "graph",
+    "graph_pool_handle",
+    "is_current_stream_capturing",
+    "make_graphed_callables",
     "Stream",
     "StreamContext",
     "current_device",

@@ -9,12 +9,15 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <vector>
 
 #include "core/allocator/alloc_config.h"
 #include "core/device.h"
+#include "core/graph/capture_state.h"
 #include "core/npu_check.h"
 #include "core/stream.h"
 
@@ -122,14 +125,79 @@ class DeviceCache {
 
   std::mutex mutex;
 
+  // ---- graph pools (private pools of captured graphs) ----
+  // A pool's blocks carry a negative key in place of a stream id, so they
+  // never serve (or take) ordinary allocations; a stream that captures into
+  // the pool is routed to that key.
+  c10::StreamId routeOf(c10::StreamId stream) const {
+    for (const auto& r : routes_)
+      if (r.first == stream) return r.second;
+    return stream;
+  }
+  void routeToPool(c10::StreamId stream, c10::MempoolId_t id) {
+    PrivatePool& p = pools_[id];
+    if (p.key == 0) p.key = next_pool_key_--;
+    p.use_count++;
+    routes_.emplace_back(stream, p.key);
+  }
+  void unroute(c10::StreamId stream) {
+    for (auto it = routes_.begin(); it != routes_.end(); ++it)
+      if (it->first == stream) {
+        routes_.erase(it);
+        return;
+      }
+  }
+  void retainPool(c10::MempoolId_t id) {
+    PrivatePool& p = pools_[id];
+    if (p.key == 0) p.key = next_pool_key_--;
+    p.use_count++;
+  }
+  // Drops one user of the pool; with none left, its free memory goes back to
+  // the device now and the rest as its tensors die.
+  void releasePool(c10::MempoolId_t id) {
+    auto it = pools_.find(id);
+    if (it == pools_.end() || it->second.use_count == 0) return;
+    if (--it->second.use_count == 0) releaseCachedOf(it->second.key);
+  }
+  c10::MempoolId_t poolIdOf(c10::StreamId key) const {
+    for (const auto& kv : pools_)
+      if (kv.second.key == key) return kv.first;
+    return {0, 0};
+  }
+  bool inPool(void* ptr, c10::MempoolId_t id) {
+    auto it = pools_.find(id);
+    Block* b = find(ptr);
+    return it != pools_.end() && b && b->stream == it->second.key;
+  }
+  bool poolInUse(c10::StreamId key) const {
+    if (key >= 0) return false;
+    for (const auto& kv : pools_)
+      if (kv.second.key == key) return kv.second.use_count > 0;
+    return false;
+  }
+  // Bytes reserved by the segments of a pool.
+  size_t poolReserved(c10::MempoolId_t id) const {
+    auto it = pools_.find(id);
+    if (it == pools_.end()) return 0;
+    size_t n = 0;
+    for (Segment* seg : segments_)
+      if (seg->stream == it->second.key) n += seg->expandable ? seg->mapped : seg->size;
+    return n;
+  }
+
   Block* malloc(size_t nbytes, c10::StreamId stream, std::shared_ptr<c10::GatheredContext> ctx) {
     const AllocConfig& cfg = allocConfig();
     processPendingFrees();
+    if (!routes_.empty()) stream = routeOf(stream);
     size_t size = roundSize(nbytes, cfg);
     bool small = size <= kSmallSize;
     Pool& pool = small ? small_ : large_;
     driver::Error err = driver::Error::kSuccess;
     Block* b = finish(findFree(pool, stream, size, cfg), size, cfg, &err);
+    // New device memory outside a graph's pool is an unsafe call while a
+    // capture is underway (as cudaMalloc is during CUDA stream capture).
+    if (!b && stream >= 0 && graph::anyCapture())
+      graph::checkUnsafeCall("an npu allocation that needs new device memory outside the graph's pool");
     if (!b && cfg.garbage_collection_threshold > 0 &&
         double(reserved()) > cfg.garbage_collection_threshold * double(limit()))
       releaseCached();
@@ -201,7 +269,9 @@ class DeviceCache {
       b->uses.clear();
       return;
     }
+    c10::StreamId key = b->stream;
     release(b);
+    if (key < 0 && !poolInUse(key)) releaseCachedOf(key);
   }
 
   void recordStream(Block* b, const c10::Stream& s) {
@@ -217,13 +287,18 @@ class DeviceCache {
   }
   void forget(void* ptr) { live_.erase(ptr); }
 
-  void releaseCached() {
+  void releaseCached() { releaseCachedOf(std::nullopt); }
+
+  // Releases cached segments: of every stream and unused pool (nullopt), or
+  // of one pool key. Pools still used by a graph keep their memory.
+  void releaseCachedOf(std::optional<c10::StreamId> only) {
     processPendingFrees();
+    auto wanted = [&](c10::StreamId key) { return only ? key == *only : !poolInUse(key); };
     for (Pool* pool : {&small_, &large_}) {
       for (auto it = pool->begin(); it != pool->end();) {
         Block* b = *it;
         Segment* seg = b->segment;
-        if (!seg->expandable && !b->prev && !b->next) {
+        if (!seg->expandable && !b->prev && !b->next && wanted(b->stream)) {
           it = pool->erase(it);
           unmapSegment(seg);
           delete b;
@@ -234,6 +309,7 @@ class DeviceCache {
     }
     for (auto& kv : expandable_) {
       Segment* seg = kv.second;
+      if (!wanted(kv.first)) continue;
       unmapFreeGranules(seg);
       Block* only = seg->last;
       if (only && only->cached && !only->prev && seg->mapped == 0) {  // nothing left: forget the range's use
@@ -267,6 +343,10 @@ class DeviceCache {
       if (seg->size == 0) continue;
       SnapshotSegment s{int(device_), reinterpret_cast<uintptr_t>(seg->base), seg->size, 0, 0, 0, seg->stream,
                         seg->small, seg->expandable, {}};
+      if (seg->stream < 0) {
+        s.pool_id = poolIdOf(seg->stream);
+        s.stream = 0;  // pools are not a stream's
+      }
       for (Block* b = seg->first; b; b = b->next) {
         std::string state = b->allocated ? "active_allocated" : b->pending_events ? "active_pending_free" : "inactive";
         s.blocks.push_back({reinterpret_cast<uintptr_t>(b->ptr), b->size, b->allocated ? b->requested : 0, state,
@@ -465,8 +545,9 @@ class DeviceCache {
     for (size_t g = first; g < last; ++g) missing += seg->chunks[g] ? 0 : 1;
     if (missing == 0) return true;
     // New physical memory is needed: first give back the free granules, so
-    // what stays mapped tracks what is allocated.
-    unmapFreeGranules(seg);
+    // what stays mapped tracks what is allocated (not in a graph pool in use:
+    // its graphs address freed blocks too).
+    if (!poolInUse(seg->stream)) unmapFreeGranules(seg);
     if (reserved() + missing * kGranule > limit()) {
       *err = driver::Error::kOutOfMemory;
       return false;
@@ -594,6 +675,13 @@ class DeviceCache {
   std::unordered_map<void*, Block*> live_;
   std::set<Segment*> segments_;
   std::unordered_map<c10::StreamId, Segment*> expandable_;
+  struct PrivatePool {
+    c10::StreamId key = 0;  // negative once assigned
+    int use_count = 0;      // graphs (and captures) using it
+  };
+  std::map<c10::MempoolId_t, PrivatePool> pools_;
+  std::vector<std::pair<c10::StreamId, c10::StreamId>> routes_;  // capturing stream -> pool key
+  c10::StreamId next_pool_key_ = -1;
   std::vector<PendingFree> pending_;
   std::deque<SnapshotTrace> trace_;
   DeviceStats stats_;
@@ -672,6 +760,7 @@ void NpuCachingAllocator::copy_data(void* dest, const void* src, std::size_t cou
 }
 
 void NpuCachingAllocator::emptyCache(c10::MempoolId_t) {
+  graph::checkUnsafeCall("torch.npu.empty_cache()");
   for (DeviceCache* c : existingCaches()) {
     std::lock_guard<std::mutex> g(c->mutex);
     c->releaseCached();
@@ -746,6 +835,47 @@ Snapshot NpuCachingAllocator::snapshot() {
 
 void NpuCachingAllocator::setOomObserver(std::function<void(int64_t, int64_t)> observer) {
   oomObserver() = std::move(observer);
+}
+
+void NpuCachingAllocator::beginAllocateToPool(c10::DeviceIndex device, c10::StreamId stream, c10::MempoolId_t pool) {
+  DeviceCache& cache = cacheOf(device);
+  std::lock_guard<std::mutex> g(cache.mutex);
+  cache.routeToPool(stream, pool);
+}
+
+void NpuCachingAllocator::endAllocateToPool(c10::DeviceIndex device, c10::StreamId stream, c10::MempoolId_t pool) {
+  DeviceCache& cache = cacheOf(device);
+  std::lock_guard<std::mutex> g(cache.mutex);
+  cache.unroute(stream);
+  cache.releasePool(pool);
+}
+
+void NpuCachingAllocator::retainPool(c10::DeviceIndex device, c10::MempoolId_t pool) {
+  DeviceCache& cache = cacheOf(device);
+  std::lock_guard<std::mutex> g(cache.mutex);
+  cache.retainPool(pool);
+}
+
+void NpuCachingAllocator::releasePool(c10::DeviceIndex device, c10::MempoolId_t pool) {
+  DeviceCache* c = existingCache(device);
+  if (!c) return;
+  std::lock_guard<std::mutex> g(c->mutex);
+  c->releasePool(pool);
+}
+
+size_t NpuCachingAllocator::poolReservedBytes(c10::DeviceIndex device, c10::MempoolId_t pool) {
+  DeviceCache& cache = cacheOf(device);
+  std::lock_guard<std::mutex> g(cache.mutex);
+  return cache.poolReserved(pool);
+}
+
+bool NpuCachingAllocator::inPool(const void* ptr, c10::MempoolId_t pool) {
+  int device = driver::getDriver().deviceFromPtr(ptr);
+  if (device < 0) return false;
+  DeviceCache* c = existingCache(device);
+  if (!c) return false;
+  std::lock_guard<std::mutex> g(c->mutex);
+  return c->inPool(const_cast<void*>(ptr), pool);
 }
 
 NpuCachingAllocator& npuAllocator() {

@@ -45,6 +45,7 @@ struct SnapshotSegment {
   int64_t stream;
   bool small, expandable;
   std::vector<SnapshotBlock> blocks;
+  c10::MempoolId_t pool_id{0, 0};  // the graph pool it belongs to, {0, 0} if none
 };
 struct SnapshotTrace {
   std::string action;  // alloc | free_requested | free_completed | segment_alloc | segment_free | segment_map | segment_unmap | oom
@@ -84,6 +85,19 @@ class NpuCachingAllocator final : public c10::DeviceAllocator {
   Snapshot snapshot();
   // Called (without the allocator lock) before an OutOfMemoryError is thrown.
   void setOomObserver(std::function<void(int64_t device, int64_t requested)> observer);
+
+  // Graph pools (private pools, as CUDA's). While a stream captures into a
+  // pool, allocations whose current stream is `stream` come from it.
+  // begin/end pair up; begin takes a use of the pool, end drops it.
+  void beginAllocateToPool(c10::DeviceIndex device, c10::StreamId stream, c10::MempoolId_t pool);
+  void endAllocateToPool(c10::DeviceIndex device, c10::StreamId stream, c10::MempoolId_t pool);
+  // A graph holding the pool's memory takes a use; reset() drops it. A pool
+  // with no use left returns its free memory to the device.
+  void retainPool(c10::DeviceIndex device, c10::MempoolId_t pool);
+  void releasePool(c10::DeviceIndex device, c10::MempoolId_t pool);
+  size_t poolReservedBytes(c10::DeviceIndex device, c10::MempoolId_t pool);
+  // True if `ptr` starts a live block of graph pool `pool`.
+  bool inPool(const void* ptr, c10::MempoolId_t pool);
 
   // Frees a pointer this allocator returned (the DataPtr deleter).
   static void free(void* ptr);

@@ -1,5 +1,6 @@
 #include "core/allocator/pinned_allocator.h"
 
+#include <ATen/core/CachingHostAllocator.h>
 #include <c10/core/alignment.h>
 
 #include <cstdlib>
@@ -25,7 +26,10 @@ void freePinned(void* ptr) {
   std::free(ptr);
 }
 
-class PinnedHostAllocator final : public c10::Allocator {
+// An at::HostAllocator, so torch.accelerator's host-memory calls
+// (empty_host_cache, host stats) work on npu. It caches nothing: pinned
+// memory is ordinary host memory and copies complete when issued.
+class PinnedHostAllocator final : public at::HostAllocator {
  public:
   c10::DataPtr allocate(size_t n) override {
     if (n == 0) return c10::DataPtr(nullptr, c10::Device(c10::DeviceType::CPU));
@@ -42,6 +46,11 @@ class PinnedHostAllocator final : public c10::Allocator {
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     if (count) std::memcpy(dest, src, count);
   }
+  bool record_event(void*, void*, c10::Stream) override { return true; }  // nothing to wait for
+  void empty_cache() override {}
+  at::HostStats get_stats() override { return {}; }
+  void reset_accumulated_stats() override {}
+  void reset_peak_stats() override {}
 };
 
 }  // namespace
@@ -50,6 +59,14 @@ c10::Allocator* pinnedHostAllocator() {
   static PinnedHostAllocator a;
   return &a;
 }
+
+namespace {
+struct HostAllocatorRegistrar {
+  HostAllocatorRegistrar() {
+    at::setHostAllocator(c10::DeviceType::PrivateUse1, static_cast<PinnedHostAllocator*>(pinnedHostAllocator()));
+  }
+} host_allocator_registrar;
+}  // namespace
 
 bool isPinnedHostPtr(const void* ptr) {
   auto p = reinterpret_cast<uintptr_t>(ptr);

@@ -6,6 +6,7 @@
 
 #include "core/allocator/cpu_redirect.h"
 #include "core/aten/cpu_alias.h"
+#include "core/graph/capture_state.h"
 #include "core/stream.h"
 
 namespace npudist::core {
@@ -25,6 +26,9 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
                                     at::IntArrayRef output_padding, int64_t groups) {
   c10::DeviceIndex device = input.device().index();
   c10::DeviceGuard guard(input.device());
+  if (C10_UNLIKELY(graph::anyCapture()))
+    if (graph::Capture* c = graph::captureOfCurrent(device))
+      graph::failOnCapturingStream(c, "aten::convolution on npu (not capturable yet; see docs/graph.md, Limits)");
   waitCurrentStream(device);
   std::optional<at::Tensor> cpu_bias = bias && bias->defined() ? std::optional<at::Tensor>(cpu(*bias)) : bias;
   RedirectToNpu redirect(device);
@@ -39,6 +43,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
     int64_t groups, std::array<bool, 3> output_mask) {
   c10::DeviceIndex device = input.device().index();
   c10::DeviceGuard guard(input.device());
+  if (C10_UNLIKELY(graph::anyCapture()))
+    if (graph::Capture* c = graph::captureOfCurrent(device))
+      graph::failOnCapturingStream(c, "aten::convolution on npu (not capturable yet; see docs/graph.md, Limits)");
   waitCurrentStream(device);
   // The bias gradient's length is the number of output channels.
   int64_t out_channels = transposed ? weight.size(1) * groups : weight.size(0);

@@ -6,6 +6,7 @@
 #include "core/allocator/cpu_redirect.h"
 #include "core/aten/cpu_alias.h"
 #include "core/device.h"
+#include "core/graph/capture.h"
 #include "core/stream.h"
 
 namespace npudist::core {
@@ -180,6 +181,33 @@ class FallbackCall {
 
 }  // namespace
 
-void npuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) { FallbackCall(op, stack).run(); }
+namespace {
+
+// The npu device a call works on: of its first npu tensor, else current.
+c10::DeviceIndex deviceOfArgs(const c10::OperatorHandle& op, const torch::jit::Stack& stack) {
+  size_t n = op.schema().arguments().size();
+  for (size_t i = stack.size() - n; i < stack.size(); ++i) {
+    const c10::IValue& v = stack[i];
+    if (v.isTensor() && v.toTensor().is_privateuseone()) return v.toTensor().device().index();
+    if (v.isTensorList())
+      for (const at::Tensor& t : v.toTensorList())
+        if (t.defined() && t.is_privateuseone()) return t.device().index();
+  }
+  return currentDevice();
+}
+
+}  // namespace
+
+void npuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  // A capturing stream records the kernel instead of running it (docs/graph.md).
+  if (C10_UNLIKELY(graph::anyCapture()) && !inDeferredWork()) {
+    c10::DeviceIndex d = deviceOfArgs(op, *stack);
+    if (graph::Capture* c = graph::captureOfCurrent(d)) {
+      graph::recordOp(*c, op, stack, currentStreamId(d));
+      return;
+    }
+  }
+  FallbackCall(op, stack).run();
+}
 
 }  // namespace npudist::core

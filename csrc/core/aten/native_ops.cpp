@@ -12,6 +12,7 @@
 #include "core/allocator/caching_allocator.h"
 #include "core/aten/cpu_alias.h"
 #include "core/device.h"
+#include "core/graph/capture.h"
 #include "core/stream.h"
 
 namespace npudist::core {
@@ -77,6 +78,18 @@ at::Tensor efficient_zero_tensor(at::IntArrayRef size, std::optional<at::ScalarT
 }
 
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_blocking*/) {
+  if (C10_UNLIKELY(graph::anyCapture()) && !inDeferredWork()) {
+    c10::DeviceIndex d = self.is_privateuseone() ? self.device().index() : dst.device().index();
+    if (graph::Capture* c = graph::captureOfCurrent(d)) {
+      if (self.is_privateuseone() && dst.is_privateuseone() && self.device() == dst.device()) {
+        if (self.numel()) graph::recordCopy(*c, self, dst, currentStreamId(d));
+        return dst;
+      }
+      graph::failOnCapturingStream(c, c10::str("aten::copy_ from ", self.device(), " to ", dst.device(),
+                                               " (a copy between cpu and npu)"));
+    }
+    if (!dst.is_privateuseone()) graph::checkUnsafeCall("aten::copy_ of an npu tensor to cpu");
+  }
   // Copies are memcpy on host memory; non_blocking may complete at once.
   if (self.is_privateuseone()) waitCurrentStream(self.device().index());
   if (dst.is_privateuseone() && (!self.is_privateuseone() || dst.device() != self.device()))
@@ -99,6 +112,11 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
 }
 
 c10::Scalar local_scalar_dense(const at::Tensor& self) {
+  if (C10_UNLIKELY(graph::anyCapture()) && !inDeferredWork()) {
+    if (graph::Capture* c = graph::captureOfCurrent(self.device().index()))
+      graph::failOnCapturingStream(c, "aten::_local_scalar_dense (.item(), a host read of an npu tensor)");
+    graph::checkUnsafeCall("aten::_local_scalar_dense (.item(), a host read of an npu tensor)");
+  }
   waitCurrentStream(self.device().index());
   return at::_local_scalar_dense(aliasAsCpu(self));
 }

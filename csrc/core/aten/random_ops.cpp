@@ -9,6 +9,8 @@
 #include "core/aten/fallback.h"
 #include "core/device.h"
 #include "core/generator.h"
+#include "core/graph/capture.h"
+#include "core/stream.h"
 
 namespace npudist::core {
 namespace {
@@ -70,6 +72,13 @@ void npuRandomFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) 
                 gen.device().type(), "' (", schema.name(), " on npu tensors needs torch.Generator(device='npu'))");
   } else {
     gen = defaultNpuGenerator(device);
+  }
+  if (C10_UNLIKELY(graph::anyCapture()) && !inDeferredWork()) {
+    if (graph::Capture* c = graph::captureOfCurrent(device)) {
+      // The generator's state is read at each replay, not now.
+      graph::recordOp(*c, op, stack, currentStreamId(device), &gen, gen_index);
+      return;
+    }
   }
   auto* impl = gen.get<NpuGeneratorImpl>();
   std::lock_guard<std::mutex> lock(gen.mutex());

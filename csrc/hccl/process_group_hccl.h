@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/driver.h"
 #include "hccl/engine.h"
 #include "hccl/group_stats.h"
 #include "hccl/work.h"
@@ -103,7 +104,8 @@ class ProcessGroupHCCL : public c10d::Backend {
                                         const std::vector<at::Tensor>& outputs, bool async_op, Body body,
                                         int peer = -1, std::vector<std::shared_ptr<OpState>> members = {});
   // Numbers, counts and traces a collective (group_stats.h, flight_recorder.h).
-  void track(OpState& state, const char* name, int peer);
+  // starts_now: it runs at once on this thread (its start_ns is set).
+  void track(const std::shared_ptr<OpState>& state, const char* name, int peer, bool starts_now);
   // A rank whose input failed its own checks still arrives (flagged), so that
   // its peers fail with its reason instead of waiting; then it raises.
   [[noreturn]] void rejectInput(Op op, const std::string& reason);
@@ -120,6 +122,7 @@ class ProcessGroupHCCL : public c10d::Backend {
   GlooFactory gloo_factory_;
   int home_device_;
   c10::Stream comm_stream_;
+  driver::Stream comm_driver_stream_;  // comm_stream_'s (streams live as long as the process)
   // Finished collectives' tensors, dropped by user threads (work.h).
   std::shared_ptr<ReleaseShelf> shelf_ = std::make_shared<ReleaseShelf>();
   c10::intrusive_ptr<c10d::Backend> last_split_;

@@ -105,9 +105,9 @@ PyValue sizesValue(const std::vector<std::vector<int64_t>>& sizes) {
   }
   return l;
 }
-PyValue strings(const std::vector<std::string>& v) {
+PyValue strings(const std::vector<const char*>& v) {
   PyValue l = PyValue::list();
-  for (const auto& s : v) l.append(PyValue::str(s));
+  for (const char* s : v) l.append(PyValue::str(s));
   return l;
 }
 const char* stateName(FrEntry::State s) {

@@ -30,7 +30,7 @@ struct FrEntry {
   std::string profiling_name;  // "hccl:all_reduce", "hccl:send 0->1"
   int64_t time_created_ns = 0;  // wall clock, as PyTorch's
   std::vector<std::vector<int64_t>> input_sizes, output_sizes;
-  std::vector<std::string> input_dtypes, output_dtypes;
+  std::vector<const char*> input_dtypes, output_dtypes;  // c10::toString(ScalarType): static strings
   enum State { kScheduled, kStarted, kCompleted } state = kScheduled;
   int64_t time_started_ns = 0, time_completed_ns = 0;
   double duration_ms = -1;

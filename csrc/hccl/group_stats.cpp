@@ -1,5 +1,6 @@
 #include "hccl/group_stats.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "hccl/shm_wait.h"
@@ -151,9 +152,8 @@ void GroupStats::onFinish(OpState& op, bool failed) {
   c.bus_bytes += uint64_t(double(op.bytes) * busFactor(op.kind, size));
   c.seconds += secs;
   const auto& b = latencyBounds();
-  size_t i = 0;
-  while (i < b.size() && secs > b[i]) ++i;
-  c.buckets[i]++;
+  // The first bucket whose upper bound is >= secs (the last one: above all bounds).
+  c.buckets[size_t(std::lower_bound(b.begin(), b.end(), secs) - b.begin())]++;
 }
 
 GroupStats::Progress GroupStats::progress() {

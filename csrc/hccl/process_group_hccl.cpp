@@ -183,7 +183,7 @@ void ProcessGroupHCCL::track(const std::shared_ptr<OpState>& sp, const char* nam
       }
       // The slot is reused: assign() keeps the vectors' memory.
       auto describe = [](const std::vector<at::Tensor>& ts, std::vector<std::vector<int64_t>>& sizes,
-                         std::vector<std::string>& dtypes) {
+                         std::vector<const char*>& dtypes) {
         size_t n = 0;
         for (const auto& t : ts) n += t.defined();
         sizes.resize(n);
@@ -227,7 +227,16 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
   auto state = std::make_shared<OpState>();
   state->device = dev;
   state->outputs = outputs;
-  state->name = std::string("hccl:") + name;
+  {
+    // Callers pass string literals: the name is made once per op kind and thread.
+    thread_local const char* last = nullptr;
+    thread_local std::string last_name;
+    if (name != last) {
+      last_name = std::string("hccl:") + name;
+      last = name;
+    }
+    state->name = last_name;
+  }
   state->engine = engine_;
   // In-place collectives pass one list as both.
   if (&inputs == &outputs) {

@@ -8,11 +8,11 @@ vendored: `build()` downloads the deepspeed sdist from PyPI with pip
 (`pip download --no-deps deepspeed==0.19.8`), extracts the two sources and
 compiles them with `torch.utils.cpp_extension.load` (-O2 -fopenmp, as
 DeepSpeed's ShareMemCommBuilder does), caching the build under
-`build/bench_deepspeed/` (git-ignored). Each rank then `load_in_rank()`s the
-library and calls `initialize(world, rank)`; DeepSpeed uses the SHM path only
-when LOCAL_SIZE equals the world size, and names its segments after
-MASTER_ADDR/MASTER_PORT. It leaves them in /dev/shm: `cleanup(port)` removes
-them after the job.
+`build/bench_deepspeed/` (git-ignored). Each rank then `load()`s the library
+and, once every rank has, calls `initialize()` (DeepSpeed's `initialize(world,
+rank)`; it uses the SHM path only when LOCAL_SIZE equals the world size, and
+names its segments after MASTER_ADDR/MASTER_PORT); after a barrier each rank
+`unlink_own()`s its segment name, as DeepSpeed leaves them in /dev/shm.
 """
 import glob
 import importlib.util
@@ -70,20 +70,41 @@ def build(cache_dir=None, version=VERSION):
         return None, f"build failed: {type(e).__name__}: {msg[-1] if msg else ''}"[:200]
 
 
-def load_in_rank(path, world, rank):
-    """Imports the built library in a rank and initialises DeepSpeed's SHM
-    workspace (every rank must call this; it waits for the peers' segments).
-    Returns the callable all_reduce (in place, cpu tensors, SUM) or raises."""
-    import torch
-
+def load(path):
+    """Imports the built library in a rank; raises if this CPU cannot run it."""
     spec = importlib.util.spec_from_file_location(MODULE, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    os.environ["LOCAL_SIZE"] = str(world)
     if mod.vector_kernel_level() < 2:
-        raise RuntimeError("this CPU lacks AVX-512BW, which DeepSpeed's bf16/fp16 kernels need")
+        raise RuntimeError("this CPU lacks AVX-512BW, which DeepSpeed's shm kernels need")
+    return mod
+
+
+def initialize(mod, world, rank):
+    """Sets up DeepSpeed's SHM workspace (every rank must call it: it waits, spinning, for
+    the peers' segments, so call it only once every rank has loaded the library).
+    Returns the all_reduce (in place, cpu tensors, SUM)."""
+    import torch
+
+    os.environ["LOCAL_SIZE"] = str(world)
     mod.initialize(world, rank)
     return torch.ops.deepspeed.inference_all_reduce_
+
+
+def load_in_rank(path, world, rank):
+    """load() then initialize(), for a single process (world 1)."""
+    return initialize(load(path), world, rank)
+
+
+def unlink_own(rank):
+    """Removes this rank's segment name once every rank has mapped the peers' (the memory
+    stays while mapped), so nothing is left in /dev/shm however the job ends."""
+    name = (f"/dev/shm/deepspeed_allreduce_buffer_{os.getuid()}_{os.environ.get('MASTER_ADDR', '')}_"
+            f"{os.environ.get('MASTER_PORT', '')}_{rank}")
+    try:
+        os.unlink(name)
+    except OSError:
+        pass
 
 
 def cleanup(port):

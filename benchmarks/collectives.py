@@ -32,11 +32,11 @@ import argparse
 import ctypes
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
+
+from npudist.testing import multiproc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OPS = ["all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast"]
@@ -92,11 +92,21 @@ def rank_main(args):
             sys.path.insert(0, HERE)
             import _deepspeed_shm
 
+            mod = None
             try:
-                ds_all_reduce = _deepspeed_shm.load_in_rank(os.environ["NPUDIST_BENCH_DS_LIB"], world, rank)
-                backends.append("deepspeed")
+                mod = _deepspeed_shm.load(os.environ["NPUDIST_BENCH_DS_LIB"])
             except Exception as e:  # the column says why
                 ds_note = f"{type(e).__name__}: {e}"[:200]
+            # DeepSpeed's setup spins until every peer's segment exists: all or none.
+            ok = torch.tensor([int(mod is not None)])
+            dist.all_reduce(ok, op=dist.ReduceOp.MIN, group=gloo)
+            if int(ok):
+                ds_all_reduce = _deepspeed_shm.initialize(mod, world, rank)
+                dist.barrier(group=gloo)
+                _deepspeed_shm.unlink_own(rank)
+                backends.append("deepspeed")
+            elif not ds_note:
+                ds_note = "DeepSpeed's library failed to load on another rank"
     dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
     def make(op, size, device, dtype):
@@ -243,7 +253,7 @@ def rank_main(args):
                     row["memcpy_GBps"] = statistics.median(memcpy_rate(nbytes) for _ in range(args.reps))
                 results.append(row)
     if rank == 0:
-        print("RESULTS " + json.dumps(results), flush=True)
+        print("RESULT " + json.dumps({"rows": results}), flush=True)
     dist.barrier(group=gloo)
     dist.destroy_process_group()
 
@@ -251,31 +261,16 @@ def rank_main(args):
 # ---------------------------------------------------------------- driver
 
 def launch(world, args, ds_env):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    procs = []
-    argv = [sys.executable, os.path.abspath(__file__), "--rank-main", "-b", str(args.b), "-e", str(args.e),
-            "--reps", str(args.reps), "--ops", *args.ops, "--dtypes", *args.dtypes, "--budget-ms", str(args.budget_ms)]
+    argv = [os.path.abspath(__file__), "--rank-main", "-b", args.b, "-e", args.e, "--reps", args.reps,
+            "--ops", *args.ops, "--dtypes", *args.dtypes, "--budget-ms", args.budget_ms]
     argv += ["--vs-deepspeed"] if args.vs_deepspeed else []
     argv += ["--no-gloo"] if args.no_gloo else []
-    for r in range(world):
-        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(world), LOCAL_RANK=str(r), MASTER_ADDR="127.0.0.1",
-                   MASTER_PORT=str(port), OMP_NUM_THREADS="1", **ds_env)
-        procs.append(subprocess.Popen(argv, env=env, stdout=subprocess.PIPE if r == 0 else subprocess.DEVNULL, text=True))
-    try:
-        out, _ = procs[0].communicate()
-        for p in procs[1:]:
-            p.wait()
-    finally:
-        if args.vs_deepspeed:
-            import _deepspeed_shm
-
-            _deepspeed_shm.cleanup(port)
-    if any(p.returncode for p in procs):
-        raise SystemExit(f"a rank failed (exit codes {[p.returncode for p in procs]})")
-    line = next(l for l in out.splitlines() if l.startswith("RESULTS "))
-    return json.loads(line[len("RESULTS "):])
+    # the caller's HCCL_*/NPUDIST_* settings (e.g. HCCL_BUFFSIZE) apply to the ranks
+    env = dict(multiproc.inherited("HCCL_", "NPUDIST_"), **ds_env)
+    r = multiproc.launch(argv, world, env=env, timeout=args.timeout)
+    if not r.ok():
+        raise SystemExit(f"a rank failed:\n{r.explain()}")
+    return r.results(0)[-1]["rows"]
 
 
 def print_table(world, rows):
@@ -342,6 +337,8 @@ def main():
     p.add_argument("--budget-ms", type=float, default=0,
                    help="time each measurement for about this long (rank 0 probes, all ranks agree on the count) "
                         "instead of the fixed counts")
+    p.add_argument("--timeout", type=float, default=3 * 3600,
+                   help="seconds before the ranks of one world size are killed")
     p.add_argument("--rank-main", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.rank_main:

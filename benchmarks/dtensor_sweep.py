@@ -2,7 +2,7 @@
 
     ./run.sh bench dtensor_sweep [--fraction F] [--world-size 2] [--max-samples 2] [--max-combos 4]
 
-A thin wrapper over ``python -m npudist.dtensor.coverage`` (see there): prints
+A thin wrapper over ``python -m npudist.testing.dtensor_coverage`` (see there): prints
 the pass counts of both meshes and the failures by cause, and writes
 benchmarks/results/dtensor_sweep.json.
 """
@@ -11,7 +11,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from npudist.dtensor import coverage  # noqa: E402
+from npudist.testing import dtensor_coverage as coverage  # noqa: E402
 
 if __name__ == "__main__":
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "dtensor_sweep.json")

@@ -42,7 +42,9 @@ def one_launch(cmd, out_dir, nproc):
     """Seconds from starting ``cmd`` until the last rank recorded its initialised group."""
     for name in os.listdir(out_dir):
         os.unlink(os.path.join(out_dir, name))
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS",)}
+    from npudist.testing.multiproc import clean_env
+
+    env = clean_env()  # the harness's environment policy, the same for both launchers
     start = time.time()
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     if r.returncode != 0:

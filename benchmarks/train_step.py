@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
@@ -126,11 +125,13 @@ def rank_main(args):
 
 
 def launch(world, args, out):
-    cmd = [sys.executable, "-m", "npurun", "--nproc", str(world), os.path.abspath(__file__), "--worker",
-           "--out", out, "--reps", str(args.reps), "--steps", str(args.steps),
-           "--points", *[f"{b}x{t}" for b, t in args.points]] + ([] if args.profile else ["--no-profile"])
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
+    from npudist.testing.multiproc import inherited
+    from npudist.testing.npurun import run_npurun
+
+    cmd = ["--nproc", world, os.path.abspath(__file__), "--worker", "--out", out, "--reps", args.reps,
+           "--steps", args.steps, "--points", *[f"{b}x{t}" for b, t in args.points]]
+    cmd += [] if args.profile else ["--no-profile"]
+    r = run_npurun(cmd, env=inherited("HCCL_", "NPUDIST_"), timeout=None)
     if r.returncode != 0:
         sys.exit(f"benchmark ranks failed ({world} ranks):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
     with open(out) as f:

@@ -20,22 +20,15 @@ registration, counters, histogram, flight-recorder entry). Writes JSON.
 import argparse
 import json
 import os
-import socket
 import statistics
-import subprocess
-import sys
 import threading
 import time
 import urllib.request
 
+from npudist.testing import multiproc
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def worker(iters):
@@ -94,29 +87,20 @@ def scrape_loop(ports, stop, counts, interval):
 
 
 def run_job(on, iters, interval):
-    master, metrics = free_port(), free_port()
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("NPUDIST_", "TORCH_HCCL_", "HCCL_"))}
-    if on:
-        base["NPUDIST_METRICS_PORT"] = str(metrics)
-    else:
-        base.update(NPUDIST_HCCL_WATCHDOG="0", TORCH_HCCL_TRACE_BUFFER_SIZE="0")
-    procs = []
-    for r in range(2):
-        env = dict(base, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
-                   MASTER_PORT=str(master), OMP_NUM_THREADS="1")
-        procs.append(subprocess.Popen([sys.executable, __file__, "--worker", "--iters", str(iters)], env=env,
-                                      stdout=subprocess.PIPE, text=True, cwd=REPO))
+    metrics = multiproc.free_port()
+    env = {"NPUDIST_METRICS_PORT": metrics} if on else {"NPUDIST_HCCL_WATCHDOG": "0",
+                                                          "TORCH_HCCL_TRACE_BUFFER_SIZE": "0"}
+    job = multiproc.start([os.path.abspath(__file__), "--worker", "--iters", iters], 2, env=env)
     stop, counts = threading.Event(), [0]
     scraper = None
     if on:
         scraper = threading.Thread(target=scrape_loop, args=([metrics, metrics + 1], stop, counts, interval), daemon=True)
         scraper.start()
-    outs = [p.communicate(timeout=600)[0] for p in procs]
+    r = job.wait(timeout=600)
     stop.set()
-    if any(p.returncode for p in procs):
-        raise SystemExit(f"a rank failed (exit codes {[p.returncode for p in procs]})")
-    line = next(l for l in outs[0].splitlines() if l.startswith("RESULT "))
-    res = json.loads(line[len("RESULT "):])
+    if not r.ok():
+        raise SystemExit(f"a rank failed:\n{r.explain()}")
+    res = r.results(0)[-1]
     return res["block_us"], counts[0], res["pairs"]
 
 

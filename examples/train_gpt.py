@@ -31,7 +31,7 @@ SIGTERM/SIGINT to every rank): the ranks agree on the step to stop at, save, and
 different number of ranks: DCP reshards), unless ``--no-resume``. At the end it prints a short
 generated sample.
 
-Each step reports its time and this rank's token count to ``npudist.watchdog.record_step``
+Each step reports its time and this rank's token count to ``npudist.watchdog.metrics.record_step``
 (Prometheus metrics: ``npurun --metrics-port 9400 ...``, docs/metrics.md).
 
 The model and the step are importable (benchmarks/train_step.py times them): ``GPTConfig``,
@@ -56,7 +56,7 @@ import torch.nn.functional as F
 from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
-from npudist.watchdog import record_step
+from npudist.watchdog.metrics import record_step
 
 EXIT_SIGTERM = 143  # 128 + SIGTERM: the job was stopped, its checkpoint is saved
 

@@ -32,7 +32,7 @@ if _dist.is_available():
 
 if _os.environ.get("NPUDIST_METRICS_PORT") or _os.environ.get("NPUDIST_METRICS_DIR"):
     # a rank's metrics endpoint (docs/metrics.md); only ranks ($RANK/$LOCAL_RANK) serve
-    from npudist.watchdog import autostart as _metrics_autostart  # noqa: E402
+    from npudist.watchdog.metrics import autostart as _metrics_autostart  # noqa: E402
 
     _metrics_autostart.from_env()
 

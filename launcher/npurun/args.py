@@ -200,7 +200,7 @@ def _check_metrics(args: argparse.Namespace) -> None:
     if not 0 <= port <= 65535:
         raise UsageError(f"--metrics-port={port}: must be a port number 1..65535, or 0 for any free port")
     if addr is not None:
-        from npudist.watchdog.server import check_addr
+        from npudist.watchdog.metrics.server import check_addr
         try:
             check_addr(addr, "--metrics-addr")
         except ValueError as e:

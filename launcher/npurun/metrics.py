@@ -1,7 +1,7 @@
 """The node's metrics endpoint (``--metrics-port``): every local rank's series in one scrape.
 
 Each rank serves its own exposition on 127.0.0.1, on a free port it announces in the job's
-``NPUDIST_METRICS_DIR`` (npudist.watchdog.announce); ranks run no Python for metrics between
+``NPUDIST_METRICS_DIR`` (npudist.watchdog.metrics.announce); ranks run no Python for metrics between
 scrapes. When this endpoint is scraped, ``NodeCollector``
 
 - finds the ranks of the current attempt among npurun's own child processes (their
@@ -110,7 +110,7 @@ class NodeCollector:
         from prometheus_client.core import GaugeMetricFamily
         from prometheus_client.parser import text_string_to_metric_families
 
-        from npudist.watchdog import announce
+        from npudist.watchdog.metrics import announce
 
         envs = self.rank_envs() or {}
         restart = next(iter(envs.values()), {}).get("TORCHELASTIC_RESTART_COUNT", "0")
@@ -222,7 +222,7 @@ class NodeMetrics:
 
     def rank_env(self) -> dict[str, str]:
         """What each rank needs to announce its endpoint."""
-        from npudist.watchdog.announce import DIR_ENV
+        from npudist.watchdog.metrics.announce import DIR_ENV
         return {DIR_ENV: self.directory}
 
     def finish(self, failures, rank_envs: dict[int, dict[str, str]], succeeded: bool) -> None:

@@ -1,10 +1,13 @@
-"""npudist.fsdp: small helpers for FSDP2, DDP and DCP on npu.
+"""npudist.fsdp: where FSDP2, DDP and DCP support on npu lives.
 
 FSDP2 (``torch.distributed.fsdp.fully_shard``), DDP and ``torch.distributed.checkpoint`` run on
 npu through PyTorch's own code with no patching: the device module (``torch.npu``), the
-``hccl`` backend and the allocator provide what they read. What is here covers the places
-where PyTorch 2.13 needs a different spelling on a PrivateUse1 device (see docs/training.md):
-a dedicated group for DCP's async_save, and DDP's bf16 gradient compression hook.
+``hccl`` backend and the allocator provide what they read. This package holds what PyTorch
+2.13 needs spelled differently on a PrivateUse1 device (see docs/training.md):
+
+- ``checkpoint_process_group()`` (``checkpoint.py``): a dedicated group for DCP's
+  ``async_save``;
+- ``npu_bf16_compress_hook`` (``ddp_hooks.py``): DDP's bf16 gradient compression hook.
 """
 from npudist.fsdp.checkpoint import checkpoint_process_group
 from npudist.fsdp.ddp_hooks import npu_bf16_compress_hook

@@ -1,29 +1,41 @@
-"""npudist.watchdog: Prometheus metrics of a training job (docs/metrics.md).
+"""npudist.watchdog: the Python face of the hccl watchdog (docs/watchdog.md).
 
-- ``record_step(step_time_s, tokens)``: the training loop reports each step (cheap, no server
-  needed).
-- ``start_http_server(port, addr)``: serve this rank's metrics (or set NPUDIST_METRICS_PORT;
-  under ``npurun --metrics-port`` npurun serves one endpoint per node).
-- ``registry()``: the prometheus_client registry those endpoints serve.
-- ``dump_flight_recorder()``, ``flight_recorder_trace()``, ``request_job_dump()``: the hccl
-  flight recorder on demand (docs/watchdog.md).
+The watchdog itself runs in C++ inside the hccl backend (a thread per process: collective
+timeouts, the heartbeat monitor, desync and straggler reports, the flight recorder). From
+Python:
 
-Per-collective bookkeeping stays in the hccl backend (C++); the collectors here read it only
-when an endpoint is scraped.
+- ``watchdog_status()``: this process's view now — per hccl group its in-flight collectives,
+  the age of the oldest, timeouts, mismatches and straggler score, plus the watchdog's
+  heartbeat age and the flight recorder's size (``npudist.watchdog.status``);
+- ``stragglers(min_score_s=0.0)``: the groups in which this rank keeps the others waiting,
+  slowest first;
+- ``dump_flight_recorder()``, ``flight_recorder_trace()``, ``request_job_dump()``: the flight
+  recorder on demand (``npudist.watchdog.flight_recorder``).
+
+The Prometheus export of these and other series is the subpackage
+:mod:`npudist.watchdog.metrics` (``record_step``, ``start_http_server``, ``registry``).
+The names ``npudist.watchdog.record_step`` / ``start_http_server`` / ``MetricsServer`` /
+``registry`` and the modules ``npudist.watchdog.server``, ``.steps``, ``.autostart`` ... are
+deprecated aliases of the metrics ones, kept for one release.
 """
-from npudist.watchdog.flight_recorder import dump_flight_recorder, flight_recorder_trace, request_job_dump
-from npudist.watchdog.steps import record_step
+import warnings
 
-__all__ = ["record_step", "registry", "start_http_server", "MetricsServer", "dump_flight_recorder",
-           "flight_recorder_trace", "request_job_dump"]
+from npudist.watchdog.flight_recorder import dump_flight_recorder, flight_recorder_trace, request_job_dump
+from npudist.watchdog.status import stragglers, watchdog_status
+
+__all__ = ["watchdog_status", "stragglers", "dump_flight_recorder", "flight_recorder_trace", "request_job_dump",
+           "metrics"]
+
+_MOVED = ("record_step", "start_http_server", "MetricsServer", "registry")
 
 
 def __getattr__(name):
-    # prometheus_client is imported on first use, not by record_step's import
-    if name in ("start_http_server", "MetricsServer"):
-        from npudist.watchdog import server
-        return getattr(server, name)
-    if name == "registry":
-        from npudist.watchdog.process_registry import registry
-        return registry
+    if name in _MOVED:
+        warnings.warn(f"npudist.watchdog.{name} is deprecated; use npudist.watchdog.metrics.{name}",
+                      DeprecationWarning, stacklevel=2)
+        from npudist.watchdog import metrics
+        return getattr(metrics, name)
+    if name == "metrics":
+        import importlib
+        return importlib.import_module("npudist.watchdog.metrics")
     raise AttributeError(f"module 'npudist.watchdog' has no attribute {name!r}")

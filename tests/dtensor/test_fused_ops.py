@@ -252,7 +252,7 @@ def test_fake_tensor_mode_shapes_forward_and_backward():
 
 
 def test_registered_with_torch_npu_schemas():
-    from npudist.dtensor.fused_ops import SCHEMAS
+    from npudist.dtensor.ops import SCHEMAS
 
     for name, schema in SCHEMAS.items():
         assert getattr(ops, name).default._schema == torch._C.parse_schema("npu::" + schema)

@@ -1,13 +1,13 @@
 """The DTensor op sweep (op_db on DTensors over an npu mesh and a cpu mesh in the same processes):
-npu passes everything cpu passes, apart from the explained npu-only failures (npudist.dtensor.coverage)."""
+npu passes everything cpu passes, apart from the explained npu-only failures (npudist.testing.dtensor_coverage)."""
 import json
 import subprocess
 import sys
 
 import pytest
 
-from npudist.dtensor.coverage import KNOWN_NPU_ONLY, render, unexplained_npu_only
-from npudist.dtensor.sweep import run_sweep
+from npudist.testing.dtensor_coverage import KNOWN_NPU_ONLY, render, unexplained_npu_only
+from npudist.testing.dtensor_sweep import run_sweep
 
 # A fixed sample covering pointwise, reductions, views, matmul, norms, indexing, random and
 # no-strategy ops (the last must fail the same way on both meshes).
@@ -35,8 +35,8 @@ def test_sweep_sample_npu_matches_cpu():
 @pytest.mark.timeout(7200)
 def test_full_sweep_npu_passes_everything_cpu_passes(tmp_path):
     out = tmp_path / "cov.json"
-    proc = subprocess.run([sys.executable, "-m", "npudist.dtensor.coverage", "--json", str(out)], capture_output=True,
-                          text=True, timeout=7000)
+    proc = subprocess.run([sys.executable, "-m", "npudist.testing.dtensor_coverage", "--json", str(out)],
+                          capture_output=True, text=True, timeout=7000)
     print(proc.stdout[-6000:])
     report = json.loads(out.read_text())
     assert len(report["results"]) > 600

@@ -1,7 +1,7 @@
 """Tensor parallelism and FSDP2 + TP on npu meshes against a single-process reference."""
 import pytest
 
-from ._ranks import run_worker
+from . import run_worker
 
 
 @pytest.mark.timeout(500)

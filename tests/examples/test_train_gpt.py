@@ -6,11 +6,12 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 
 import pytest
+
+from npudist.testing.npurun import NPURUN, npurun_env
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TINY = ["--d-model", "64", "--n-layer", "2", "--n-head", "2", "--seq-len", "32", "--batch-size", "8",
@@ -19,12 +20,13 @@ TINY = ["--d-model", "64", "--n-layer", "2", "--n-head", "2", "--seq-len", "32",
 PROGRESS = re.compile(r"step +(\d+)/\d+ \| loss ([\d.]+) \| val ([\d.]+) \| +(\d+) tok/s")
 
 
+def command(args, ckpt_dir):
+    return [*NPURUN, "--nproc", "2", "examples/train_gpt.py", *TINY, "--ckpt-dir", str(ckpt_dir), *args]
+
+
 def npurun(args, ckpt_dir):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NPUDIST_", "HCCL_", "TORCH_HCCL_"))}
-    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
-    cmd = [sys.executable, "-m", "npurun", "--nproc", "2", "examples/train_gpt.py", *TINY, "--ckpt-dir",
-           str(ckpt_dir), *args]
-    return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(command(args, ckpt_dir), cwd=REPO, env=npurun_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
 
 
 class Lines:
@@ -83,8 +85,9 @@ def test_sigterm_checkpoint_and_resume(tmp_path):
     base = float(re.search(r"unigram baseline ([\d.]+)", text).group(1))
 
     end = stopped + 60
-    r = subprocess.run([*npurun(["--steps", str(end)], ckpt).args], cwd=REPO, capture_output=True, text=True,
-                       timeout=300, env={**os.environ, "PYTHONPATH": REPO})
+    # (only this run: the resumed job must not race another one over the same checkpoint directory)
+    r = subprocess.run(command(["--steps", str(end)], ckpt), cwd=REPO, capture_output=True, text=True,
+                       timeout=300, env=npurun_env())
     text2 = r.stdout + r.stderr
     assert r.returncode == 0, text2[-4000:]
     assert f"resumed from {ckpt}/step_{stopped:07d} at step {stopped}" in text2, text2[-3000:]

@@ -3,7 +3,7 @@ on npudist.fsdp.checkpoint_process_group()), round trip on the same ranks, and l
 different number of ranks (resharding), checked value by value and by the next step's loss."""
 import pytest
 
-from ._ranks import launch
+from . import launch
 
 
 def _ok(r, n):

@@ -5,7 +5,7 @@ both ways, explicit prefetch, clip_grad_norm_ over DTensor gradients, HSDP on a 
 static_graph (--full); and the torch.accelerator calls generic code makes."""
 import pytest
 
-from ._ranks import launch
+from . import launch
 
 
 def _check(r, nranks, min_checks):

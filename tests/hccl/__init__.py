@@ -1,0 +1,19 @@
+"""Tests of the hccl c10d backend; the scripts in workers/ run inside each rank.
+
+``launch(script, nranks, ...)`` is :func:`npudist.testing.multiproc.launch` on
+``tests/hccl/workers/<script>``, with ``TORCH_HCCL_ASYNC_ERROR_HANDLING=0``: these tests check
+what the survivors of a failure see and do next; the watchdog's default (take the process
+down) is tested in tests/watchdog.
+"""
+import os
+
+from npudist.testing import multiproc
+
+WORKERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "workers")
+ENV = {"TORCH_HCCL_ASYNC_ERROR_HANDLING": "0"}
+
+
+def launch(script, nranks, args=(), env=None, timeout=240, hosts=None):
+    """Runs workers/<script> on `nranks` ranks; returns npudist.testing.multiproc.Ranks."""
+    return multiproc.launch(os.path.join(WORKERS, script), nranks, args=args, env={**ENV, **(env or {})},
+                            timeout=timeout, hosts=hosts)

@@ -6,7 +6,7 @@ chunked, pipelined paths as well as the one-shot path.
 """
 import pytest
 
-from ._ranks import launch
+from . import launch
 
 ENV = {"HCCL_BUFFSIZE": "1"}
 

@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from ._ranks import launch
+from . import launch
 
 WORLD = 3
 

@@ -2,7 +2,7 @@
 collectives on hccl, on one host and across two simulated hosts."""
 import pytest
 
-from ._ranks import launch
+from . import launch
 
 
 @pytest.mark.timeout(300)

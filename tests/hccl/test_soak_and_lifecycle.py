@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from ._ranks import launch
+from . import launch
 
 
 def _soak(nranks, iters, seed):

@@ -3,7 +3,7 @@ no deadlock when a thread holding the GIL waits on a stream for a collective tha
 thread is finishing (docs/collectives.md, "Who releases a collective's tensors")."""
 import pytest
 
-from ._ranks import launch
+from . import launch
 
 
 @pytest.mark.timeout(150)

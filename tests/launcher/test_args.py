@@ -9,7 +9,7 @@ import npudist  # noqa: F401
 from npurun import cli, env as npuenv, output
 from torch.distributed.elastic.multiprocessing import Std
 
-from conftest import JOB, run_npurun
+from . import JOB, run_npurun
 
 VISIBLE = torch.npu.device_count()
 

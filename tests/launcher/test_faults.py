@@ -7,7 +7,7 @@ import time
 import psutil
 import pytest
 
-from conftest import JOB, Running, facts
+from . import JOB, Running, facts
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from conftest import JOB, facts, run_npurun
+from . import JOB, facts, run_npurun
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -6,7 +6,9 @@ import time
 import psutil
 import pytest
 
-from conftest import JOB, Running, facts, free_port
+from npudist.testing.multiproc import free_port
+
+from . import JOB, Running, facts
 
 pytestmark = pytest.mark.timeout(240)
 

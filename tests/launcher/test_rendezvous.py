@@ -3,7 +3,9 @@ import time
 
 import pytest
 
-from conftest import JOB, Running, facts, free_port, run_npurun
+from npudist.testing.multiproc import free_port
+
+from . import JOB, Running, facts, run_npurun
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -7,13 +7,13 @@ import torch
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-import npudist.watchdog as watchdog
-from npudist.watchdog import families
-from npudist.watchdog.hccl_collector import HcclCollector
-from npudist.watchdog.memory_collector import MemoryCollector
-from npudist.watchdog.process_collector import ProcessCollector
-from npudist.watchdog.steps import STEP_BUCKETS_S, StepStats
-from npudist.watchdog.train_collector import TrainCollector
+import npudist.watchdog.metrics as metrics
+from npudist.watchdog.metrics import families
+from npudist.watchdog.metrics.hccl_collector import HcclCollector
+from npudist.watchdog.metrics.memory_collector import MemoryCollector
+from npudist.watchdog.metrics.process_collector import ProcessCollector
+from npudist.watchdog.metrics.steps import STEP_BUCKETS_S, StepStats
+from npudist.watchdog.metrics.train_collector import TrainCollector
 
 
 def scrape(*collectors):
@@ -81,9 +81,9 @@ def test_record_step_rejects(args, error, words):
 
 
 def test_record_step_public_api_accepts_tensor_ints():
-    before = watchdog.steps.STATS.snapshot()["steps"]
-    watchdog.record_step(0.01, torch.tensor(7))
-    assert watchdog.steps.STATS.snapshot()["steps"] == before + 1
+    before = metrics.steps.STATS.snapshot()["steps"]
+    metrics.record_step(0.01, torch.tensor(7))
+    assert metrics.steps.STATS.snapshot()["steps"] == before + 1
 
 
 def test_cumulative_buckets():
@@ -158,7 +158,7 @@ def test_memory_and_process_collectors(python):
         import os, torch
         from prometheus_client import generate_latest
         from prometheus_client.parser import text_string_to_metric_families
-        from npudist.watchdog.process_registry import build_registry
+        from npudist.watchdog.metrics.process_registry import build_registry
         reg = build_registry()
         before = {f.name for f in text_string_to_metric_families(generate_latest(reg).decode())}
         torch.npu.set_device(1)
@@ -197,7 +197,7 @@ def test_process_collector_in_process(rank_env):
 
 def test_memory_collector_quiet_before_npu_init(python):
     r = python("""
-        from npudist.watchdog.memory_collector import MemoryCollector
+        from npudist.watchdog.metrics.memory_collector import MemoryCollector
         import torch
         print(list(MemoryCollector().collect()), torch.npu.is_initialized())
     """)

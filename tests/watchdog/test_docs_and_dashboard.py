@@ -8,10 +8,10 @@ import subprocess
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from npudist.watchdog.hccl_collector import HcclCollector
-from npudist.watchdog.process_collector import ProcessCollector
-from npudist.watchdog.steps import StepStats
-from npudist.watchdog.train_collector import TrainCollector
+from npudist.watchdog.metrics.hccl_collector import HcclCollector
+from npudist.watchdog.metrics.process_collector import ProcessCollector
+from npudist.watchdog.metrics.steps import StepStats
+from npudist.watchdog.metrics.train_collector import TrainCollector
 
 from .test_collectors import _stats
 

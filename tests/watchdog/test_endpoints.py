@@ -8,7 +8,8 @@ import urllib.request
 
 import pytest
 
-import npudist.watchdog as watchdog
+import npudist.watchdog.metrics as metrics
+from npudist.testing.multiproc import free_port
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -20,8 +21,8 @@ def get(url):
 
 def test_start_http_server_serves_registry_on_loopback(monkeypatch):
     monkeypatch.delenv("NPUDIST_METRICS_ADDR", raising=False)
-    watchdog.record_step(0.5, 64)
-    s = watchdog.start_http_server(0)
+    metrics.record_step(0.5, 64)
+    s = metrics.start_http_server(0)
     try:
         assert s.addr == "127.0.0.1" and s.port > 0
         assert s.url == f"http://127.0.0.1:{s.port}/metrics"
@@ -35,14 +36,14 @@ def test_start_http_server_serves_registry_on_loopback(monkeypatch):
     with pytest.raises(OSError):
         get(s.url)
     # the public names stay functions once the submodules are imported
-    from npudist.watchdog import registry, start_http_server
+    from npudist.watchdog.metrics import registry, start_http_server
     assert callable(registry) and callable(start_http_server)
-    assert registry() is watchdog.registry()
+    assert registry() is metrics.registry()
 
 
 def test_start_http_server_addr_from_env(monkeypatch):
     monkeypatch.setenv("NPUDIST_METRICS_ADDR", "0.0.0.0")
-    s = watchdog.start_http_server(0)
+    s = metrics.start_http_server(0)
     try:
         assert s.addr == "0.0.0.0"
         assert "npudist_process_cpu_seconds_total" in get(f"http://127.0.0.1:{s.port}/metrics")
@@ -57,7 +58,7 @@ def test_start_http_server_addr_from_env(monkeypatch):
 ])
 def test_start_http_server_bad_input(kwargs, words):
     with pytest.raises(ValueError, match=words):
-        watchdog.start_http_server(**kwargs)
+        metrics.start_http_server(**kwargs)
 
 
 def test_start_http_server_port_in_use():
@@ -66,20 +67,20 @@ def test_start_http_server_port_in_use():
         held.listen()
         port = held.getsockname()[1]
         with pytest.raises(OSError, match=f"cannot serve on 127.0.0.1:{port}.*pick another port"):
-            watchdog.start_http_server(port)
+            metrics.start_http_server(port)
 
 
 _AUTOSTART = r"""
 import os, subprocess, sys, urllib.request
 import torch  # autoload imports npudist, which starts the endpoint
-from npudist.watchdog import server
+from npudist.watchdog.metrics import server
 ports = [s.port for s in server.servers()]
 print("PORTS", ports, os.environ.get("NPUDIST_METRICS_SERVER_PID") == str(os.getpid()))
 if ports:
     text = urllib.request.urlopen(f"http://127.0.0.1:{ports[0]}/metrics", timeout=30).read().decode()
     print("LABELS", 'rank="2"' in text and 'local_rank="1"' in text and 'host="hX"' in text)
     # a process the rank starts inherits the variables but does not serve
-    child = subprocess.run([sys.executable, "-c", "import torch; from npudist.watchdog import server; "
+    child = subprocess.run([sys.executable, "-c", "import torch; from npudist.watchdog.metrics import server; "
                             "print(len(server.servers()))"], capture_output=True, text=True)
     print("CHILD", child.stdout.strip())
 """
@@ -92,15 +93,9 @@ def _run(env_extra):
     return subprocess.run([sys.executable, "-c", _AUTOSTART], env=env, capture_output=True, text=True, timeout=180)
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.timeout(400)
 def test_autostart_from_env():
-    base = _free_port()
+    base = free_port()
     r = _run({"NPUDIST_METRICS_PORT": str(base), "RANK": "2", "LOCAL_RANK": "1", "NPUDIST_HOSTNAME": "hX"})
     assert r.returncode == 0, r.stderr
     assert f"PORTS [{base + 1}] True" in r.stdout, r.stdout + r.stderr  # base + LOCAL_RANK
@@ -116,7 +111,7 @@ def clean_metrics_env(monkeypatch):
 
 
 def test_autostart_only_in_ranks(clean_metrics_env):
-    from npudist.watchdog import autostart
+    from npudist.watchdog.metrics import autostart
     clean_metrics_env.setenv("NPUDIST_METRICS_PORT", "0")
     assert autostart.from_env() == []  # not a rank (no RANK/LOCAL_RANK): e.g. npurun itself
     clean_metrics_env.setenv("NPUDIST_METRICS_SERVER_PID", "1")  # a child of the serving rank
@@ -125,7 +120,7 @@ def test_autostart_only_in_ranks(clean_metrics_env):
 
 
 def test_autostart_malformed_value_warns(clean_metrics_env, capsys):
-    from npudist.watchdog import autostart
+    from npudist.watchdog.metrics import autostart
     clean_metrics_env.setenv("RANK", "0")
     clean_metrics_env.setenv("NPUDIST_METRICS_PORT", "ninety")
     assert autostart.from_env() == []
@@ -138,7 +133,7 @@ def test_autostart_malformed_value_warns(clean_metrics_env, capsys):
 
 
 def test_autostart_announces_for_npurun(clean_metrics_env, tmp_path):
-    from npudist.watchdog import announce, autostart
+    from npudist.watchdog.metrics import announce, autostart
     clean_metrics_env.setenv("RANK", "4")
     clean_metrics_env.setenv("LOCAL_RANK", "0")
     clean_metrics_env.setenv("NPUDIST_METRICS_DIR", str(tmp_path))
@@ -202,8 +197,8 @@ def test_npurun_metrics_port_in_use_is_a_clear_error():
 
 
 def test_forked_child_does_not_keep_the_endpoint():
-    from npudist.watchdog import server
-    s = watchdog.start_http_server(0)
+    from npudist.watchdog.metrics import server
+    s = metrics.start_http_server(0)
     port = s.port
     r, w = os.pipe()
     pid = os.fork()

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from tests.hccl._ranks import launch
+from npudist.testing.multiproc import launch
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "workers", "faults.py")
 SIGABRT = -signal.SIGABRT

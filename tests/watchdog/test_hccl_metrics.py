@@ -1,17 +1,14 @@
 """The npudist_hccl_* series of real ranks: counts, bytes, latency buckets and groups match the
 collectives the ranks ran; a slow rank has the higher straggler score; a size mismatch is
 counted (2 processes on the hccl backend)."""
-import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import tempfile
 
 import pytest
 
 import npudist
+from npudist.testing.multiproc import launch
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WORKER = os.path.join(REPO, "tests", "watchdog", "workers", "hccl_stats.py")
@@ -24,33 +21,10 @@ def _stats_built_in():
 
 
 def _launch(nranks, timeout=240, worker=WORKER, env_extra=None):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("NPUDIST_", "HCCL_", "TORCH_HCCL_"))}
-    procs = []
-    for r in range(nranks):
-        env = dict(base, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(nranks), MASTER_ADDR="127.0.0.1",
-                   MASTER_PORT=str(port), NPUDIST_HOSTNAME="hostM",
-                   PYTHONPATH=REPO + os.pathsep + base.get("PYTHONPATH", ""), **(env_extra or {}))
-        procs.append(subprocess.Popen([sys.executable, worker], env=env, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True, cwd=REPO))
-    outs = []
-    for p in procs:
-        try:
-            outs.append(p.communicate(timeout=timeout))
-        except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
-            outs.append(p.communicate())
-    explain = "\n".join(f"--- rank {r} exit {p.returncode}\n{o[-2000:]}\n{e[-3000:]}"
-                        for r, (p, (o, e)) in enumerate(zip(procs, outs)))
-    assert all(p.returncode == 0 for p in procs), explain
-    results = []
-    for o, _ in outs:
-        line = next((ln for ln in o.splitlines() if ln.startswith("RESULT ")), None)
-        results.append(json.loads(line[len("RESULT "):]) if line else None)
-    return results
+    """Runs `worker` on `nranks` ranks of one simulated host "hostM"; returns each rank's first RESULT."""
+    r = launch(worker, nranks, env=env_extra, hosts=["hostM"] * nranks, timeout=timeout)
+    assert r.ok(), r.explain()
+    return [(r.results(rank) or [None])[0] for rank in range(nranks)]
 
 
 def _value(samples, name, **labels):
@@ -102,13 +76,29 @@ def test_hccl_series_of_two_ranks():
         for name in ("npudist_hccl_timeouts_total", "npudist_hccl_mismatches_total",
                      "npudist_hccl_collectives_in_flight", "npudist_hccl_oldest_in_flight_age_seconds"):
             assert _value(s, name, **lab) == 0, name
-        assert _value(s, "npudist_hccl_straggler_score_seconds", **lab) >= 0
         assert _value(s, "npudist_hccl_flight_recorder_entries", rank=rank) >= 7
         assert 0 <= _value(s, "npudist_hccl_watchdog_heartbeat_age_seconds", rank=rank) < 60
-    # the slow rank (50 ms late at each of 5 collectives of the sub-group) has the higher straggler score
+        # watchdog_status() is the same snapshot from Python: equal to the exported series
+        st = res["status"]
+        assert st["flight_recorder_entries"] == _value(s, "npudist_hccl_flight_recorder_entries", rank=rank)
+        by_desc = {g["desc"]: g for g in st["groups"]}
+        assert set(by_desc) >= {"default_pg", "metrics_sub", "metrics_mismatch"}, by_desc
+        for desc, g in by_desc.items():
+            assert g["group"] == info.get(desc, {}).get("pg", g["group"]) and g["size"] == 2 and g["rank"] == rank
+            for key, name in (("timeouts", "npudist_hccl_timeouts_total"),
+                              ("in_flight", "npudist_hccl_collectives_in_flight"),
+                              ("mismatches", "npudist_hccl_mismatches_total")):
+                assert g[key] == _value(s, name, rank=rank, pg_desc=desc), (desc, key)
+    # the slow rank (200 ms late at each of the 6 collectives of the sub-group) is the last to arrive at
+    # every one of them: only it is charged (the score is a 0.05-weighted moving average of the others'
+    # wait, about 0.05 * 0.2 * (1 + 0.95 + ... + 0.95**5) ~ 0.053 s), rank 0 never is (exactly 0)
     score = [_value(res["samples"], "npudist_hccl_straggler_score_seconds", rank=r, pg_desc="metrics_sub")
              for r, res in enumerate(results)]
-    assert score[1] > 0.002 and score[1] > score[0], score
+    assert score[0] == 0.0 and score[1] > 0.02, score
+    status_score = [next(g["straggler_score_s"] for g in res["status"]["groups"] if g["desc"] == "metrics_sub")
+                    for res in results]
+    assert status_score == score, (status_score, score)  # no collective of the group since the scrape
+    assert "metrics_sub" in results[1]["stragglers"] and "metrics_sub" not in results[0]["stragglers"]
 
 
 @pytest.mark.slow

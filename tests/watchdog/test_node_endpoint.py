@@ -3,15 +3,16 @@ restarts the ranks, the endpoint serves the new attempt's ranks and counts the r
 import os
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+
+from npudist.testing.multiproc import free_port
+from npudist.testing.npurun import NPURUN, npurun_env
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WORKER = os.path.join(REPO, "tests", "watchdog", "workers", "train_loop.py")
@@ -46,13 +47,9 @@ def _wait(port, check, what, proc, timeout=240):
 @pytest.mark.timeout(600)
 def test_node_endpoint_across_a_restart():
     work = tempfile.mkdtemp(prefix="npudist-node-metrics-")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NPUDIST_", "PET_"))}
-    env.update(TMPDIR=work, PYTHONPATH=REPO + os.pathsep + env.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-m", "npurun", "--nproc", "2", "--max-restarts", "1",
-                             "--metrics-port", str(port), WORKER, work, "--fail-first-attempt"], env=env, cwd=REPO,
+    port = free_port()
+    proc = subprocess.Popen([*NPURUN, "--nproc", "2", "--max-restarts", "1",
+                             "--metrics-port", str(port), WORKER, work, "--fail-first-attempt"], env=npurun_env({"TMPDIR": work}), cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         # attempt 0: both ranks serve (the endpoint starts at import) before rank 1 exits

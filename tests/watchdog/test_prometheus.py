@@ -11,9 +11,7 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.parse
@@ -22,6 +20,8 @@ import urllib.request
 import pytest
 
 import npudist
+from npudist.testing.multiproc import free_port
+from npudist.testing.npurun import NPURUN, npurun_env
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WORKER = os.path.join(REPO, "tests", "watchdog", "workers", "train_loop.py")
@@ -33,12 +33,6 @@ SCRAPE_S = 3  # scrape interval (and timeout: a loaded machine can need seconds)
 RATE_WINDOW = f"{10 * SCRAPE_S}s"
 WAIT_S = 180  # generous: ranks start slowly on a loaded 2-core machine
 HAS_HCCL_STATS = hasattr(npudist._C, "_hccl_stats")
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Setup:
@@ -118,7 +112,7 @@ def setup():
     work = tempfile.mkdtemp(prefix="npudist-prom-test-")
     outdir = os.path.join(work, "job")
     os.makedirs(outdir)
-    prom_port, node_port = _free_port(), _free_port()
+    prom_port, node_port = free_port(), free_port()
     with open(os.path.join(work, "prom.yml"), "w") as f:
         f.write(f"global:\n  scrape_interval: {SCRAPE_S}s\n  scrape_timeout: {SCRAPE_S}s\n"
                 f"  evaluation_interval: {SCRAPE_S}s\nrule_files: ['{ALERTS}']\n"
@@ -128,9 +122,8 @@ def setup():
     prom = subprocess.Popen([prom_bin, f"--config.file={work}/prom.yml", f"--storage.tsdb.path={work}/data",
                              f"--web.listen-address=127.0.0.1:{prom_port}"],
                             stdout=open(prom_log, "w"), stderr=subprocess.STDOUT)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NPUDIST_", "PET_", "TORCH_HCCL_", "HCCL_"))}
-    env.update(NPUDIST_HOSTNAME=HOST, TMPDIR=work, PYTHONPATH=REPO + os.pathsep + env.get("PYTHONPATH", ""))
-    npurun = subprocess.Popen([sys.executable, "-m", "npurun", "--nproc", "2", "--metrics-port", str(node_port),
+    env = npurun_env({"NPUDIST_HOSTNAME": HOST, "TMPDIR": work})
+    npurun = subprocess.Popen([*NPURUN, "--nproc", "2", "--metrics-port", str(node_port),
                                "--metrics-linger", "300", WORKER, outdir],
                               stdout=open(npurun_log, "w"), stderr=subprocess.STDOUT, env=env, cwd=REPO)
     s = Setup(prom_port, node_port, outdir, npurun, prom, npurun_log, prom_log)

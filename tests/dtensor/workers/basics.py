@@ -69,8 +69,17 @@ x = distribute_tensor(torch.ones(64, 64, device="npu"), mesh, [Shard(0)])
 y = torch.nn.functional.dropout(x, p=0.5, training=True).full_tensor()
 kept = (y != 0).float().mean().item()
 chk.true(0.4 < kept < 0.6, f"dropout kept {kept}")
-# Does the sharded tensor equal the one a single device draws with the same seed? (DTensor's
-# offset-based tracker promises it for CUDA's Philox; reported, not asserted.)
+# How DTensor's offset-based tracker drew each shard: rank r's (4, 6) shard is the npu generator's
+# draw from (seed 1234, offset r * 24) -- its shard's linear index times its numel, rounded up to a
+# multiple of 4 (torch.distributed.tensor._random) -- and the generator moves past the whole tensor.
+torch.npu.manual_seed(1234)
+state = torch.npu.get_rng_state()
+state[8:] = torch.tensor([RANK * 24], dtype=torch.int64).view(torch.uint8)
+torch.npu.set_rng_state(state)
+chk.close(s.to_local(), torch.empty(4, 6, device="npu").normal_(), "Shard(0) normal_: the draw at offset rank * 24")
+# Compared with the one a single device draws with the same seed (equal for CUDA's Philox, where
+# offset k continues element k of a longer draw; not for npu's generator, whose draw of n values
+# depends on n: docs/dtensor.md).
 torch.npu.manual_seed(1234)
 single = torch.empty(8, 6, device="npu").normal_()
 report(kind="rng", sharded_equals_single_device=bool(torch.equal(s.full_tensor(), single)))

@@ -21,7 +21,7 @@ from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model
                                                      set_state_dict)
 from torch.distributed.fsdp import fully_shard
 
-from common import TINY, GPT, Checks, global_batch, setup
+from common import TINY, GPT, Checker, global_batch, setup
 
 from npudist.fsdp import checkpoint_process_group
 
@@ -64,11 +64,11 @@ def full_state(model, opt):
 
 
 def compare(c, name, got, want):
-    c.check(f"{name}: same keys", set(got) == set(want), f"{sorted(set(got) ^ set(want))[:5]}")
+    c.true(set(got) == set(want), f"{name}: same keys", f"{sorted(set(got) ^ set(want))[:5]}")
     diffs = {k: float((got[k] - want[k]).abs().max()) for k in want if k in got}
     worst = max(diffs.values(), default=float("inf"))
-    c.check(f"{name}: values equal", worst == 0.0,
-            f"max abs diff {worst} ({[(k, got[k].flatten()[:2].tolist(), want[k].flatten()[:2].tolist()) for k, v in diffs.items() if v][:2]})")
+    c.true(worst == 0.0, f"{name}: values equal",
+           f"max abs diff {worst} ({[(k, got[k].flatten()[:2].tolist(), want[k].flatten()[:2].tolist()) for k, v in diffs.items() if v][:2]})")
 
 
 def load_into(path, model, opt, group=None):
@@ -83,8 +83,8 @@ def save_phase(c, d, rank, world, dev):
     for i in range(2):
         step(model, opt, i, rank, world, dev)
     msd, osd = get_state_dict(model, opt)
-    c.check("sharded state dict holds DTensors on npu",
-            all(type(v).__name__ == "DTensor" and v.device.type == "npu" for v in msd.values()))
+    c.true(all(type(v).__name__ == "DTensor" and v.device.type == "npu" for v in msd.values()),
+           "sharded state dict holds DTensors on npu")
     dcp.save({"model": msd, "optim": osd}, checkpoint_id=os.path.join(d, "sync"))
     group = checkpoint_process_group()
     fut = dcp.async_save({"model": msd, "optim": osd}, checkpoint_id=os.path.join(d, "async"), process_group=group)
@@ -92,7 +92,7 @@ def save_phase(c, d, rank, world, dev):
     probe = torch.ones(1, device=dev)
     dist.all_reduce(probe)
     fut.result()
-    c.check("async_save wrote .metadata", os.path.exists(os.path.join(d, "async", ".metadata")))
+    c.true(os.path.exists(os.path.join(d, "async", ".metadata")), "async_save wrote .metadata")
     ref = full_state(model, opt)
     # round trip on the same ranks, into a fresh model whose weights differ
     model2, opt2 = build(dev)
@@ -104,7 +104,7 @@ def save_phase(c, d, rank, world, dev):
     compare(c, f"round trip on {world} ranks", full_state(model2, opt2), ref)
     nxt = step(model, opt, 2, rank, world, dev)
     nxt2 = step(model2, opt2, 2, rank, world, dev)
-    c.check("next step after round trip", abs(nxt - nxt2) <= 1e-6, f"{nxt} vs {nxt2}")
+    c.true(abs(nxt - nxt2) <= 1e-6, "next step after round trip", f"{nxt} vs {nxt2}")
     if rank == 0:
         torch.save(ref, os.path.join(d, "ref.pt"))
         with open(os.path.join(d, "next.json"), "w") as f:
@@ -123,7 +123,7 @@ def load_phase(c, d, rank, world, dev):
         compare(c, f"{kind} checkpoint saved on {saved['world']} ranks, loaded on {world}", full_state(model, opt),
                 ref)
         loss = step(model, opt, 2, rank, world, dev)
-        c.close(f"{kind}: next step's loss", loss, saved["loss"], 1e-5, 1e-6)
+        c.close(loss, saved["loss"], f"{kind}: next step's loss", rtol=1e-5, atol=1e-6, exact_dtype=False)
     # a full (unsharded) state dict of the same checkpoint loads into a plain module too
     plain = GPT(TINY).to(dev)
     sd = get_model_state_dict(plain)
@@ -136,8 +136,8 @@ def load_phase(c, d, rank, world, dev):
 def main():
     phase, d = sys.argv[1], sys.argv[2]
     rank, world, dev = setup()
-    c = Checks()
-    c.run(phase, save_phase if phase == "save" else load_phase, d, rank, world, dev)
+    c = Checker()
+    c.run(phase, save_phase if phase == "save" else load_phase, c, d, rank, world, dev)
     c.report()
     dist.destroy_process_group()
 

@@ -18,7 +18,7 @@ from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, fully
 from torch.distributed.tensor import DTensor
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from common import B, TINY, GPT, Checks, global_batch, setup
+from common import B, TINY, GPT, Checker, global_batch, setup
 
 STEPS = 3
 LR = 0.1
@@ -78,12 +78,12 @@ def fsdp_case(c, name, rank, world, dev, *, mp="fp32", reshard=True, meta=True, 
     if force_sum:
         model.set_force_sum_reduction_for_comms(True)
     local_dev = next(model.parameters()).to_local().device
-    c.check(f"{name}: sharded parameters live on {'cpu' if offload else 'npu'}",
-            local_dev.type == ("cpu" if offload else "npu"), str(local_dev))
+    c.true(local_dev.type == ("cpu" if offload else "npu"),
+           f"{name}: sharded parameters live on {'cpu' if offload else 'npu'}", str(local_dev))
     full = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True))
     if meta:  # init_weights: normal(0, 0.02) on the sharded DTensors
-        c.check(f"{name}: init std plausible", 0.01 < float(full["blocks.0.fc.weight"].float().std()) < 0.03,
-                str(float(full["blocks.0.fc.weight"].float().std())))
+        c.true(0.01 < float(full["blocks.0.fc.weight"].float().std()) < 0.03, f"{name}: init std plausible",
+               str(float(full["blocks.0.fc.weight"].float().std())))
     ref = reference_from({k: v.full_tensor() if isinstance(v, DTensor) else v for k, v in full.items()}, dev)
     ropt, opt = sgd(ref.parameters()), sgd(model.parameters())
     dp_rank, dp_world = rank, world
@@ -99,12 +99,12 @@ def fsdp_case(c, name, rank, world, dev, *, mp="fp32", reshard=True, meta=True, 
         opt.zero_grad()
         mean_loss = loss.detach().clone()
         dist.all_reduce(mean_loss, op=dist.ReduceOp.AVG)
-        c.close(f"{name}: step {step} loss", mean_loss, rloss, rtol, atol)
-        c.close(f"{name}: step {step} grad norm (clip_grad_norm_ over DTensor grads)", norm, rnorm, rtol * 10,
-                atol * 10)
+        c.close(mean_loss, rloss, f"{name}: step {step} loss", rtol=rtol, atol=atol, exact_dtype=False)
+        c.close(norm, rnorm, f"{name}: step {step} grad norm (clip_grad_norm_ over DTensor grads)",
+                rtol=rtol * 10, atol=atol * 10, exact_dtype=False)
     got, want = full_params(model), full_params(ref)
     worst = max(float((got[k] - want[k]).abs().max()) for k in want)
-    c.check(f"{name}: parameters after {STEPS} steps", worst <= atol * 20, f"max abs diff {worst}")
+    c.true(worst <= atol * 20, f"{name}: parameters after {STEPS} steps", f"max abs diff {worst}")
     c.info[name] = worst
 
 
@@ -139,36 +139,36 @@ def ddp_case(c, name, rank, world, dev, *, hook=None, accumulate=False, unused=F
         opt.step()
         opt.zero_grad()
         dist.all_reduce(total, op=dist.ReduceOp.AVG)
-        c.close(f"{name}: step {step} loss", total, rloss, rtol, atol)
-        c.close(f"{name}: step {step} grad norm", norm, rnorm, rtol * 10, atol * 10)
+        c.close(total, rloss, f"{name}: step {step} loss", rtol=rtol, atol=atol, exact_dtype=False)
+        c.close(norm, rnorm, f"{name}: step {step} grad norm", rtol=rtol * 10, atol=atol * 10, exact_dtype=False)
     got, want = full_params(model.module), full_params(ref)
     worst = max(float((got[k] - want[k]).abs().max()) for k in want)
-    c.check(f"{name}: parameters after {STEPS} steps", worst <= atol * 20, f"max abs diff {worst}")
+    c.true(worst <= atol * 20, f"{name}: parameters after {STEPS} steps", f"max abs diff {worst}")
     c.info[name] = worst
 
 
 def generic_device_code(c, rank, world, dev):
     """What CUDA-generic code calls, on npu."""
     acc = torch.accelerator.current_accelerator()
-    c.check("accelerator is npu", acc is not None and acc.type == "npu", str(acc))
-    c.check("accelerator available", torch.accelerator.is_available())
-    c.check("device_count", torch.accelerator.device_count() >= world, str(torch.accelerator.device_count()))
-    c.check("current_device_index is LOCAL_RANK", torch.accelerator.current_device_index() == dev.index)
+    c.true(acc is not None and acc.type == "npu", "accelerator is npu", str(acc))
+    c.true(torch.accelerator.is_available(), "accelerator available")
+    c.true(torch.accelerator.device_count() >= world, "device_count", str(torch.accelerator.device_count()))
+    c.true(torch.accelerator.current_device_index() == dev.index, "current_device_index is LOCAL_RANK")
     other = (dev.index + 1) % torch.accelerator.device_count()
     with torch.accelerator.device_index(other):
-        c.check("device_index() context", torch.accelerator.current_device_index() == other)
-        c.check("tensors follow it", torch.empty(1, device="npu").device.index == other)
-    c.check("device_index() restores", torch.accelerator.current_device_index() == dev.index)
+        c.true(torch.accelerator.current_device_index() == other, "device_index() context")
+        c.true(torch.empty(1, device="npu").device.index == other, "tensors follow it")
+    c.true(torch.accelerator.current_device_index() == dev.index, "device_index() restores")
     torch.accelerator.set_device_index(dev.index)
-    c.check("default backend for npu is hccl", dist.get_default_backend_for_device(dev) == "hccl")
-    c.check("default group bound to the device", dist.group.WORLD.bound_device_id == dev)
+    c.true(dist.get_default_backend_for_device(dev) == "hccl", "default backend for npu is hccl")
+    c.true(dist.group.WORLD.bound_device_id == dev, "default group bound to the device")
 
 
 def main():
     tier = sys.argv[1]
     rank, world, dev = setup()
-    c = Checks()
-    c.run("generic", generic_device_code, rank, world, dev)
+    c = Checker()
+    c.run("generic", generic_device_code, c, rank, world, dev)
     cases = [("fsdp fp32 meta-init reshard", dict()),
              ("fsdp bf16 params fp32 reduce", dict(mp="bf16", rtol=3e-2, atol=3e-2)),
              ("ddp buckets allreduce_hook", dict(ddp=True, hook="allreduce"))]
@@ -191,9 +191,9 @@ def main():
         if only and not any(o in name for o in only.split(",")):
             continue
         if kw.pop("ddp", False):
-            c.run(name, ddp_case, name, rank, world, dev, **kw)
+            c.run(name, ddp_case, c, name, rank, world, dev, **kw)
         else:
-            c.run(name, fsdp_case, name, rank, world, dev, **kw)
+            c.run(name, fsdp_case, c, name, rank, world, dev, **kw)
     c.report()
     dist.destroy_process_group()
 

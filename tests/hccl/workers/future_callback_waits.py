@@ -22,5 +22,5 @@ for step in range(steps):
     torch.empty(16, device="npu").untyped_storage().resize_(0)
     chk.close(fut.wait(), torch.full((1024,), float(2 * 2 ** (step + 1))), f"step {step}: callback result")
 torch.npu.synchronize()
-chk.finish(steps=steps)
+chk.report(steps=steps)
 dist.destroy_process_group()

@@ -58,5 +58,5 @@ for dim in ("dp", "tp"):
     ar = funcol.all_reduce(torch.ones(3, device="npu"), "sum", (mesh2, mesh2.mesh_dim_names.index(dim)))
     chk.close(ar, torch.full((3,), 2.0), f"funcol all_reduce {dim}")
 torch.npu.synchronize()
-chk.finish()
+chk.report()
 dist.destroy_process_group()

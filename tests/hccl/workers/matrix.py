@@ -254,5 +254,5 @@ for dtype in ALL_DTYPES:
         check_dtype_size(dtype, n, seed)
 check_semantics(7)
 torch.npu.synchronize()
-chk.finish(digests=digests)
+chk.report(digests=digests)
 dist.destroy_process_group()

@@ -86,5 +86,5 @@ for it in range(iters):
             chk.close(g, wt, t)
         pending.clear()
 torch.npu.synchronize()
-chk.finish()
+chk.report()
 dist.destroy_process_group()

@@ -50,5 +50,5 @@ for step in range(steps):
     scratch.untyped_storage().resize_(0)
     chk.close(out, torch.full((n,), 3.0), f"step {step}: dp reduce_scatter")
 torch.npu.synchronize()
-chk.finish(steps=steps)
+chk.report(steps=steps)
 dist.destroy_process_group()

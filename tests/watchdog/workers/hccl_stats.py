@@ -13,7 +13,8 @@ import torch.distributed as dist
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from npudist.watchdog import registry
+from npudist.watchdog import stragglers, watchdog_status
+from npudist.watchdog.metrics import registry
 
 rank, local_rank = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])
 torch.npu.set_device(local_rank)
@@ -28,11 +29,11 @@ for _ in range(2):
 out = torch.empty(world * 256, device="npu")
 dist.all_gather_into_tensor(out, x[:256])
 sub = dist.new_group(list(range(world)), group_desc="metrics_sub")
-dist.all_reduce(x, group=sub)
-# a slow rank: rank 1 arrives 50 ms late at each of 5 all_reduce of the sub-group
-for _ in range(5):
+# a slow rank: rank 1 arrives 200 ms late at each of the 6 all_reduce of the sub-group, so it is
+# always the last to arrive there and the others are never charged
+for _ in range(6):
     if rank == 1:
-        time.sleep(0.05)
+        time.sleep(0.2)
     dist.all_reduce(x, group=sub)
 # a mismatch: the ranks disagree on the size (the group keeps working: docs/collectives.md)
 mm = dist.new_group(list(range(world)), group_desc="metrics_mismatch")
@@ -53,6 +54,8 @@ for _ in range(20):
     timings.append(time.perf_counter() - t0)
 samples = [[s.name, s.labels, s.value] for fam in text_string_to_metric_families(text)
            for s in fam.samples if s.name.startswith("npudist_hccl_")]
-print("RESULT " + json.dumps({"samples": samples, "scrape_s": timings, "mismatch_error": mismatch_error}), flush=True)
+print("RESULT " + json.dumps({"samples": samples, "scrape_s": timings, "mismatch_error": mismatch_error,
+                              "status": watchdog_status(), "stragglers": [g["desc"] for g in stragglers(0.002)]}),
+      flush=True)
 dist.barrier()
 dist.destroy_process_group()

@@ -11,7 +11,7 @@ import torch.distributed as dist
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from npudist.watchdog import registry
+from npudist.watchdog.metrics import registry
 
 rank, local_rank = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])
 torch.npu.set_device(local_rank)

@@ -14,7 +14,7 @@ import time
 import torch
 import torch.distributed as dist
 
-import npudist.watchdog as watchdog
+import npudist.watchdog.metrics as metrics
 
 p = argparse.ArgumentParser()
 p.add_argument("outdir")
@@ -51,7 +51,7 @@ while True:
     out = [torch.empty(256, device=dev) for _ in range(dist.get_world_size())]
     dist.all_gather(out, x[:256])
     time.sleep(0.02)
-    watchdog.record_step(time.perf_counter() - t0, tokens=1024)
+    metrics.record_step(time.perf_counter() - t0, tokens=1024)
     step += 1
     if step % 10 == 0:
         with open(os.path.join(args.outdir, f"steps-{rank}"), "w") as f:

@@ -1,0 +1,291 @@
+"""Launch N real rank processes on this machine and collect what they report.
+
+The one multi-rank harness of npudist's tests and benchmarks (in the spirit of PyTorch's
+``common_distributed.MultiProcessTestCase``, but process-per-rank via ``subprocess`` so a rank
+can crash, hang or be killed without taking the test runner along). Every launch gets the same
+environment policy (:func:`rank_env`), a free rendezvous port on 127.0.0.1 (env:// rendezvous:
+RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), its own
+flight-recorder dump path, a hard timeout, and returns a :class:`Ranks` with every rank's exit
+code, stdout, stderr and ``RESULT`` lines. Launching through ``npurun`` itself lives in
+:mod:`npudist.testing.npurun`; the in-rank side (``report``, ``Checker``) in
+:mod:`npudist.testing.checks`.
+
+Example (a test)::
+
+    from npudist.testing.multiproc import launch
+
+    r = launch("tests/hccl/workers/matrix.py", 4, args=["quick"], env={"MY_KNOB": "1"}, timeout=240)
+    assert r.ok(), r.explain()
+    for rank in range(4):
+        (summary,) = r.results(rank)          # the rank's ``RESULT {...}`` lines, parsed
+        assert not summary["failures"], summary
+
+and in the worker::
+
+    from npudist.testing.checks import Checker
+    check = Checker()
+    check.close(torch.ones(2), torch.ones(2), "ones")
+    check.report()                            # prints RESULT {"kind": "summary", ...}
+
+For a job that must be observed while it runs (a benchmark scraping the ranks' endpoints),
+``job = start(argv, n); ...; r = job.wait(timeout)``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Iterable, Mapping, Sequence
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+"""The repository root: the ranks' working directory and the head of their PYTHONPATH."""
+
+RESULT_PREFIX = "RESULT "
+"""A rank reports a result by printing one line: this prefix, then one JSON object."""
+
+CLEARED_PREFIXES = ("NPUDIST_", "HCCL_", "TORCH_HCCL_", "ASCEND_", "PET_", "TORCHELASTIC_")
+"""Variables inherited from the caller's environment that a launch drops: npudist's own knobs,
+the hccl/torch_npu ones, the simulated device selection and torchrun/npurun's agent settings.
+A test that wants one passes it explicitly in ``env=``."""
+
+CLEARED_NAMES = ("OMP_NUM_THREADS", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
+                 "ROLE_RANK", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID")
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that was free on ``host`` a moment ago (the OS picks it; bind-and-release, so a
+    race with another process is possible but rare)."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def clean_env(env: Mapping[str, str] | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment policy shared by every launch (spawned ranks and npurun alike).
+
+    Starts from ``base`` (default ``os.environ``), drops :data:`CLEARED_PREFIXES` /
+    :data:`CLEARED_NAMES`, puts the repository first on PYTHONPATH (so ranks import ``npudist``,
+    ``npurun``, ``tests.*`` and ``benchmarks`` from this checkout), then applies ``env``
+    (the caller's explicit settings win). A value of ``None`` in ``env`` removes that variable.
+    """
+    out = {k: v for k, v in (os.environ if base is None else base).items()
+           if not k.startswith(CLEARED_PREFIXES) and k not in CLEARED_NAMES}
+    launcher = os.path.join(REPO, "launcher")
+    out["PYTHONPATH"] = os.pathsep.join(p for p in (REPO, launcher, out.get("PYTHONPATH", "")) if p)
+    for k, v in (env or {}).items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = str(v)
+    return out
+
+
+def inherited(*prefixes: str) -> dict[str, str]:
+    """The caller's variables whose names start with one of ``prefixes``, to pass on explicitly
+    (``launch(..., env=inherited("HCCL_"))``: a benchmark run as ``HCCL_BUFFSIZE=4 python ...``
+    keeps that setting although the policy clears HCCL_* by default)."""
+    return {k: v for k, v in os.environ.items() if k.startswith(prefixes)}
+
+
+def rank_env(rank: int, nranks: int, port: int, env: Mapping[str, str] | None = None,
+             host: str | None = None, fr_prefix: str | None = None) -> dict[str, str]:
+    """The full environment of one spawned rank: :func:`clean_env`, one intra-op thread
+    (OMP_NUM_THREADS=1, as torchrun sets for several ranks per machine), the env:// rendezvous
+    variables, the flight-recorder dump path (TORCH_HCCL_DEBUG_INFO_TEMP_FILE) and, when
+    ``host`` is given, NPUDIST_HOSTNAME (a simulated host). ``env`` is applied last."""
+    e = clean_env()
+    e.update(OMP_NUM_THREADS="1", RANK=str(rank), WORLD_SIZE=str(nranks), LOCAL_RANK=str(rank),
+             LOCAL_WORLD_SIZE=str(nranks), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    if fr_prefix:
+        e["TORCH_HCCL_DEBUG_INFO_TEMP_FILE"] = fr_prefix
+    if host is not None:
+        e["NPUDIST_HOSTNAME"] = host
+    for k, v in (env or {}).items():
+        if v is None:
+            e.pop(k, None)
+        else:
+            e[k] = str(v)
+    return e
+
+
+def parse_results(text: str) -> list[dict]:
+    """The JSON objects of the ``RESULT {...}`` lines in ``text``, in order."""
+    return [json.loads(line[len(RESULT_PREFIX):]) for line in text.splitlines() if line.startswith(RESULT_PREFIX)]
+
+
+class Ranks:
+    """The finished ranks of one launch.
+
+    Attributes: ``returncodes`` (list of int; negative = killed by that signal), ``stdout`` and
+    ``stderr`` (list of str per rank), ``elapsed`` (wall seconds from start to the last exit),
+    ``timed_out`` (True when the launch's timeout ended the ranks), ``argv``.
+    """
+
+    def __init__(self, argv, returncodes, stdout, stderr, elapsed, timed_out):
+        self.argv = list(argv)
+        self.returncodes = list(returncodes)
+        self.stdout = list(stdout)
+        self.stderr = list(stderr)
+        self.elapsed = elapsed
+        self.timed_out = timed_out
+
+    def __len__(self):
+        return len(self.returncodes)
+
+    def ok(self) -> bool:
+        """Every rank exited 0 within the timeout."""
+        return not self.timed_out and all(rc == 0 for rc in self.returncodes)
+
+    def results(self, rank: int) -> list[dict]:
+        """The rank's ``RESULT`` objects in the order it printed them."""
+        return parse_results(self.stdout[rank])
+
+    def summary(self, rank: int) -> dict | None:
+        """The rank's last ``{"kind": "summary"}`` result (what ``Checker.report`` prints), or None."""
+        found = [r for r in self.results(rank) if r.get("kind") == "summary"]
+        return found[-1] if found else None
+
+    def explain(self, tail: int = 3000) -> str:
+        """A readable account for an assertion message: the command, whether the launch timed out,
+        and per rank its exit code (and signal name) and the last ``tail`` characters of its
+        stdout and stderr."""
+        parts = [f"{' '.join(map(str, self.argv))}: {len(self)} ranks, {self.elapsed:.1f} s, "
+                 f"timed out: {self.timed_out}"]
+        for r, (rc, out, err) in enumerate(zip(self.returncodes, self.stdout, self.stderr)):
+            how = f"exit {rc}"
+            if rc is not None and rc < 0:
+                try:
+                    how += f" ({signal.Signals(-rc).name})"
+                except ValueError:
+                    pass
+            parts.append(f"--- rank {r} {how}\n[stdout]\n{out[-tail:]}\n[stderr]\n{err[-tail:]}")
+        return "\n".join(parts)
+
+    def check(self, what: str = "") -> "Ranks":
+        """Raises AssertionError with :meth:`explain` unless :meth:`ok`, and also when a rank
+        reported a summary with failures; returns self."""
+        if not self.ok():
+            raise AssertionError(f"{what or 'ranks'} failed\n{self.explain()}")
+        for rank in range(len(self)):
+            s = self.summary(rank)
+            if s and s.get("failures"):
+                raise AssertionError(f"{what or 'ranks'}: rank {rank} reported failures:\n"
+                                     + "\n".join(s["failures"]) + "\n" + self.explain(1500))
+        return self
+
+
+class Job:
+    """Ranks started by :func:`start`, still running. ``wait(timeout)`` returns :class:`Ranks`.
+
+    stdout/stderr go to files in a per-launch temporary directory (not pipes: a rank that prints
+    a lot cannot block on a full pipe while the others wait for it in a collective); the
+    directory, including the flight-recorder dumps, is removed by ``wait`` unless ``keep_dir``.
+    """
+
+    def __init__(self, argv, nranks, env=None, hosts=None, cwd=None, keep_dir=False, env_per_rank=None):
+        if nranks < 1:
+            raise ValueError(f"nranks must be >= 1, got {nranks}")
+        if hosts is not None and len(hosts) != nranks:
+            raise ValueError(f"hosts names {len(hosts)} hosts for {nranks} ranks; give one per rank")
+        self.argv = [str(a) for a in argv]
+        self.nranks = nranks
+        self.keep_dir = keep_dir
+        self.dir = tempfile.mkdtemp(prefix="npudist-ranks-")
+        self.fr_prefix = os.path.join(self.dir, "fr_rank_")
+        self.port = free_port()
+        self._files, self.procs = [], []
+        self._t0 = time.monotonic()
+        try:
+            for r in range(nranks):
+                e = rank_env(r, nranks, self.port, env, hosts[r] if hosts else None, self.fr_prefix)
+                if env_per_rank:
+                    e.update({k: str(v) for k, v in env_per_rank(r).items()})
+                out = open(os.path.join(self.dir, f"rank{r}.out"), "w+")
+                err = open(os.path.join(self.dir, f"rank{r}.err"), "w+")
+                self._files.append((out, err))
+                self.procs.append(subprocess.Popen([sys.executable, *self.argv], env=e, stdout=out, stderr=err,
+                                                   stdin=subprocess.DEVNULL, cwd=cwd or REPO))
+        except BaseException:
+            self.kill()
+            self._close()
+            raise
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.procs]
+
+    def poll(self) -> list[int | None]:
+        return [p.poll() for p in self.procs]
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Sends ``sig`` to every rank still running."""
+        for p in self.procs:
+            if p.poll() is None:
+                try:
+                    p.send_signal(sig)
+                except ProcessLookupError:
+                    pass
+
+    def wait(self, timeout: float = 240.0) -> Ranks:
+        """Waits until every rank exits or ``timeout`` seconds (from the start) pass; on timeout
+        kills them all (``Ranks.timed_out``). Always reaps every rank, also on KeyboardInterrupt."""
+        deadline = self._t0 + timeout
+        timed_out = False
+        try:
+            for p in self.procs:
+                try:
+                    p.wait(timeout=max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+                    break
+        finally:
+            if timed_out or any(p.poll() is None for p in self.procs):
+                self.kill()
+            for p in self.procs:
+                p.wait()
+        elapsed = time.monotonic() - self._t0
+        outs, errs = [], []
+        for out, err in self._files:
+            for f, dest in ((out, outs), (err, errs)):
+                f.flush()
+                f.seek(0)
+                dest.append(f.read())
+        self._close()
+        return Ranks(self.argv, [p.returncode for p in self.procs], outs, errs, elapsed, timed_out)
+
+    def _close(self):
+        for pair in self._files:
+            for f in pair:
+                f.close()
+        if not self.keep_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def start(argv: Sequence[str], nranks: int, env: Mapping[str, str] | None = None,
+          hosts: Sequence[str] | None = None, cwd: str | None = None, keep_dir: bool = False,
+          env_per_rank=None) -> Job:
+    """Starts ``[sys.executable, *argv]`` as ``nranks`` ranks and returns at once (a :class:`Job`).
+
+    argv: a script path and its arguments, or ``["-m", "module", ...]``; items are str()-ed.
+    env: explicit variables on top of the policy (:func:`rank_env`); ``None`` values unset.
+    hosts: one NPUDIST_HOSTNAME per rank (simulated hosts), e.g. ``["a", "a", "b", "b"]``.
+    env_per_rank: optional ``f(rank) -> dict`` of extra variables for one rank.
+    Raises ValueError for ``nranks < 1`` or a ``hosts`` list of the wrong length.
+    """
+    return Job(argv, nranks, env=env, hosts=hosts, cwd=cwd, keep_dir=keep_dir, env_per_rank=env_per_rank)
+
+
+def launch(argv: Sequence[str] | str, nranks: int, args: Iterable = (), env: Mapping[str, str] | None = None,
+           timeout: float = 240.0, hosts: Sequence[str] | None = None, cwd: str | None = None,
+           env_per_rank=None) -> Ranks:
+    """Runs ``[sys.executable, *argv, *args]`` on ``nranks`` ranks and waits for all of them
+    (killing all after ``timeout`` seconds); returns :class:`Ranks`. A str ``argv`` is one script
+    path. See :func:`start` for the other arguments."""
+    argv = [argv] if isinstance(argv, str) else list(argv)
+    return start([*argv, *args], nranks, env=env, hosts=hosts, cwd=cwd, env_per_rank=env_per_rank).wait(timeout)

@@ -12,6 +12,16 @@ busbw as a share of memcpy; writes JSON.
 
     python benchmarks/collectives.py [--ranks 2 4] [-b 8] [-e 64M] [--reps 3]
         [--ops all_reduce all_gather ...] [--json benchmarks/results/collectives.json]
+        [--vs-deepspeed] [--dtypes float32 bfloat16] [--no-gloo]
+
+--vs-deepspeed (issue #23) adds, for all_reduce, two columns measured in the
+same rank processes and interleaved with hccl: DeepSpeed's CPU shared-memory
+all_reduce (deepspeed 0.19.8 from PyPI, built at benchmark time, see
+benchmarks/_deepspeed_shm.py; cpu tensors, no c10d in its path; if the build
+fails the column says why and the run goes on) and the c10d floor:
+dist.all_reduce through PyTorch's "fake" backend (a group made with
+new_group(backend="fake") over the same ranks: c10d's Python and C++ layers,
+no communication). The target is hccl <= DeepSpeed + floor.
 
 Sizes are the whole message per rank as in nccl-tests: for all_gather and
 alltoall the size S is count x n x element size (each rank contributes S/n);
@@ -23,6 +33,7 @@ import ctypes
 import json
 import os
 import statistics
+import sys
 import time
 
 from npudist.testing import multiproc
@@ -68,22 +79,54 @@ def rank_main(args):
     dist.init_process_group("hccl")
     gloo = dist.new_group(backend="gloo")
     results = []
+    backends = ["hccl"] + ([] if args.no_gloo else ["gloo"])
+    ds_all_reduce, fake = None, None
+    ds_note = None
+    if args.vs_deepspeed:
+        import torch.testing._internal.distributed.fake_pg  # noqa: F401  (registers "fake")
 
-    def make(op, size, device):
-        numel = max(1, size // 4)
+        fake = dist.new_group(backend="fake")
+        backends.append("fake")
+        ds_note = os.environ.get("NPUDIST_BENCH_DS_ERROR")
+        if not ds_note:
+            sys.path.insert(0, HERE)
+            import _deepspeed_shm
+
+            mod = None
+            try:
+                mod = _deepspeed_shm.load(os.environ["NPUDIST_BENCH_DS_LIB"])
+            except Exception as e:  # the column says why
+                ds_note = f"{type(e).__name__}: {e}"[:200]
+            # DeepSpeed's setup spins until every peer's segment exists: all or none.
+            ok = torch.tensor([int(mod is not None)])
+            dist.all_reduce(ok, op=dist.ReduceOp.MIN, group=gloo)
+            if int(ok):
+                ds_all_reduce = _deepspeed_shm.initialize(mod, world, rank)
+                dist.barrier(group=gloo)
+                _deepspeed_shm.unlink_own(rank)
+                backends.append("deepspeed")
+            elif not ds_note:
+                ds_note = "DeepSpeed's library failed to load on another rank"
+    dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+    def make(op, size, device, dtype):
+        es = torch.empty(0, dtype=dtype).element_size()
+        numel = max(1, size // es)
         if op in ("all_gather", "alltoall", "reduce_scatter"):
             numel = max(world, numel // world * world)
-        x = torch.ones(numel, dtype=torch.float32, device=device)
+        x = torch.ones(numel, dtype=dtype, device=device)
         if op == "all_gather":
-            return x[: numel // world].clone(), torch.empty(numel, device=device)
+            return x[: numel // world].clone(), torch.empty(numel, dtype=dtype, device=device)
         if op == "reduce_scatter":
-            return x, torch.empty(numel // world, device=device)
+            return x, torch.empty(numel // world, dtype=dtype, device=device)
         if op == "alltoall":
-            return x, torch.empty(numel, device=device)
+            return x, torch.empty(numel, dtype=dtype, device=device)
         return x, None
 
     def run(op, inp, out, group):
-        if op == "all_reduce":
+        if group == "deepspeed":
+            ds_all_reduce(inp)
+        elif op == "all_reduce":
             dist.all_reduce(inp, group=group)
         elif op == "all_gather":
             dist.all_gather_into_tensor(out, inp, group=group)
@@ -104,11 +147,28 @@ def rank_main(args):
             want, got = 1.0, (inp if op == "broadcast" else out)
         return int((got.cpu() != want).sum())
 
-    def time_one(op, size, backend):
+    def agreed_iters(op, inp, out, group, budget_s):
+        # Enough repetitions to fill budget_s, decided by rank 0 from a short
+        # probe and broadcast, so every rank runs the same count (DeepSpeed
+        # spins without yielding: with more ranks than cores one op can take a
+        # scheduler slice, and a fixed count would take minutes).
+        dist.barrier(group=gloo)
+        t0 = time.perf_counter()
+        for _ in range(5):
+            run(op, inp, out, group)
+        torch.npu.synchronize()
+        n = torch.tensor([max(3, min(20000, int(budget_s / max((time.perf_counter() - t0) / 5, 1e-7))))])
+        dist.broadcast(n, 0, group=gloo)
+        return int(n)
+
+    def time_one(op, size, backend, dtype=torch.float32):
         device = "npu" if backend == "hccl" else "cpu"
-        group = None if backend == "hccl" else gloo
-        inp, out = make(op, size, device)
-        iters = iterations(size) if backend == "hccl" else max(2, iterations(size) // 10)
+        group = {"hccl": None, "gloo": gloo, "fake": fake, "deepspeed": "deepspeed"}[backend]
+        inp, out = make(op, size, device, dtype)
+        if args.budget_ms:
+            iters = agreed_iters(op, inp, out, group, args.budget_ms / 1e3)
+        else:
+            iters = iterations(size) if backend != "gloo" else max(2, iterations(size) // 10)
         for _ in range(2):  # warm-up
             run(op, inp, out, group)
         inp.fill_(1)
@@ -120,12 +180,13 @@ def rank_main(args):
         torch.npu.synchronize()
         elapsed = (time.perf_counter() - t0) / iters
         nwrong = wrong(op, inp, out, iters) if op != "all_reduce" else 0
-        if op == "all_reduce":  # one more from known ones
+        if op == "all_reduce" and backend != "fake":  # one more from known ones
             inp.fill_(1)
             run(op, inp, out, group)
             torch.npu.synchronize()
-            nwrong = int((inp.cpu() != float(world)).sum())
-        return elapsed, nwrong, inp.numel() * 4 if op not in ("all_gather",) else out.numel() * 4
+            nwrong = int((inp.cpu().float() != float(world)).sum())
+        es = inp.element_size()
+        return elapsed, nwrong, inp.numel() * es if op not in ("all_gather",) else out.numel() * es
 
     def memcpy_rate(size):
         import numpy as np
@@ -139,33 +200,58 @@ def rank_main(args):
             ctypes.memmove(b.ctypes.data, a.ctypes.data, size)
         return size / ((time.perf_counter() - t0) / iters) / 1e9
 
-    # Warm both engines (threads, pages, caches) before the first timed size.
-    for backend in ("hccl", "gloo"):
+    def op_backends(op, dtype):
+        # DeepSpeed's op is an all_reduce of float32/bfloat16/float16; the floor
+        # is measured beside all_reduce only.
+        return [b for b in backends if b in ("hccl", "gloo") or op == "all_reduce"]
+
+    # Warm the engines (threads, pages, caches) before the first timed size.
+    for backend in backends:
         for op in args.ops:
-            time_one(op, 4096, backend)
+            if backend in op_backends(op, torch.float32):
+                time_one(op, 4096, backend)
     sizes = []
     s = args.b
     while s <= args.e:
         sizes.append(s)
         s *= 2
-    for op in args.ops:
-        for size in sizes:
-            times = {"hccl": [], "gloo": []}
-            wrongs = 0
-            nbytes = size
-            for _ in range(args.reps):
-                for backend in ("hccl", "gloo"):  # interleaved
-                    t, w, nbytes = time_one(op, size, backend)
-                    times[backend].append(t)
-                    wrongs += w
-            row = {"op": op, "size": nbytes, "count": nbytes // 4, "type": "float", "redop":
-                   "sum" if op in ("all_reduce", "reduce_scatter") else "none", "root": 0 if op == "broadcast" else -1,
-                   "hccl_us": statistics.median(times["hccl"]) * 1e6, "hccl_best_us": min(times["hccl"]) * 1e6,
-                   "gloo_us": statistics.median(times["gloo"]) * 1e6, "gloo_best_us": min(times["gloo"]) * 1e6,
-                   "wrong": wrongs}
-            if rank == 0:
-                row["memcpy_GBps"] = statistics.median(memcpy_rate(nbytes) for _ in range(args.reps))
-            results.append(row)
+    type_names = {"float32": "float", "bfloat16": "bfloat16", "float16": "half"}
+    for dname in args.dtypes:
+        dtype = dtypes[dname]
+        for op in args.ops:
+            for size in sizes:
+                bl = op_backends(op, dtype)
+                times = {b: [] for b in bl}
+                wrongs = {b: 0 for b in bl}
+                nbytes = size
+                for rep in range(args.reps):
+                    k = rep % len(bl)
+                    for backend in bl[k:] + bl[:k]:  # interleaved, the order rotating
+                        t, w, nbytes = time_one(op, size, backend, dtype)
+                        times[backend].append(t)
+                        wrongs[backend] += w
+                es = torch.empty(0, dtype=dtype).element_size()
+                row = {"op": op, "size": nbytes, "count": nbytes // es, "type": type_names[dname], "redop":
+                       "sum" if op in ("all_reduce", "reduce_scatter") else "none",
+                       "root": 0 if op == "broadcast" else -1, "wrong": wrongs["hccl"]}
+                for b in bl:
+                    key = {"deepspeed": "ds"}.get(b, b)
+                    row[f"{key}_us"] = statistics.median(times[b]) * 1e6
+                    row[f"{key}_best_us"] = min(times[b]) * 1e6
+                    row[f"{key}_all_us"] = [t * 1e6 for t in times[b]]
+                    if b in ("deepspeed", "gloo"):
+                        row[f"{key}_wrong"] = wrongs[b]
+                if args.vs_deepspeed and op == "all_reduce":
+                    row["ds_note"] = ds_note
+                    if "ds_us" in row:
+                        # Per repetition: hccl / (DeepSpeed + floor), then the median.
+                        ratios = [h / (d + f) for h, d, f in zip(times["hccl"], times["deepspeed"], times["fake"])]
+                        row["hccl_over_ds_plus_floor"] = statistics.median(ratios)
+                        row["best_hccl_over_ds_plus_floor"] = min(times["hccl"]) / (min(times["deepspeed"]) +
+                                                                                     min(times["fake"]))
+                if rank == 0:
+                    row["memcpy_GBps"] = statistics.median(memcpy_rate(nbytes) for _ in range(args.reps))
+                results.append(row)
     if rank == 0:
         print("RESULT " + json.dumps({"rows": results}), flush=True)
     dist.barrier(group=gloo)
@@ -174,17 +260,22 @@ def rank_main(args):
 
 # ---------------------------------------------------------------- driver
 
-def launch(world, args):
+def launch(world, args, ds_env):
     argv = [os.path.abspath(__file__), "--rank-main", "-b", args.b, "-e", args.e, "--reps", args.reps,
-            "--ops", *args.ops]
+            "--ops", *args.ops, "--dtypes", *args.dtypes, "--budget-ms", args.budget_ms]
+    argv += ["--vs-deepspeed"] if args.vs_deepspeed else []
+    argv += ["--no-gloo"] if args.no_gloo else []
     # the caller's HCCL_*/NPUDIST_* settings (e.g. HCCL_BUFFSIZE) apply to the ranks
-    r = multiproc.launch(argv, world, env=multiproc.inherited("HCCL_", "NPUDIST_"), timeout=args.timeout)
+    env = dict(multiproc.inherited("HCCL_", "NPUDIST_"), **ds_env)
+    r = multiproc.launch(argv, world, env=env, timeout=args.timeout)
     if not r.ok():
         raise SystemExit(f"a rank failed:\n{r.explain()}")
     return r.results(0)[-1]["rows"]
 
 
 def print_table(world, rows):
+    if not rows or "gloo_us" not in rows[0]:
+        return
     print(f"\n# {world} ranks (times: median of --reps; in-place; Gloo on cpu tensors in the same run)")
     hdr = (f"{'op':>14} {'size':>10} {'count':>9} {'type':>5} {'redop':>5} {'root':>4} {'time(us)':>10} "
            f"{'algbw':>7} {'busbw':>7} {'#wrong':>6} | {'gloo(us)':>10} {'gloo_bw':>7} {'x_time':>7} {'x_busbw':>7} "
@@ -202,6 +293,32 @@ def print_table(world, rows):
               f"{r['memcpy_GBps']:>7.2f} {r['busbw_share_of_memcpy']:>6.0%}")
 
 
+def print_vs_deepspeed(world, rows, reps):
+    rows = [r for r in rows if r["op"] == "all_reduce" and "fake_us" in r]
+    if not rows:
+        return
+    note = rows[0].get("ds_note")
+    print(f"\n# {world} ranks, all_reduce (sum, in-place): hccl (npu tensors, dist.all_reduce) vs DeepSpeed "
+          f"{'(' + note + ')' if note else ''}\n#   shm (cpu tensors, torch.ops.deepspeed.inference_all_reduce_) and the "
+          f"c10d floor (dist.all_reduce over a 'fake' group);\n#   median of {reps} interleaved reps; ratio = median of "
+          "per-rep hccl / (DeepSpeed + floor), target <= 1;\n#   best: the same from the best rep of each")
+    print(f"{'size':>9} {'count':>8} {'type':>8} {'hccl us':>9} {'DS us':>8} {'floor us':>8} {'DS+floor':>9} "
+          f"{'ratio':>6} | {'best: hccl':>10} {'DS':>7} {'floor':>6} {'ratio':>6} | {'#wrong':>6} {'DS wrong':>8} "
+          f"{'gloo us':>9}")
+    for r in rows:
+        ds = r.get("ds_us")
+        if ds is not None:
+            cells = (f"{ds:>8.1f} {r['fake_us']:>8.1f} {ds + r['fake_us']:>9.1f} {r['hccl_over_ds_plus_floor']:>6.2f} | "
+                     f"{r['hccl_best_us']:>10.1f} {r['ds_best_us']:>7.1f} {r['fake_best_us']:>6.1f} "
+                     f"{r['best_hccl_over_ds_plus_floor']:>6.2f}")
+        else:
+            cells = (f"{'-':>8} {r['fake_us']:>8.1f} {'-':>9} {'-':>6} | {r['hccl_best_us']:>10.1f} {'-':>7} "
+                     f"{r['fake_best_us']:>6.1f} {'-':>6}")
+        gl = f"{r['gloo_us']:>9.1f}" if "gloo_us" in r else f"{'-':>9}"
+        print(f"{r['size']:>9} {r['count']:>8} {r['type']:>8} {r['hccl_us']:>9.1f} {cells} | {r['wrong']:>6} "
+              f"{r.get('ds_wrong', '-'):>8} {gl}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--ranks", type=int, nargs="+", default=[2, 4])
@@ -209,20 +326,44 @@ def main():
     p.add_argument("-e", type=parse_size, default=64 << 20)
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--ops", nargs="+", default=OPS, choices=OPS)
-    p.add_argument("--json", default=os.path.join(HERE, "results", "collectives.json"))
+    p.add_argument("--json", default=None,
+                   help="default: benchmarks/results/collectives.json (collectives_vs_deepspeed.json with --vs-deepspeed)")
+    p.add_argument("--vs-deepspeed", action="store_true",
+                   help="add DeepSpeed's shm all_reduce and the c10d floor ('fake' backend) for all_reduce")
+    p.add_argument("--deepspeed-cache", default=None, help="where the deepspeed sdist and its build are kept "
+                   "(default build/bench_deepspeed, git-ignored)")
+    p.add_argument("--dtypes", nargs="+", default=["float32"], choices=["float32", "bfloat16", "float16"])
+    p.add_argument("--no-gloo", action="store_true", help="leave Gloo out (it dominates the run time)")
+    p.add_argument("--budget-ms", type=float, default=0,
+                   help="time each measurement for about this long (rank 0 probes, all ranks agree on the count) "
+                        "instead of the fixed counts")
     p.add_argument("--timeout", type=float, default=3 * 3600,
                    help="seconds before the ranks of one world size are killed")
     p.add_argument("--rank-main", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.rank_main:
         return rank_main(args)
-    print(f"# hccl vs gloo, sizes {args.b}..{args.e} B, reps {args.reps}, {os.cpu_count()} cores")
+    if args.json is None:
+        name = "collectives_vs_deepspeed.json" if args.vs_deepspeed else "collectives.json"
+        args.json = os.path.join(HERE, "results", name)
+    print(f"# hccl vs {'gloo' if not args.no_gloo else ''}{', DeepSpeed shm, c10d floor' if args.vs_deepspeed else ''}; "
+          f"sizes {args.b}..{args.e} B, reps {args.reps}, {os.cpu_count()} cores, load average "
+          f"{os.getloadavg()[0]:.1f} at start")
+    ds_env = {}
+    if args.vs_deepspeed:
+        sys.path.insert(0, HERE)
+        import _deepspeed_shm
+
+        lib, why = _deepspeed_shm.build(args.deepspeed_cache)
+        ds_env = {"NPUDIST_BENCH_DS_LIB": lib} if lib else {"NPUDIST_BENCH_DS_ERROR": f"DeepSpeed unavailable: {why}"}
+        print(f"# DeepSpeed {_deepspeed_shm.VERSION}: {lib or why}")
     report = {}
     for world in args.ranks:
-        rows = launch(world, args)
+        rows = launch(world, args, ds_env)
         print_table(world, rows)
+        print_vs_deepspeed(world, rows, args.reps)
         report[str(world)] = rows
-    if 2 in args.ranks:
+    if 2 in args.ranks and not args.no_gloo:
         rows = report["2"]
         small = [r for r in rows if r["op"] == "all_reduce" and r["size"] <= 64 << 10]
         mid = [r for r in rows if r["op"] == "all_reduce" and (1 << 20) <= r["size"] <= 4 << 20]

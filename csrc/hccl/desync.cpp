@@ -73,7 +73,7 @@ std::string describeTimeout(GroupStats& group, Engine& engine, const OpState& op
   } else {
     os << " collective_seq_id=" << k;
   }
-  os << " op_id=" << op.op_id << ", inputs " << tensorsText(op.inputs) << ", outputs " << tensorsText(op.outputs)
+  os << " op_id=" << op.op_id << ", inputs " << tensorsText(op.inputList()) << ", outputs " << tensorsText(op.outputs)
      << ", ran for " << double(nowNs() - start) / 1e9 << " s (limit: " << engine.timeoutLabel()
      << ").\n  Cause: " << cause;
   if (!op.is_p2p && k > 0) {

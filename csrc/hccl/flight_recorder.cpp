@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hccl/group_stats.h"
@@ -16,6 +17,15 @@ namespace npudist::hccl {
 int64_t wallNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+int64_t monoToWallNs(int64_t mono_ns) {
+  static const int64_t offset = [] {
+    timespec m;
+    clock_gettime(CLOCK_MONOTONIC, &m);
+    return wallNs() - (int64_t(m.tv_sec) * 1000000000 + m.tv_nsec);
+  }();
+  return mono_ns + offset;
 }
 
 namespace {
@@ -57,23 +67,25 @@ FrEntry* FlightRecorder::find(int64_t id) {
   return e.id == id ? &e : nullptr;
 }
 
-void FlightRecorder::started(int64_t id) {
+void FlightRecorder::started(int64_t id, int64_t start_mono_ns) {
   if (id < 0) return;
+  const int64_t t = monoToWallNs(start_mono_ns);
   std::lock_guard<std::mutex> g(mutex_);
   if (FrEntry* e = find(id)) {
     e->state = FrEntry::kStarted;
-    e->time_started_ns = wallNs();
+    e->time_started_ns = t;
   }
 }
 
-void FlightRecorder::completed(int64_t id, double duration_ms) {
+void FlightRecorder::completed(int64_t id, int64_t start_mono_ns, int64_t end_mono_ns) {
   if (id < 0) return;
+  const int64_t t = monoToWallNs(end_mono_ns);
   std::lock_guard<std::mutex> g(mutex_);
   if (FrEntry* e = find(id)) {
     e->state = FrEntry::kCompleted;
-    e->time_completed_ns = wallNs();
-    if (!e->time_started_ns) e->time_started_ns = e->time_completed_ns;
-    e->duration_ms = duration_ms;
+    e->time_completed_ns = t;
+    if (!e->time_started_ns) e->time_started_ns = monoToWallNs(start_mono_ns);
+    e->duration_ms = double(end_mono_ns - start_mono_ns) / 1e6;
     e->retired = true;
   }
 }
@@ -93,9 +105,9 @@ PyValue sizesValue(const std::vector<std::vector<int64_t>>& sizes) {
   }
   return l;
 }
-PyValue strings(const std::vector<std::string>& v) {
+PyValue strings(const std::vector<const char*>& v) {
   PyValue l = PyValue::list();
-  for (const auto& s : v) l.append(PyValue::str(s));
+  for (const char* s : v) l.append(PyValue::str(s));
   return l;
 }
 const char* stateName(FrEntry::State s) {

@@ -30,7 +30,7 @@ struct FrEntry {
   std::string profiling_name;  // "hccl:all_reduce", "hccl:send 0->1"
   int64_t time_created_ns = 0;  // wall clock, as PyTorch's
   std::vector<std::vector<int64_t>> input_sizes, output_sizes;
-  std::vector<std::string> input_dtypes, output_dtypes;
+  std::vector<const char*> input_dtypes, output_dtypes;  // c10::toString(ScalarType): static strings
   enum State { kScheduled, kStarted, kCompleted } state = kScheduled;
   int64_t time_started_ns = 0, time_completed_ns = 0;
   double duration_ms = -1;
@@ -64,8 +64,10 @@ class FlightRecorder {
     fill(e);
     return id;
   }
-  void started(int64_t id);
-  void completed(int64_t id, double duration_ms);
+  // Times are CLOCK_MONOTONIC ns (what the collective measured anyway); the
+  // entry keeps wall-clock ns (monoToWallNs), as PyTorch's does.
+  void started(int64_t id, int64_t start_mono_ns);
+  void completed(int64_t id, int64_t start_mono_ns, int64_t end_mono_ns);
   size_t size();
 
   // The whole dump as a pickle: version, pg_config, pg_status, entries.
@@ -94,5 +96,9 @@ class FlightRecorder {
 
 // Wall-clock nanoseconds (the unit of PyTorch's flight-recorder times).
 int64_t wallNs();
+// A CLOCK_MONOTONIC time as wall-clock ns: the offset between the clocks is
+// taken once per process, so recording costs no clock read (a slow vDSO call
+// on VMs); a later change of the wall clock is not followed.
+int64_t monoToWallNs(int64_t mono_ns);
 
 }  // namespace npudist::hccl

@@ -1,5 +1,6 @@
 #include "hccl/group_stats.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "hccl/shm_wait.h"
@@ -108,25 +109,23 @@ void GroupStats::setDesc(const std::string& d) {
   has_desc_.store(true, std::memory_order_release);
 }
 
-GroupStats::Ids GroupStats::nextIds(bool is_p2p, bool counted) {
+void GroupStats::enqueue(const std::shared_ptr<OpState>& op) {
   std::lock_guard<std::mutex> g(mutex_);
-  if (!counted) return {0, 0, ++op_id_};
-  if (is_p2p) ++p2p_seq_; else ++collective_seq_;
-  return {collective_seq_, p2p_seq_, ++op_id_};
-}
-
-void GroupStats::onEnqueue(const std::shared_ptr<OpState>& op) {
-  std::lock_guard<std::mutex> g(mutex_);
-  if (op->kind >= 0) ops_[size_t(op->kind)].started++;
-  if (!op->is_p2p && op->collective_seq) progress_.enqueued = op->collective_seq;
+  op->op_id = ++op_id_;
+  if (op->kind >= 0) {
+    if (op->is_p2p) ++p2p_seq_; else ++collective_seq_;
+    op->collective_seq = collective_seq_;
+    op->p2p_seq = p2p_seq_;
+    ops_[size_t(op->kind)].started++;
+    if (!op->is_p2p) enqueued_ = op->collective_seq;
+  }
   in_flight_.emplace_back(op->op_id, op);
 }
 
 void GroupStats::onStart(OpState& op) {
-  std::lock_guard<std::mutex> g(mutex_);
-  if (!op.is_p2p && op.collective_seq > progress_.started) {
-    progress_.started = op.collective_seq;
-    progress_.started_kind = op.kind;
+  if (!op.is_p2p && op.collective_seq > started_.load(std::memory_order_relaxed)) {
+    started_kind_.store(op.kind, std::memory_order_relaxed);
+    started_.store(op.collective_seq, std::memory_order_release);
   }
 }
 
@@ -141,7 +140,7 @@ void GroupStats::onFinish(OpState& op, bool failed) {
       break;
     }
   }
-  if (!op.is_p2p && op.collective_seq > progress_.completed) progress_.completed = op.collective_seq;
+  if (!op.is_p2p && op.collective_seq > completed_) completed_ = op.collective_seq;
   if (op.kind < 0) return;
   OpCounters& c = ops_[size_t(op.kind)];
   if (failed) {
@@ -153,14 +152,21 @@ void GroupStats::onFinish(OpState& op, bool failed) {
   c.bus_bytes += uint64_t(double(op.bytes) * busFactor(op.kind, size));
   c.seconds += secs;
   const auto& b = latencyBounds();
-  size_t i = 0;
-  while (i < b.size() && secs > b[i]) ++i;
-  c.buckets[i]++;
+  // The first bucket whose upper bound is >= secs (the last one: above all bounds).
+  c.buckets[size_t(std::lower_bound(b.begin(), b.end(), secs) - b.begin())]++;
 }
 
 GroupStats::Progress GroupStats::progress() {
-  std::lock_guard<std::mutex> g(mutex_);
-  return progress_;
+  Progress p;
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    p.enqueued = enqueued_;
+    p.completed = completed_;
+  }
+  // Read after `completed`: a collective starts before it completes.
+  p.started = started_.load(std::memory_order_acquire);
+  p.started_kind = started_kind_.load(std::memory_order_relaxed);
+  return p;
 }
 
 std::vector<std::shared_ptr<OpState>> GroupStats::inFlight() {

@@ -59,15 +59,13 @@ class GroupStats {
   bool hasDesc() const { return has_desc_.load(std::memory_order_acquire); }
   int globalRank() const { return global_ranks.empty() ? rank : int(global_ranks[size_t(rank)]); }
 
-  // Sequence numbers: collectives and point-to-point ops are numbered apart
-  // (PyTorch's collective_seq_id / p2p_seq_id); op_id counts both.
-  struct Ids {
-    uint64_t collective_seq, p2p_seq, op_id;
-  };
-  // counted=false (a coalesced batch's wrapper): only op_id advances.
-  Ids nextIds(bool is_p2p, bool counted);
-
-  void onEnqueue(const std::shared_ptr<OpState>& op);
+  // Numbers `op` (its collective_seq, p2p_seq, op_id: collectives and
+  // point-to-point ops are numbered apart, as PyTorch's collective_seq_id /
+  // p2p_seq_id; op_id counts both), counts it and puts it in flight, under
+  // one lock. op->kind -1 (a coalesced batch's wrapper): only op_id advances.
+  // op->enqueue_ns must be set: the watchdog may look at it from now on.
+  void enqueue(const std::shared_ptr<OpState>& op);
+  // Lock-free: collectives of a group start in issue order, on one thread at a time.
   void onStart(OpState& op);
   void onFinish(OpState& op, bool failed);
   void countTimeout() { timeouts_.fetch_add(1, std::memory_order_relaxed); }
@@ -95,7 +93,12 @@ class GroupStats {
   std::string desc_;
   std::atomic<bool> has_desc_{false};
   uint64_t collective_seq_ = 0, p2p_seq_ = 0, op_id_ = 0;
-  Progress progress_;
+  uint64_t enqueued_ = 0, completed_ = 0;  // under mutex_
+  // Written by whoever starts the group's collectives (one at a time): kind
+  // first, then the sequence number (release), so a reader that sees k sees
+  // k's kind or a later one.
+  std::atomic<uint64_t> started_{0};
+  std::atomic<int> started_kind_{-1};
   std::vector<OpCounters> ops_;
   std::deque<std::pair<uint64_t, std::weak_ptr<OpState>>> in_flight_;  // (op_id, op), issue order
   std::atomic<uint64_t> timeouts_{0}, mismatches_{0};

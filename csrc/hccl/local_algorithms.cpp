@@ -77,13 +77,13 @@ void LocalComm::reduce(const void* in, void* out, int64_t count, DType dtype, Re
   const bool receives = root < 0 || root == me_;
   const size_t es = elementSize(dtype);
   const int64_t bytes = count * int64_t(es);
-  std::vector<const void*> ptrs(static_cast<size_t>(n_));
+  const void* ptrs[kMaxLocalRanks];
   if (bytes <= int64_t(cfg_.oneshot_bytes)) {
     Ctx c = arrive(kind, dtype, op, count, root, deadline_ns, bad,
                    [&](int b) { stage(slot(me_, b), in, count, dtype, op, premul); });
     if (receives) {
       for (int r = 0; r < n_; ++r) ptrs[size_t(r)] = slot(r, int(c.seq & 1));
-      reduceInto(out, ptrs.data(), n_, count, dtype, op, n_);
+      reduceInto(out, ptrs, n_, count, dtype, op, n_);
     }
     return;
   }
@@ -112,7 +112,7 @@ void LocalComm::reduce(const void* in, void* out, int64_t count, DType dtype, Re
       for (int r = 0; r < n_; ++r) ptrs[size_t(r)] = slot(r, b) + lo * int64_t(es);
       if (!stage_own) ptrs[size_t(me_)] = src + (start + lo) * int64_t(es);
       // Straight into this rank's output too (it is read only by this rank).
-      reduceInto(slot(me_, b) + lo * int64_t(es), ptrs.data(), n_, hi - lo, dtype, op, n_);
+      reduceInto(slot(me_, b) + lo * int64_t(es), ptrs, n_, hi - lo, dtype, op, n_);
     }
     step(c);
     if (receives) {
@@ -167,7 +167,7 @@ void LocalComm::gather(const void* in, void* const* outs, int64_t count, DType d
 void LocalComm::reduceScatter(const void* const* ins, void* out, int64_t count, DType dtype, RedOp op, double premul,
                               int64_t deadline_ns, const Invalid& bad) {
   const int64_t es = int64_t(elementSize(dtype));
-  std::vector<const void*> ptrs(static_cast<size_t>(n_));
+  const void* ptrs[kMaxLocalRanks];
   // Each round stages n pieces (one per destination) at a fixed stride.
   int64_t piece = alignDown(int64_t(seg_.slotBytes()) / n_, int64_t(kAlign)) / es;
   const bool oneshot = count * es * n_ <= int64_t(cfg_.oneshot_bytes);
@@ -179,7 +179,7 @@ void LocalComm::reduceScatter(const void* const* ins, void* out, int64_t count, 
   };
   auto read = [&](int b, int64_t start, int64_t len) {
     for (int r = 0; r < n_; ++r) ptrs[size_t(r)] = slot(r, b) + me_ * stride;
-    reduceInto(static_cast<uint8_t*>(out) + start * es, ptrs.data(), n_, len, dtype, op, n_);
+    reduceInto(static_cast<uint8_t*>(out) + start * es, ptrs, n_, len, dtype, op, n_);
   };
   if (oneshot) {
     Ctx c = arrive(Op::kReduceScatter, dtype, op, count, 0, deadline_ns, bad, [&](int b) { write(b, 0, count); });

@@ -301,10 +301,11 @@ void LocalComm::step(const Ctx& c) {
 }
 
 LocalComm::Ctx LocalComm::arrive(Op op, DType dtype, RedOp redop, int64_t count, int root, int64_t deadline_ns,
-                                 const Invalid& bad, const std::function<void(int)>& stage,
+                                 const Invalid& bad, StageFn stage,
                                  const int64_t* send_counts, const int64_t* recv_counts) {
   checkUsable(op);
-  Ctx c{op, ++seq_, deadline_ns, nowNs()};
+  const int64_t now = nowNs();  // one clock read: the collective's start and its arrival time
+  Ctx c{op, ++seq_, deadline_ns, now};
   const int par = int(c.seq & 1);
   RankCtrl& mine = seg_.ctrl(me_);
   if (stage && !bad) stage(par);
@@ -319,7 +320,7 @@ LocalComm::Ctx LocalComm::arrive(Op op, DType dtype, RedOp redop, int64_t count,
   d.flags = bad ? kDescInvalid : 0;
   d.count = count;
   d.root = root;
-  d.arrive_ns = nowNs();
+  d.arrive_ns = now;
   if (bad) std::snprintf(mine.note[par], kNoteBytes, "%s", bad.reason.c_str());
   d.seq = c.seq;
   step(c);

@@ -27,6 +27,21 @@ enum class Op : uint32_t {
 };
 const char* opName(Op op);
 
+// A non-owning reference to a callable (no allocation, unlike
+// std::function): what arrive() calls to stage data, during the call only.
+class StageFn {
+ public:
+  StageFn() = default;
+  template <typename F>
+  StageFn(const F& f) : obj_(&f), call_([](const void* o, int b) { (*static_cast<const F*>(o))(b); }) {}
+  explicit operator bool() const { return call_ != nullptr; }
+  void operator()(int buf) const { call_(obj_, buf); }
+
+ private:
+  const void* obj_ = nullptr;
+  void (*call_)(const void*, int) = nullptr;
+};
+
 struct LocalCommConfig {
   std::string group_name;            // for messages
   std::vector<int> group_ranks;      // group rank of each local member, ascending
@@ -150,7 +165,7 @@ class LocalComm {
     int64_t start_ns;
   };
   Ctx arrive(Op op, DType dtype, RedOp redop, int64_t count, int root, int64_t deadline_ns, const Invalid& bad,
-             const std::function<void(int buf)>& stage = {}, const int64_t* send_counts = nullptr,
+             StageFn stage = {}, const int64_t* send_counts = nullptr,
              const int64_t* recv_counts = nullptr);
   void checkDescriptors(const Ctx& c);
   void step(const Ctx& c);

@@ -81,14 +81,19 @@ c10::intrusive_ptr<c10d::Backend> ProcessGroupHCCL::split(const c10::intrusive_p
 }
 
 void ProcessGroupHCCL::runBody(Engine& engine, OpState& state, const Body& body) {
-  state.start_ns.store(core::monotonicNs(), std::memory_order_relaxed);
+  // Set already when the collective runs at once on the caller's thread.
+  int64_t start = state.start_ns.load(std::memory_order_relaxed);
+  if (!start) {
+    start = core::monotonicNs();
+    state.start_ns.store(start, std::memory_order_relaxed);
+  }
   GroupStats* g = state.group.get();
   // Peers read what this rank started and completed (desync reports); the
   // members of a coalesced batch are published as one step.
   const bool published = g && !state.is_p2p && state.collective_seq;
   if (g) {
     g->onStart(state);
-    FlightRecorder::get().started(state.fr_id);
+    if (!state.fr_started) FlightRecorder::get().started(state.fr_id, start);
     if (published) engine.local().publishProgress(state.collective_seq, state.collective_seq - 1, state.kind);
   }
   std::exception_ptr err;
@@ -140,30 +145,29 @@ std::exception_ptr ProcessGroupHCCL::onBodyFailure(Engine& engine, OpState& stat
   return err;
 }
 
-void ProcessGroupHCCL::track(OpState& state, const char* name, int peer) {
+void ProcessGroupHCCL::track(const std::shared_ptr<OpState>& sp, const char* name, int peer, bool starts_now) {
+  OpState& state = *sp;
   state.group = stats_;
-  state.enqueue_ns = core::monotonicNs();
+  state.enqueue_ns = starts_now ? state.start_ns.load(std::memory_order_relaxed) : core::monotonicNs();
   if (!stats_->hasDesc() && !getGroupDesc().empty()) {
     stats_->setDesc(getGroupDesc());
     pg_desc_ = getGroupDesc();
   }
   state.kind = std::strcmp(name, "coalesced") == 0 ? -1 : opKindIndex(name);
   state.is_p2p = opKindIsP2P(state.kind);
-  auto ids = stats_->nextIds(state.is_p2p, /*counted=*/state.kind >= 0);
-  state.collective_seq = ids.collective_seq;
-  state.p2p_seq = ids.p2p_seq;
-  state.op_id = ids.op_id;
+  stats_->enqueue(sp);  // numbers it; the watchdog may look at it from now on
   int64_t in_bytes = 0, out_bytes = 0;
-  for (const auto& t : state.inputs) in_bytes += t.defined() ? int64_t(t.nbytes()) : 0;
+  for (const auto& t : state.inputList()) in_bytes += t.defined() ? int64_t(t.nbytes()) : 0;
   for (const auto& t : state.outputs) out_bytes += t.defined() ? int64_t(t.nbytes()) : 0;
   state.bytes = std::max(in_bytes, out_bytes);
   if (state.kind >= 0 && FlightRecorder::get().enabled()) {
     std::vector<Frame> frames;
     if (FlightRecorder::captureFramesEnabled()) frames = FlightRecorder::captureFrames();
     const int64_t timeout_ms = stats_->timeout_ms.load();
+    const int64_t created = monoToWallNs(state.enqueue_ns);
     state.fr_id = FlightRecorder::get().record([&](FrEntry& e) {
       e.pg_id = stats_->pg_id;
-      e.pg_name = stats_->name;
+      if (e.pg_name != stats_->name) e.pg_name = stats_->name;
       if (e.pg_desc != pg_desc_) e.pg_desc = pg_desc_;
       e.collective_seq_id = state.collective_seq;
       e.p2p_seq_id = state.p2p_seq;
@@ -171,10 +175,14 @@ void ProcessGroupHCCL::track(OpState& state, const char* name, int peer) {
       e.profiling_name = opKindProfilingName(state.kind);
       if (state.kind == kSendKind) e.profiling_name += c10::str(" ", rank_, "->", peer);
       if (state.kind == kRecvKind && peer >= 0) e.profiling_name += c10::str(" ", rank_, "<-", peer);  // -1: any source
-      e.time_created_ns = wallNs();
+      e.time_created_ns = created;
+      if (starts_now) {
+        e.state = FrEntry::kStarted;
+        e.time_started_ns = created;
+      }
       // The slot is reused: assign() keeps the vectors' memory.
       auto describe = [](const std::vector<at::Tensor>& ts, std::vector<std::vector<int64_t>>& sizes,
-                         std::vector<std::string>& dtypes) {
+                         std::vector<const char*>& dtypes) {
         size_t n = 0;
         for (const auto& t : ts) n += t.defined();
         sizes.resize(n);
@@ -187,15 +195,15 @@ void ProcessGroupHCCL::track(OpState& state, const char* name, int peer) {
           ++i;
         }
       };
-      describe(state.inputs, e.input_sizes, e.input_dtypes);
+      describe(state.inputList(), e.input_sizes, e.input_dtypes);
       describe(state.outputs, e.output_sizes, e.output_dtypes);
       e.timeout_ms = timeout_ms;
       e.is_p2p = state.is_p2p;
       e.frames = std::move(frames);
       e.thread_id = uint64_t(pthread_self());
     });
+    state.fr_started = starts_now && state.fr_id >= 0;
   }
-  // Registered last: the watchdog may look at it from now on.
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const char* name,
@@ -203,8 +211,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
                                                         const std::vector<at::Tensor>& outputs, bool async_op,
                                                         Body body, int peer,
                                                         std::vector<std::shared_ptr<OpState>> members) {
+  const bool in_deferred = core::inDeferredWork();
   // This (user) thread drops what finished collectives of the group left.
-  if (!core::inDeferredWork()) shelf_->drain();
+  if (!in_deferred) shelf_->drain();
   c10::DeviceIndex dev = -1;
   for (const auto* list : {&inputs, &outputs})
     for (const auto& t : *list)
@@ -220,23 +229,37 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
     done->done.store(true);
     return c10::make_intrusive<WorkHCCL>(rank_, type, done, std::nullopt);
   }
+  // Latency path: nothing queued ahead, and the caller wants the result now.
+  const bool run_now = !coalescing_ && !async_op && !in_deferred && core::streamIdle(comm_stream_);
 
   auto state = std::make_shared<OpState>();
   state->device = dev;
   state->outputs = outputs;
-  state->name = std::string("hccl:") + name;
-  static const c10::TypePtr kTensorList = c10::ListType::create(c10::TensorType::get());
-  state->future = c10::make_intrusive<c10::ivalue::Future>(kTensorList);
-  std::weak_ptr<Engine> weak_engine = engine_;
-  state->on_abort = [weak_engine](const std::string& why) {
-    if (auto e = weak_engine.lock()) e->abort(why);
-  };
-  state->inputs = inputs;
-  state->shelf = shelf_;
-  if (tracked_) {
-    track(*state, name, peer);
-    stats_->onEnqueue(state);
+  {
+    // Callers pass string literals: the name is made once per op kind and thread.
+    thread_local const char* last = nullptr;
+    thread_local std::string last_name;
+    if (name != last) {
+      last_name = std::string("hccl:") + name;
+      last = name;
+    }
+    state->name = last_name;
   }
+  state->engine = engine_;
+  // In-place collectives pass one list as both.
+  if (&inputs == &outputs) {
+    state->inputs_are_outputs = true;
+  } else {
+    state->inputs = inputs;
+  }
+  state->shelf = shelf_;
+  if (run_now) {
+    state->start_ns.store(core::monotonicNs(), std::memory_order_relaxed);
+  } else {
+    static const c10::TypePtr kTensorList = c10::ListType::create(c10::TensorType::get());
+    state->future = c10::make_intrusive<c10::ivalue::Future>(kTensorList);
+  }
+  if (tracked_) track(state, name, peer, run_now);
   auto work = c10::make_intrusive<WorkHCCL>(rank_, type, state, std::nullopt);
 
   if (coalescing_) {
@@ -247,8 +270,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
   }
 
   state->blocking_wait = !async_op && (dev < 0 || core::currentStreamId(dev) == 0);
-  if (!async_op && !core::inDeferredWork() && core::streamIdle(comm_stream_)) {
-    // Latency path: nothing queued ahead, and the caller wants the result now.
+  if (run_now) {
     // An error of earlier work on the caller's stream is raised after this
     // collective has run, so that this rank stays in step with its peers.
     std::exception_ptr earlier;
@@ -321,8 +343,7 @@ void ProcessGroupHCCL::rejectInput(Op op, const std::string& reason) {
   if (tracked_) {
     auto rejected = std::make_shared<OpState>();
     rejected->name = std::string("hccl:") + opName(op);
-    track(*rejected, opName(op), -1);
-    stats_->onEnqueue(rejected);
+    track(rejected, opName(op), -1, /*starts_now=*/false);
     rejected->finish(std::make_exception_ptr(std::invalid_argument(reason)));
     Watchdog::get().onFailure(stats_, FailureKind::kInvalid, reason);
   }

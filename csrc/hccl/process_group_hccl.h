@@ -107,7 +107,8 @@ class ProcessGroupHCCL : public c10d::Backend {
   bool captureCollective(c10d::OpType type, const char* name, const std::vector<at::Tensor>& inputs,
                          const std::vector<at::Tensor>& outputs, const Body& body, int peer, c10::DeviceIndex dev);
   // Numbers, counts and traces a collective (group_stats.h, flight_recorder.h).
-  void track(OpState& state, const char* name, int peer);
+  // starts_now: it runs at once on this thread (its start_ns is set).
+  void track(const std::shared_ptr<OpState>& state, const char* name, int peer, bool starts_now);
   // A rank whose input failed its own checks still arrives (flagged), so that
   // its peers fail with its reason instead of waiting; then it raises.
   [[noreturn]] void rejectInput(Op op, const std::string& reason);

@@ -1,5 +1,7 @@
 #include "hccl/work.h"
 
+#include <ATen/core/jit_type.h>
+#include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 
 #include <chrono>
@@ -7,6 +9,7 @@
 #include <thread>
 
 #include "core/stream.h"
+#include "hccl/engine.h"
 #include "hccl/flight_recorder.h"
 #include "hccl/group_stats.h"
 
@@ -27,7 +30,7 @@ void OpState::finish(std::exception_ptr err) {
   if (group) {
     group->onFinish(*this, err != nullptr);
     // A failed collective stays "started" in the trace, as PyTorch's does.
-    if (!err) FlightRecorder::get().completed(fr_id, double(end_ns.load() - start_ns.load()) / 1e6);
+    if (!err) FlightRecorder::get().completed(fr_id, start_ns.load(std::memory_order_relaxed), end_ns.load(std::memory_order_relaxed));
   }
   done.store(true, std::memory_order_release);
   if (!defer_future) completeFuture();
@@ -64,7 +67,9 @@ void ReleaseShelf::drain() {
 
 WorkHCCL::WorkHCCL(int rank, c10d::OpType type, std::shared_ptr<OpState> state,
                    const std::optional<std::vector<at::Tensor>>& inputs)
-    : c10d::Work(rank, type, state->name.c_str(), inputs), state_(std::move(state)) {}
+    // The title only feeds a RecordFunction, which c10d::Work builds (an
+    // allocation) whenever given one: give it only while someone records.
+    : c10d::Work(rank, type, at::hasCallbacks() ? state->name.c_str() : nullptr, inputs), state_(std::move(state)) {}
 
 bool WorkHCCL::isCompleted() { return state_->done.load(std::memory_order_acquire); }
 
@@ -131,10 +136,20 @@ bool WorkHCCL::wait(std::chrono::milliseconds timeout) {
 }
 
 void WorkHCCL::abort() {
-  if (state_->on_abort && !state_->done.load()) state_->on_abort("Work.abort() on " + state_->name);
+  if (state_->done.load()) return;
+  if (auto e = state_->engine.lock()) e->abort("Work.abort() on " + state_->name);
 }
 
-c10::intrusive_ptr<c10::ivalue::Future> WorkHCCL::getFuture() { return state_->future; }
+c10::intrusive_ptr<c10::ivalue::Future> WorkHCCL::getFuture() {
+  std::lock_guard<std::mutex> g(future_mutex_);
+  if (!state_->future) {
+    // Only a collective that ran on the caller's thread has none yet, and it is done.
+    static const c10::TypePtr kTensorList = c10::ListType::create(c10::TensorType::get());
+    state_->future = c10::make_intrusive<c10::ivalue::Future>(kTensorList);
+    state_->completeFuture();
+  }
+  return state_->future;
+}
 
 float WorkHCCL::getDuration() const {
   int64_t s = state_->start_ns.load(), e = state_->end_ns.load();

@@ -57,10 +57,13 @@ struct OpState {
   // async_op=False on the default stream: the caller wants the result now, so
   // wait() blocks and raises the collective's own error (DistBackendError).
   bool blocking_wait = false;
+  // Made up front for a collective that runs as a task; for one that ran on
+  // the caller's thread (the latency path) only when somebody asks
+  // (WorkHCCL::getFuture), as most callers never do.
   c10::intrusive_ptr<c10::ivalue::Future> future;
   std::string name;                    // "hccl:all_reduce", for messages
   std::atomic<int64_t> start_ns{0}, end_ns{0};
-  std::function<void(const std::string&)> on_abort;  // aborts the communicator
+  std::weak_ptr<Engine> engine;        // Work.abort() aborts the communicator
   std::weak_ptr<ReleaseShelf> shelf;   // the group's; Work.wait() empties it
 
   // Bookkeeping (group_stats.h, flight_recorder.h). kind -1: not counted
@@ -70,9 +73,14 @@ struct OpState {
   bool is_p2p = false;
   uint64_t collective_seq = 0, p2p_seq = 0, op_id = 0;
   int64_t fr_id = -1;        // flight-recorder record id, -1 if none
+  bool fr_started = false;   // its entry was made "started" (it ran at once)
   int64_t bytes = 0;         // nccl-tests' S: the larger of input and output bytes
   int64_t enqueue_ns = 0;    // monotonic
+  // The inputs, unless they are the outputs (in-place collectives: one copy
+  // of the list is enough); read them through inputList().
   std::vector<at::Tensor> inputs;
+  bool inputs_are_outputs = false;
+  const std::vector<at::Tensor>& inputList() const { return inputs_are_outputs ? outputs : inputs; }
   std::atomic<bool> timed_out_by_watchdog{false};
 
   // Set when the collective runs as a task: the future is completed only
@@ -110,6 +118,7 @@ class WorkHCCL : public c10d::Work {
   void waitBlocking(std::chrono::milliseconds timeout);
   std::shared_ptr<OpState> state_;
   std::shared_ptr<const std::atomic<int>> source_;
+  std::mutex future_mutex_;  // getFuture() may make the future (OpState::future)
 };
 
 // TORCH_HCCL_BLOCKING_WAIT=1: every wait() blocks the calling thread.

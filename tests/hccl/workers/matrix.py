@@ -180,6 +180,19 @@ def check_semantics(seed):
     fut = dist.all_reduce(y, async_op=True).get_future()
     res = fut.then(lambda f: f.value()[0] * 2).wait()
     chk.close(res, want * 2, "future.then")
+    # A synchronous collective runs at once on this thread and makes its future
+    # only when asked (the latency path): through the ProcessGroup API, which
+    # returns the Work of an asyncOp=False collective.
+    v = ins[RANK].clone()
+    opts = dist.AllreduceOptions()
+    opts.asyncOp = False
+    w_sync = dist.group.WORLD.allreduce([v], opts)
+    chk.run("sync wait", lambda: w_sync.wait())
+    chk.close(w_sync.get_future().wait()[0], want, "sync all_reduce future value")
+    chk.close(w_sync.result()[0], want, "sync all_reduce result()")
+    chk.run("sync future done", lambda: None if w_sync.get_future().done() and w_sync.get_future() is not None
+            else (_ for _ in ()).throw(AssertionError("future not done")))
+    chk.close(v, want, "sync all_reduce")
     # on a side stream, consumed on the current stream after wait()
     s = torch.npu.Stream()
     z = ins[RANK].clone()

@@ -1,0 +1,173 @@
+"""Instructions per all_reduce, counted by valgrind's callgrind (issue #23).
+
+Timings on the shared 2-core machines swing by 2x; instruction counts do not.
+This runs one single-rank process per configuration under
+`valgrind --tool=callgrind`, with instrumentation switched on (through a tiny
+helper compiled here from valgrind's callgrind.h client requests) only around
+--iters calls after a warm-up longer than the flight recorder's ring, and
+prints instructions per call:
+
+- hccl: `dist.all_reduce` on an npu tensor through a group made by new_group
+  (watchdog, flight recorder and counters on);
+- hccl untracked: the same through a group made with NPUDIST_HCCL_WATCHDOG=0;
+- fake: `dist.all_reduce` on a cpu tensor through PyTorch's "fake" backend
+  (the c10d floor: c10d's Python and C++ layers, no communication);
+- deepspeed (only with --modes ... deepspeed): `torch.ops.deepspeed.inference_all_reduce_`
+  (deepspeed 0.19.8's shm op, built as in benchmarks/_deepspeed_shm.py). Its
+  kernels are AVX-512 code, which valgrind 3.19 cannot run, so it fails
+  there; the mode is kept for machines whose valgrind can.
+
+With one rank no peer is waited for, so the counts are the per-call CPU work
+of each layer (the protocol's cross-core traffic is not in them: that is what
+benchmarks/collectives.py --vs-deepspeed times). Writes JSON.
+
+    python benchmarks/allreduce_instructions.py [--iters 2000] [--numel 2 1024]
+        [--json benchmarks/results/allreduce_instructions.json] [--annotate DIR]
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+HELPER_C = r"""
+#include <valgrind/callgrind.h>
+void cg_start(void) { CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION; CALLGRIND_TOGGLE_COLLECT; }
+void cg_stop(void) { CALLGRIND_TOGGLE_COLLECT; CALLGRIND_DUMP_STATS; CALLGRIND_STOP_INSTRUMENTATION; }
+"""
+MODES = ["hccl", "hccl_untracked", "fake", "deepspeed"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def helper_lib():
+    out_dir = os.path.join(REPO, "build", "bench_callgrind")
+    os.makedirs(out_dir, exist_ok=True)
+    src, lib = os.path.join(out_dir, "cgctl.c"), os.path.join(out_dir, "libcgctl.so")
+    if not os.path.exists(lib):
+        with open(src, "w") as f:
+            f.write(HELPER_C)
+        subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", lib, src], check=True)
+    return lib
+
+
+def child(mode, iters, numel, lib, warmup):
+    import ctypes
+
+    os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1")
+    import torch
+    import torch.distributed as dist
+
+    import npudist  # noqa: F401
+
+    torch.set_num_threads(1)
+    cg = ctypes.CDLL(lib)
+    dist.init_process_group("hccl")
+    if mode == "fake":
+        import torch.testing._internal.distributed.fake_pg  # noqa: F401
+
+        group, x = dist.new_group(backend="fake"), torch.ones(numel)
+        call = lambda: dist.all_reduce(x, group=group)  # noqa: E731
+    elif mode == "hccl_untracked":
+        os.environ["NPUDIST_HCCL_WATCHDOG"] = "0"
+        group, x = dist.new_group([0]), torch.ones(numel, device="npu")
+        call = lambda: dist.all_reduce(x, group=group)  # noqa: E731
+    elif mode == "deepspeed":
+        sys.path.insert(0, HERE)
+        import _deepspeed_shm
+
+        op, x = _deepspeed_shm.load_in_rank(os.environ["NPUDIST_BENCH_DS_LIB"], 1, 0), torch.ones(numel)
+        call = lambda: op(x)  # noqa: E731
+    else:
+        # A group of its own, like the others: dist.all_reduce's Python path
+        # for the default group differs from the one for group=...
+        group, x = dist.new_group([0]), torch.ones(numel, device="npu")
+        call = lambda: dist.all_reduce(x, group=group)  # noqa: E731
+    for _ in range(warmup):
+        call()
+    torch.npu.synchronize()
+    cg.cg_start()
+    for _ in range(iters):
+        call()
+    cg.cg_stop()
+    torch.npu.synchronize()
+
+
+def run(mode, iters, numel, lib, warmup, out_file, env):
+    cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no",
+           f"--callgrind-out-file={out_file}", sys.executable, os.path.abspath(__file__), "--child", mode,
+           "--iters", str(iters), "--numel", str(numel), "--warmup", str(warmup)]
+    r = subprocess.run(cmd, env=dict(env, MASTER_PORT=str(free_port())), capture_output=True, text=True, cwd=REPO)
+    m = re.findall(r"Collected : (\d+)", r.stderr)
+    if r.returncode != 0 or not m or int(m[-1]) == 0:
+        tail = "\n".join(r.stderr.strip().splitlines()[-5:])
+        raise RuntimeError(f"{mode} failed:\n{tail}")
+    return int(m[-1]) / iters
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--iters", type=int, default=2000)
+    ap.add_argument("--warmup", type=int, default=2500, help="calls before counting (> the flight recorder's 2000)")
+    ap.add_argument("--numel", type=int, nargs="+", default=[2, 1024], help="float32 elements (2: 8 B, 1024: 4 KiB)")
+    ap.add_argument("--modes", nargs="+", default=MODES[:3], choices=MODES)
+    ap.add_argument("--json", default=os.path.join(HERE, "results", "allreduce_instructions.json"))
+    ap.add_argument("--annotate", default=None, help="keep the callgrind files in this directory")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    lib = helper_lib() if not a.child else os.environ["NPUDIST_BENCH_CG_LIB"]
+    if a.child:
+        return child(a.child, a.iters, a.numel[0], lib, a.warmup)
+    if not shutil.which("valgrind"):
+        raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
+    env = dict(os.environ, NPUDIST_BENCH_CG_LIB=lib, OMP_NUM_THREADS="1")
+    notes = {}
+    if "deepspeed" in a.modes:
+        sys.path.insert(0, HERE)
+        import _deepspeed_shm
+
+        ds_lib, why = _deepspeed_shm.build()
+        if ds_lib:
+            env["NPUDIST_BENCH_DS_LIB"] = ds_lib
+        else:
+            notes["deepspeed"] = why
+    out_dir = a.annotate or os.path.join(REPO, "build", "bench_callgrind")
+    os.makedirs(out_dir, exist_ok=True)
+    results = {}
+    for numel in a.numel:
+        for mode in a.modes:
+            if mode in notes:
+                continue
+            try:
+                results[f"{mode}/{numel}"] = run(mode, a.iters, numel, lib, a.warmup,
+                                                 os.path.join(out_dir, f"{mode}_{numel}.out"), env)
+            except RuntimeError as e:
+                notes[f"{mode}/{numel}"] = str(e)
+    print(f"instructions per call (callgrind, 1 rank, {a.iters} calls after {a.warmup} warm-up)")
+    print(f"{'bytes':>7} {'hccl':>9} {'untracked':>10} {'fake floor':>11} {'deepspeed':>10} "
+          f"{'hccl-floor':>11} {'tracking':>9}")
+    for numel in a.numel:
+        g = lambda m: results.get(f"{m}/{numel}")  # noqa: E731
+        f = lambda v: f"{v:,.0f}" if v is not None else "-"  # noqa: E731
+        h, u, fl, ds = g("hccl"), g("hccl_untracked"), g("fake"), g("deepspeed")
+        print(f"{numel * 4:>7} {f(h):>9} {f(u):>10} {f(fl):>11} {f(ds):>10} "
+              f"{f(h - fl if h and fl else None):>11} {f(h - u if h and u else None):>9}")
+    for k, v in notes.items():
+        print(f"note: {k}: {v}")
+    os.makedirs(os.path.dirname(a.json), exist_ok=True)
+    with open(a.json, "w") as fh:
+        json.dump({"iters": a.iters, "warmup": a.warmup, "per_call": results, "notes": notes}, fh, indent=1)
+    print(f"JSON: {a.json}")
+
+
+if __name__ == "__main__":
+    main()

@@ -30,6 +30,10 @@ def register():
     from npudist.device import _set_data
 
     _set_data.register()
+    # An autograd device thread may still release a backward's state at exit (torch race, see module).
+    from npudist.device import _exit
+
+    _exit.install()
     # A non-capturable optimizer step during npu graph capture fails (torch checks only cuda/xpu).
     from npudist.graph import capture as _graph_capture
 

@@ -31,8 +31,9 @@ Names captured before ``enable()`` (``from torch import autocast`` at the top of
 script that imports transfer_to_npu later) keep the original object: import
 transfer_to_npu first, as torch_npu's documentation also asks. ``torch.device("cuda")``
 objects stay "cuda" (torch.device cannot be intercepted) but are redirected wherever
-they are passed to torch. Not redirected yet: ``torch.cuda.CUDAGraph`` / ``graph`` (npu
-graphs have not landed), ``torch.compile`` backend names (they are device independent;
+they are passed to torch. ``torch.cuda.CUDAGraph``, ``graph``, ``graph_pool_handle``,
+``make_graphed_callables`` and ``is_current_stream_capturing`` are npu graphs'
+(docs/graph.md). Not redirected: ``torch.compile`` backend names (they are device independent;
 Inductor's CUDA-graph modes are skipped for non-cuda devices, as PyTorch does).
 The per-op cost of (1) is measured by benchmarks/transfer_to_npu_overhead.py.
 """
@@ -230,6 +231,10 @@ def enable() -> None:
         _replace(amp, "autocast", npu.amp.autocast)
         _replace(amp, "GradScaler", npu.amp.GradScaler)
         _replace(torch.cuda, "nvtx", _Nvtx())
+        # CUDA graphs -> npu graphs (npudist.graph.capture: the same API and semantics).
+        _replace(torch.cuda, "CUDAGraph", npu.NPUGraph)
+        for name in ("graph", "graph_pool_handle", "make_graphed_callables", "is_current_stream_capturing"):
+            _replace(torch.cuda, name, getattr(npu, name))
         _replace(torch, "autocast", _Autocast)
         _replace(torch.amp, "autocast", _Autocast)
         _replace(torch.amp, "GradScaler", _GradScaler)

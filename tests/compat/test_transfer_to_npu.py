@@ -81,6 +81,33 @@ def test_what_transfer_to_npu_redirects_and_that_disable_restores_it(python, tmp
     assert "OFF" in r.stdout and r.stdout.strip().endswith("OK")
 
 
+CUDA_GRAPH = '''
+import torch
+from torch_npu.contrib import transfer_to_npu
+assert torch.cuda.CUDAGraph is torch.npu.NPUGraph and torch.cuda.graph is torch.npu.graph
+x = torch.zeros(4, device="cuda")
+s = torch.cuda.Stream()
+s.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(s):
+    y = x + 1  # warm-up on a side stream, as CUDA-graph recipes do
+torch.cuda.current_stream().wait_stream(s)
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g, pool=torch.cuda.graph_pool_handle()):
+    assert torch.cuda.is_current_stream_capturing()
+    y = x * 2 + 1
+x.fill_(3)
+g.replay()
+torch.cuda.synchronize()
+print(y.device, y.tolist())
+'''
+
+
+def test_cuda_graph_api_is_npu_graphs(python, tmp_path):
+    r = python(CUDA_GRAPH, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-5000:]
+    assert r.stdout.strip().splitlines()[-1] == "npu:0 [7.0, 7.0, 7.0, 7.0]"
+
+
 @pytest.mark.timeout(400)
 def test_a_cuda_ddp_script_runs_unchanged_on_2_ranks():
     _, results = npurun("cuda_ddp.py", 2)

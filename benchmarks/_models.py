@@ -1,4 +1,5 @@
-"""Models shared by the benchmarks: a GPT-style pre-norm decoder block."""
+"""Models shared by the benchmarks: a GPT-style pre-norm decoder block and a small GPT."""
+import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -20,3 +21,19 @@ class DecoderBlock(nn.Module):
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
         return x + self.out(F.gelu(self.fc(self.ln2(x))))
+
+
+class GPT(nn.Module):
+    """Byte-level GPT of DecoderBlocks; idx: (batch, seq) int64 -> logits (batch, seq, vocab) float."""
+
+    def __init__(self, vocab=256, d=256, heads=4, layers=4, seq=128):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(seq, d)
+        self.blocks = nn.ModuleList(DecoderBlock(d, heads) for _ in range(layers))
+        self.ln, self.head = nn.LayerNorm(d), nn.Linear(d, vocab, bias=False)
+
+    def forward(self, idx):
+        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1], device=idx.device))
+        for blk in self.blocks:
+            x = blk(x)
+        return self.head(self.ln(x))

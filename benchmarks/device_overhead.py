@@ -22,23 +22,10 @@ import sys
 import time
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
-from _models import DecoderBlock
+from _models import GPT
 
 
-class GPT(nn.Module):
-    def __init__(self, vocab=256, d=256, heads=4, layers=4, seq=128):
-        super().__init__()
-        self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(seq, d)
-        self.blocks = nn.ModuleList(DecoderBlock(d, heads) for _ in range(layers))
-        self.ln, self.head = nn.LayerNorm(d), nn.Linear(d, vocab, bias=False)
-
-    def forward(self, idx):
-        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1], device=idx.device))
-        for blk in self.blocks:
-            x = blk(x)
-        return self.head(self.ln(x))
 
 
 def gpt_setup(device, seed=0):

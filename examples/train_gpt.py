@@ -55,6 +55,7 @@ import torch.distributed.checkpoint as dcp
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
 from npudist.watchdog.metrics import record_step
@@ -542,8 +543,10 @@ def main(argv=None):
             sys.exit("--compile applies to the FSDP2 model; drop --replicate / --graphs or --compile")
         model = build_replicated_model(cfg, device, seed=args.seed)
     else:
-        model = build_fsdp_model(cfg, device, args.mp, not args.no_reshard_after_forward, seed=args.seed,
-                                 compile=args.compile)
+        # FSDP2's default mesh is on the accelerator (npu here): --device cpu needs a cpu mesh
+        mesh = init_device_mesh(device.type, (world,))
+        model = build_fsdp_model(cfg, device, args.mp, not args.no_reshard_after_forward, mesh=mesh,
+                                 seed=args.seed, compile=args.compile)
     decay = [p for n, p in model.named_parameters() if p.ndim >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.ndim < 2]
     groups = [{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
@@ -569,8 +572,9 @@ def main(argv=None):
             say(f"the checkpoint is already at --steps {args.steps}: nothing to train (raise --steps to go on, "
                 f"or --no-resume to start over)")
 
-    val = val_batches(data.val_rows, args.batch_size, args.eval_batches)
-    batches = train_batches(data.train_rows, args.batch_size, args.seed, start)
+    # batches are made on the rank's npu by npudist.xp; --device cpu moves them (a no-op on npu)
+    val = [b.to(device) for b in val_batches(data.val_rows, args.batch_size, args.eval_batches)]
+    batches = (b.to(device) for b in train_batches(data.train_rows, args.batch_size, args.seed, start))
     tokens_per_step = args.batch_size * args.seq_len * world
     stop = torch.zeros(1, dtype=torch.int32, device=device)
     win_loss = torch.zeros(1, dtype=torch.float64, device=device)

@@ -102,3 +102,14 @@ def test_sigterm_checkpoint_and_resume(tmp_path):
     assert float(m.group(2)) < base, f"val loss {m.group(2)} not below the unigram baseline {base}"
     assert "sample:" in text2
     assert os.path.exists(ckpt / f"step_{end:07d}" / ".metadata")
+
+
+@pytest.mark.timeout(300)
+def test_device_cpu_runs_the_same_job_on_gloo(tmp_path):
+    """--device cpu: FSDP2 on a cpu mesh with gloo, batches made by npudist.xp moved to cpu."""
+    r = subprocess.run(command(["--device", "cpu", "--steps", "6", "--mp", "fp32"], tmp_path / "ckpt"), cwd=REPO,
+                       capture_output=True, text=True, timeout=280, env=npurun_env())
+    text = r.stdout + r.stderr
+    assert r.returncode == 0, text[-4000:]
+    assert "2 ranks on cpu (gloo)" in text, text[-3000:]
+    assert re.search(r"done: 6 steps, val loss [\d.]+ nats/byte", text), text[-3000:]

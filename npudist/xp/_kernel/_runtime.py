@@ -112,7 +112,10 @@ struct CArray {
   const ptrdiff_t* strides() const { return strides_; }
   int ndim() const { return NDIM; }
   T* data() const { return data_; }
-  T& operator[](ptrdiff_t i) const {
+  // integer index: the i-th element in C order (a template, so ref[0] is not a null pointer)
+  template <class I, typename std::enable_if<std::is_integral<I>::value, int>::type = 0>
+  T& operator[](I i_) const {
+    ptrdiff_t i = (ptrdiff_t)i_;
     if (C_CONTIGUOUS) return data_[i];
     char* p = (char*)data_;
     for (int d = NDIM - 1; d >= 0; --d) {

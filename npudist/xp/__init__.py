@@ -51,6 +51,7 @@ from . import fft, linalg, random
 from ._device import Device, DeviceMismatchError
 from ._memory_pool import MemoryPool, PinnedMemoryPool, get_default_memory_pool, get_default_pinned_memory_pool
 from ._kernel import CompileException, ElementwiseKernel, RawKernel, RawModule, ReductionKernel
+from ._fusion import Fusion, fuse
 from .linalg import cross, dot, einsum, inner, kron, matmul, outer, tensordot, vdot, vecdot
 
 globals().update(_UFUNCS)

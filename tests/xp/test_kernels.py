@@ -286,6 +286,12 @@ def test_reduction_matches_xp(axis):
     assert k.shape == np.sum(_np(a), axis=axis, keepdims=True).shape
 
 
+def test_reduction_of_many_float32_values_keeps_precision():
+    v = np.random.default_rng(7).random(1_000_000, dtype=np.float32)
+    s = xp.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "sum32")(xp.asarray(v))
+    assert abs(float(s) - v.astype(np.float64).sum()) / v.sum() < 1e-5
+
+
 def test_reduction_layouts_outputs_and_errors():
     a = xp.asarray(np.random.default_rng(6).random((6, 8)).astype(np.float32))
     for view in (a.T, a[::2, 1::3], a[:, None, :]):

@@ -19,7 +19,8 @@ CTYPES = {
     np.dtype(np.complex64): "complex<float>", np.dtype(np.complex128): "complex<double>",
 }
 RESERVED_ELEMENTWISE = frozenset({"i", "_ind", "_args", "_meta", "_n"})
-RESERVED_REDUCTION = frozenset({"_in_ind", "_out_ind", "_s", "_a", "_args", "_meta", "_type_reduce"})
+RESERVED_REDUCTION = frozenset({"_in_ind", "_out_ind", "_s", "_a", "_t", "_c", "_id", "_first", "_args", "_meta",
+                                "_type_reduce"})
 
 
 class ParameterInfo:

@@ -57,8 +57,10 @@ class ReductionKernel:
     caching and errors as ElementwiseKernel (parts named ``map_expr``, ``reduce_expr``,
     ``post_map_expr``, ``preamble``).
 
-    Partial, compared with CuPy: the reduction runs sequentially (one thread), in the order of
-    the elements, so a floating-point sum may differ from CuPy's tree order in the last bits.
+    Partial, compared with CuPy: the reduction runs on one thread, in the order of the elements,
+    in blocks of 1024 combined at the end when an identity is given (rounding error grows like
+    a tree reduction's, not like a running sum's), so a floating-point sum may differ from
+    CuPy's in the last bits.
     """
 
     def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity, name="reduce_kernel",
@@ -237,7 +239,10 @@ class ReductionKernel:
         if first:
             src.add("_type_reduce _s = _type_reduce();", "bool _first = true;")
         else:
-            src.user("identity", self.identity, wrap="_type_reduce _s = _type_reduce({});")
+            # blocks of 1024 elements are reduced apart and then combined: rounding error grows
+            # with the square root of the count, not the count (as a tree reduction's does)
+            src.user("identity", self.identity, wrap="const _type_reduce _id = _type_reduce({});")
+            src.add("_type_reduce _s = _id, _t = _id;", "int _c = 0;")
 
         def element(j_expr, base_suffix):
             src.add(f"_in_ind.set(_o * _nred + {j_expr});")
@@ -248,7 +253,7 @@ class ReductionKernel:
             if first:
                 src.add("if (_first) { _s = _a; _first = false; } else { _s = REDUCE(_s, _a); }")
             else:
-                src.add("_s = REDUCE(_s, _a);")
+                src.add("_t = REDUCE(_t, _a);", "if (++_c == 1024) { _s = REDUCE(_s, _t); _t = _id; _c = 0; }")
 
         if rn == 1:
             src.add("for (ptrdiff_t _j = 0; _j < _nred; ++_j) {")
@@ -267,6 +272,8 @@ class ReductionKernel:
             for k, _, _ in ins:
                 src.add(f"_rb{k} -= _rs{k}[_d] * _rshape[_d];")
             src.add("_ridx[_d] = 0;", "}", "}")
+        if not first:
+            src.add("_s = REDUCE(_s, _t);")
         src.add("{")
         for k, decl in outs:
             src.add(f"{decl} = _p{k}[_ob{k}];")

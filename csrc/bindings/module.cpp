@@ -291,6 +291,9 @@ PYBIND11_MODULE(_C, m) {
         }));
 
   // Graphs (the graph itself is torch._C._acceleratorGraph over core::graph::NpuGraph).
+  // One atomic load: whether any stream of the process is capturing (a fast pre-check for
+  // code that runs outside the dispatcher, e.g. npudist.xp's user kernels).
+  m.def("_any_capture", [] { return core::graph::anyCapture(); });
   m.def("_graph_pool_handle", [] {
     c10::MempoolId_t id = core::graph::graphPoolHandle();
     return py::make_tuple(id.first, id.second);

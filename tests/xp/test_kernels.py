@@ -255,6 +255,18 @@ def test_kernel_waits_for_work_pending_on_the_current_stream():
     assert float(_np(r).min()) == 14.0
 
 
+def test_kernel_call_during_graph_capture_raises():
+    a = xp.ones(4, dtype=xp.float32)
+    AXPY(a, a, 1.0)
+    g = torch.npu.NPUGraph()
+    with pytest.raises(RuntimeError, match="cannot be captured in an npu graph"):
+        with torch.npu.stream(torch.npu.Stream()), pytest.warns(UserWarning, match="empty"):
+            with torch.npu.graph(g):
+                AXPY(a, a, 1.0)
+    assert not torch.npu.is_current_stream_capturing()
+    assert _np(AXPY(a, a, 1.0)).tolist() == [2.0] * 4
+
+
 def test_torch_tensors_and_unsigned_arrays():
     t = torch.arange(5, dtype=torch.float32, device="npu")
     assert _np(AXPY(t, t, 2.0)).tolist() == [0.0, 3.0, 6.0, 9.0, 12.0]

@@ -129,7 +129,7 @@ def run(lib, ptrs, meta, device_id, keep):
     """Calls the kernel entry point of ``lib`` after the current stream's pending work; ``keep``
     holds the buffers (scalars) alive for the call."""
     fn = lib.npudist_xp_kernel
-    if torch.npu.is_current_stream_capturing():
+    if _C._any_capture() and torch.npu.is_current_stream_capturing():
         raise RuntimeError("npudist.xp user kernels cannot be captured in an npu graph (they run outside the "
                            "dispatcher); run them outside the capture, or express the step with xp/torch ops")
     p = (ctypes.c_void_p * len(ptrs))(*ptrs)

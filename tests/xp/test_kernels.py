@@ -52,6 +52,24 @@ def test_elementwise_matches_ufuncs_with_broadcasting_and_scalars():
     assert AXPY(x, y, np.float64(0.5)).dtype == np.float32
 
 
+def test_repeated_calls_reuse_the_plan_with_new_data():
+    rng = np.random.default_rng(9)
+    for _ in range(3):                      # same signature: the cached plan; new data and scalar
+        x = xp.asarray(rng.random((5, 6), dtype=np.float32))
+        y = xp.asarray(rng.random((5, 6), dtype=np.float32))
+        c = float(rng.random())
+        np.testing.assert_allclose(_np(AXPY(x, y, c)), c * _np(x) + _np(y), rtol=1e-6)
+        out = xp.empty((5, 6), dtype=xp.float32)
+        assert AXPY(x, y, c, out) is out
+        np.testing.assert_allclose(_np(out), c * _np(x) + _np(y), rtol=1e-6)
+    # same shape, other strides: another plan, still right
+    np.testing.assert_allclose(_np(AXPY(x.T.copy().T, y, 1.0)), _np(x) + _np(y), rtol=1e-6)
+    i8 = xp.ElementwiseKernel("T x, int8 c", "T y", "y = x + c", "i8")
+    assert _np(i8(xp.ones(2), 127)).tolist() == [128.0, 128.0]
+    with pytest.raises(OverflowError):        # checked on the cached path too
+        i8(xp.ones(2), 300)
+
+
 def test_elementwise_loop_index_and_size():
     k = xp.ElementwiseKernel("T x", "T y", "y = x + i * 10 + _ind.size()", "with_index")
     a = xp.zeros((2, 3), dtype=xp.int64)

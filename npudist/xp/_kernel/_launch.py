@@ -128,12 +128,15 @@ def new_output(shape, dtype, device_id):
 def run(lib, ptrs, meta, device_id, keep):
     """Calls the kernel entry point of ``lib`` after the current stream's pending work; ``keep``
     holds the buffers (scalars) alive for the call."""
-    fn = lib.npudist_xp_kernel
+    run_fn(lib.npudist_xp_kernel, ptrs, (ctypes.c_int64 * max(1, len(meta)))(*meta), device_id, keep)
+
+
+def run_fn(fn, ptrs, m, device_id, keep):
+    """``run`` with the entry point and a ctypes int64 array of meta already made."""
     if _C._any_capture() and torch.npu.is_current_stream_capturing():
         raise RuntimeError("npudist.xp user kernels cannot be captured in an npu graph (they run outside the "
                            "dispatcher); run them outside the capture, or express the step with xp/torch ops")
     p = (ctypes.c_void_p * len(ptrs))(*ptrs)
-    m = (ctypes.c_int64 * max(1, len(meta)))(*meta)
     _C._wait_current_stream(device_id)
     fn(p, m)
     del keep

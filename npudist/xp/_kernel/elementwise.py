@@ -6,6 +6,12 @@ calling thread, over the arrays' npu memory in place.
 """
 from __future__ import annotations
 
+import ctypes
+
+import numpy as np
+import torch
+
+from .._core import ndarray
 from . import _build, _launch
 from ._codegen import Source, ctype_of, declare_raw_and_scalars, typedefs
 from ._params import RESERVED_ELEMENTWISE, check_names, decide_types, parse_params
@@ -74,6 +80,7 @@ class ElementwiseKernel:
         self.after_loop = after_loop
         self.kwargs = kwargs
         self._libs = {}
+        self._plans = {}
 
     def __repr__(self):
         return f"<xp.ElementwiseKernel {self.name!r}>"
@@ -86,6 +93,11 @@ class ElementwiseKernel:
         if size is not None and (not isinstance(size, int) or size < 0):
             raise ValueError(f"{what}: size must be a non-negative int, got {size!r}")
         dev = _launch.current_device_id()
+        sig = _signature(args, size, dev)
+        if sig is not None:
+            plan = self._plans.get(sig)
+            if plan is not None:
+                return self._run_plan(plan, args, dev)
         given_out = len(args) == self.nargs
         params = self.params if given_out else self.in_params
         cargs = _launch.classify(args, params, what)
@@ -125,8 +137,33 @@ class ElementwiseKernel:
             n *= s
         if n == 0:
             return ret
-        self._launch(cargs, in_types + out_types, type_map, shape, n, dev)
+        lib, meta = self._launch(cargs, in_types + out_types, type_map, shape, n, dev)
+        if sig is not None and len(self._plans) < 256:
+            # the same argument signature next time: skip classification, broadcasting, typing
+            types = in_types + out_types
+            scalars = tuple((k, types[k], self.params[k].name) for k, a in enumerate(cargs) if a.kind == "scalar")
+            alloc = () if given_out else tuple(out_types)
+            self._plans[sig] = (lib.npudist_xp_kernel, (ctypes.c_int64 * len(meta))(*meta), scalars, shape, alloc)
         return ret
+
+    def _run_plan(self, plan, args, dev):
+        fn, meta, scalars, shape, alloc = plan
+        ptrs = [a._t.data_ptr() if isinstance(a, ndarray) else a.data_ptr() if isinstance(a, torch.Tensor) else 0
+                for a in args]
+        keep = []
+        for k, dt, name in scalars:
+            buf = _launch.scalar_buffer(args[k], dt, name)
+            keep.append(buf)
+            ptrs[k] = buf.ctypes.data
+        if alloc:
+            outs = [_launch.new_output(shape, dt, dev) for dt in alloc]
+            ptrs += [o._t.data_ptr() for o in outs]
+        else:
+            outs = [a if isinstance(a, ndarray) else _launch.wrap(a) for a in args[self.nin:]]
+        _launch.run_fn(fn, ptrs, meta, dev, keep)
+        if self.no_return:
+            return None
+        return outs[0] if self.nout == 1 and not self.return_tuple else tuple(outs)
 
     def _launch(self, cargs, types, type_map, shape, n, dev):
         loop = [a for a in cargs if a.kind == "array"]
@@ -162,6 +199,7 @@ class ElementwiseKernel:
                                                 self.name)
             lib.npudist_xp_kernel.restype = None
         _launch.run(lib, ptrs, meta, dev, keep)
+        return lib, meta
 
     def _source(self, cargs, types, type_map, nd, unit, raw_offsets):
         src = Source()
@@ -219,3 +257,29 @@ class ElementwiseKernel:
             src.user("after_loop", self.after_loop)
         src.add("}")
         return src.text()
+
+
+_SCALAR_TYPES = (bool, int, float, complex)
+
+
+def _signature(args, size, dev):
+    """A hashable description of a call's arguments that fixes everything but the data: dtypes,
+    shapes, strides and devices of arrays, types of scalars; None when an argument is anything
+    else (the general path then reports it)."""
+    sig = [size, dev]
+    for a in args:
+        if isinstance(a, ndarray):
+            t = a._t
+        elif isinstance(a, torch.Tensor):
+            t = a
+            if t.device.type != "npu":
+                return None
+        elif type(a) in _SCALAR_TYPES or isinstance(a, np.generic):
+            sig.append(type(a))
+            continue
+        else:
+            return None
+        if (t.device.index or 0) != dev:
+            return None
+        sig.append((t.dtype, tuple(t.shape), t.stride()))
+    return tuple(sig)

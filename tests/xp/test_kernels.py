@@ -70,6 +70,12 @@ def test_repeated_calls_reuse_the_plan_with_new_data():
         i8(xp.ones(2), 300)
 
 
+def test_reduce_dims_off_keeps_the_shape():
+    k = xp.ElementwiseKernel("T x", "T y", "y = x * 2 + i", "keep_dims", reduce_dims=False)
+    a = xp.asarray(np.arange(24.0).reshape(2, 3, 4))[:, ::2, 1:]
+    np.testing.assert_array_equal(_np(k(a)), _np(a) * 2 + np.arange(a.size).reshape(a.shape))
+
+
 def test_elementwise_loop_index_and_size():
     k = xp.ElementwiseKernel("T x", "T y", "y = x + i * 10 + _ind.size()", "with_index")
     a = xp.zeros((2, 3), dtype=xp.int64)

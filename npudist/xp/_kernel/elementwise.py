@@ -53,7 +53,7 @@ class ElementwiseKernel:
 
     Partial, compared with CuPy: one thread runs the loop (``__syncthreads``/atomics are
     trivially satisfied; there are no blocks, shared memory or warp functions); texture objects
-    and ``options=`` (NVRTC flags) are not supported.
+    are not supported; ``options=`` (NVRTC flags) is accepted and ignored.
     """
 
     def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True, preamble="",

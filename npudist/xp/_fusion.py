@@ -17,8 +17,9 @@ Limits (each raises, nothing runs unfused in disguise):
 - Python scalars are traced as constants: the cache key holds their values, so a scalar that
   changes on every call compiles every call (pass it as a 0-d array instead, which is not weak
   in NumPy 2's promotion).
-- Functions whose operations depend on array values (boolean masks, ``nonzero``, ``.item()``,
-  Python ``if`` on an element) cannot be traced: ``TypeError`` naming the cause.
+- Functions that read array values into Python (``.item()``, ``float(x[0])``, a Python ``if``
+  on an element) cannot be traced: ``TypeError`` naming the cause. Boolean masks and other
+  operations with value-dependent output sizes are traced (torch.compile's dynamic sizes).
 - uint16/uint32/uint64 arrays are emulated in xp and cannot be traced (``TypeError``).
 - Keyword arguments of the fused function are not supported (as CuPy's).
 """
@@ -157,9 +158,8 @@ class Fusion:
             _tracing.active = False
             func(*args)   # bad input: the error the unfused function gives
             raise FusionError(f"xp.fuse: {name}() cannot be traced into a graph: {type(e).__name__}: "
-                              f"{str(e).splitlines()[0] if str(e) else ''} (operations whose result depends on "
-                              f"array values - boolean masks, nonzero, item(), Python branches on elements - "
-                              f"cannot be fused)") from e
+                              f"{str(e).splitlines()[0] if str(e) else ''} (reading array values into Python - "
+                              f"item(), float(x[i]), Python branches on elements - cannot be fused)") from e
         finally:
             _tracing.active = False
         guard = _guard_of(gm)

@@ -82,6 +82,13 @@ def test_fuse_errors_and_numpy_inputs():
 
     with pytest.raises(TypeError, match="returned a int"):
         not_arrays(xp.ones(2))
+
+    @xp.fuse
+    def reads_a_value(x):
+        return x * float(x[0])
+
+    with pytest.raises(TypeError, match="cannot be traced"):
+        reads_a_value(xp.ones(2))
     # without xp arrays among the arguments the plain function runs, as cupy.fuse does
     a = np.arange(3.0)
     np.testing.assert_allclose(_np(squared_diff(a, a, 1.0)), np.sin(a))
@@ -112,6 +119,13 @@ def test_fuse_guards_broadcasting_and_devices():
     x = xp.ones(4, dtype=xp.float32)
     axpy_(x, xp.ones(4, dtype=xp.float32))
     assert _np(x).tolist() == [3.0] * 4
+    # a boolean mask (value-dependent size) is traced, not refused
+    @xp.fuse
+    def positive_doubled(x):
+        return x[x > 0.5] * 2
+    for _ in range(2):
+        x = xp.asarray(rng.random(20, dtype=np.float32))
+        np.testing.assert_array_equal(_np(positive_doubled(x)), _np(positive_doubled.func(x)))
     # npu tensors are accepted like arrays
     t = torch.ones(3, device="npu")
     assert _np(squared_diff(t, t, 1.0)).tolist() == pytest.approx(np.sin(np.ones(3)).tolist())

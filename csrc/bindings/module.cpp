@@ -9,6 +9,7 @@
 #include <torch/csrc/profiler/combined_traceback.h>
 #include <torch/headeronly/version.h>
 
+#include <ATen/core/CachingHostAllocator.h>
 #include <c10/core/CachingDeviceAllocator.h>
 
 #include <chrono>
@@ -177,6 +178,22 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_memory_fraction", translated([](double fraction, int device) {
           core::npuAllocator().setMemoryFraction(fraction, c10::DeviceIndex(device));
         }));
+  m.def("_memory_limit", translated([](int device) {
+          core::checkDeviceIndex(c10::DeviceIndex(device));
+          return core::npuAllocator().memoryLimit(c10::DeviceIndex(device));
+        }));
+  // Pinned host allocator statistics (at::HostStats), for xp's pinned memory pool.
+  m.def("_host_memory_stats", translated([] {
+          at::HostStats st = at::getHostAllocator(c10::DeviceType::PrivateUse1)->get_stats();
+          py::dict d;
+          d["allocations"] = stat(st.allocations);
+          d["allocated_bytes"] = stat(st.allocated_bytes);
+          d["active_requests"] = stat(st.active_requests);
+          d["active_bytes"] = stat(st.active_bytes);
+          d["num_host_alloc"] = st.num_host_alloc;
+          d["num_host_free"] = st.num_host_free;
+          return d;
+        }));
   m.def("_parse_alloc_config", translated([](const std::string& text) {
           core::AllocConfig c = core::parseAllocConfig(text);
           py::dict d;
@@ -274,6 +291,9 @@ PYBIND11_MODULE(_C, m) {
         }));
 
   // Graphs (the graph itself is torch._C._acceleratorGraph over core::graph::NpuGraph).
+  // One atomic load: whether any stream of the process is capturing (a fast pre-check for
+  // code that runs outside the dispatcher, e.g. npudist.xp's user kernels).
+  m.def("_any_capture", [] { return core::graph::anyCapture(); });
   m.def("_graph_pool_handle", [] {
     c10::MempoolId_t id = core::graph::graphPoolHandle();
     return py::make_tuple(id.first, id.second);

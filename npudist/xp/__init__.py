@@ -47,6 +47,11 @@ from ._histograms import histogram2d, histogramdd
 from ._memory_ranges import may_share_memory, shares_memory
 from ._packing import packbits, unpackbits
 from . import fft, linalg, random
+# CuPy's device-side APIs (docs/xp.md "Devices", "Memory pools", "User kernels", "Fusion")
+from ._device import Device, DeviceMismatchError
+from ._memory_pool import MemoryPool, PinnedMemoryPool, get_default_memory_pool, get_default_pinned_memory_pool
+from ._kernel import CompileException, ElementwiseKernel, RawKernel, RawModule, ReductionKernel
+from ._fusion import Fusion, fuse
 from .linalg import cross, dot, einsum, inner, kron, matmul, outer, tensordot, vdot, vecdot
 
 globals().update(_UFUNCS)

@@ -79,7 +79,7 @@ def _build():
 
     def astype(x, dtype, /, *, copy=True, device=None):
         r = xp.asarray(x).astype(dtype, copy=copy)
-        return r.to_device(device) if device is not None and torch.device(device) != r.device else r
+        return r.to_device(device) if device is not None and r.device != device else r
 
     def clip(x, /, min=None, max=None):
         x = xp.asarray(x)

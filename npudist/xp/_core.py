@@ -19,6 +19,7 @@ from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._ufunc import ufunc as _engine
 from ._ufunc_kernels import ALIASES, _B, _U, _divmod
 from ._memory import Flags, MemoryPointer
+from ._device import Device, as_torch_device, current_device_id
 from ._unsigned import UINT, as_uint, plain
 
 _UINT = frozenset(UINT)
@@ -174,12 +175,13 @@ class ndarray(ArrayBase):
 
     @property
     def device(self):
-        """torch.device of the npu holding the array (Array API: ``x.device``)."""
-        return self._t.device
+        """The ``xp.Device`` of the npu holding the array (CuPy's ``a.device``; it compares equal to
+        ``torch.device('npu:N')`` as the Array API's ``x.device`` is used)."""
+        return Device(self._t.device.index or 0)
 
     def to_device(self, device, /, *, stream=None):
-        """Array API: a copy on another npu (``'npu:1'``, a torch.device); 'cpu' is not an xp device."""
-        device = torch.device(device)
+        """Array API: a copy on another npu (``'npu:1'``, a torch.device, an xp.Device); 'cpu' is not an xp device."""
+        device = as_torch_device(device)
         if device.type != "npu":
             raise ValueError(f"xp arrays live on npus; to_device({device}) is not possible - use xp.asnumpy(a) "
                              f"or xp.to_torch(a).cpu() for host data")
@@ -260,8 +262,13 @@ class ndarray(ArrayBase):
         return wrap(self._t.to(tdt))
 
     def copy(self, order="C"):
-        """A copy in memory order 'C' (default), 'F', 'A' or 'K' (matches numpy.ndarray.copy)."""
-        return wrap(in_order(self._t, check_order(order), copy=True))
+        """A copy in memory order 'C' (default), 'F', 'A' or 'K' (matches numpy.ndarray.copy), made on
+        the current npu as CuPy's (``with xp.Device(1): b = a.copy()`` copies a onto npu 1)."""
+        t = self._t
+        dev = current_device_id()
+        if (t.device.index or 0) != dev:
+            return wrap(in_order(t.to(torch.device("npu", dev)), check_order(order)))
+        return wrap(in_order(t, check_order(order), copy=True))
 
     def __copy__(self):
         return self.copy()

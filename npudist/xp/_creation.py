@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from . import _config
+from ._device import as_torch_device, current_device_id
 from ._core import OPS, as_tensor, check_order, f_layout, in_order, is_f_contiguous, to_numpy, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._core import ndarray
@@ -29,7 +30,7 @@ def _shape(shape):
 def _dev(device):
     if device is None:
         return _config.device()
-    d = torch.device(device)
+    d = as_torch_device(device)
     if d.type != "npu":
         raise ValueError(f"xp arrays live on npus; device={device!r} is not an npu (use 'npu:N')")
     return d
@@ -51,6 +52,8 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     Unsupported dtypes (uint16/32/64, object, strings) raise UnsupportedDTypeError."""
     dt = None if dtype is None else to_dtype(dtype)
     order = check_order(order)
+    if isinstance(a, ndarray) and device is None and (a._t.device.index or 0) != current_device_id():
+        device = current_device_id()   # an array of another npu is copied onto the current one (CuPy)
     if isinstance(a, ndarray) and dt is None and copy is None and device is None and order == "K":
         return a
     t = as_tensor(a, dtype=dt, copy=copy, device=None if device is None else _dev(device))

@@ -177,6 +177,9 @@ class ufunc:
         if True:
             msg = str(e)
             if "not implemented for" not in msg and "not supported for" not in msg:
+                if "Expected all tensors to be on the same device" in msg:
+                    from ._device import mixed_device_error
+                    raise mixed_device_error(conv) from None
                 raise
             if any(isinstance(c, torch.Tensor) and c.dtype in UINT and type(c) is not UIntTensor for c in conv):
                 return self._fn(*[as_uint(c) if isinstance(c, torch.Tensor) else c for c in conv])

@@ -4,7 +4,7 @@
 
 For each .py file (directories are walked) it finds the names numpy / cupy are imported as
 (``import numpy as np``, ``from numpy import fft``, ``import cupy as cp``...), every attribute
-used through them (``np.linalg.lstsq``, ``cp.ElementwiseKernel``), and the dtypes named (``np.longdouble``,
+used through them (``np.linalg.lstsq``, ``cp.RawKernel``), and the dtypes named (``np.longdouble``,
 ``dtype="U8"``, ``.astype("M8")``), and reports
 
 * APIs with no xp counterpart (e.g. ``np.ma``, ``np.char``, ``cp.RawKernel``),
@@ -40,8 +40,8 @@ PARTIAL = {
     "flipud": "returns a copy, not a view",
     "random": "same API, different bit streams than NumPy for a seed",
 }
-CUPY_ONLY = {"ElementwiseKernel", "ReductionKernel", "RawKernel", "RawModule", "fuse", "cuda", "RawArray",
-             "memoize", "get_default_memory_pool", "get_default_pinned_memory_pool"}
+# (ElementwiseKernel, ReductionKernel, fuse, the memory pools and Device exist in xp)
+CUPY_ONLY = {"RawKernel", "RawModule", "cuda", "RawArray", "memoize"}
 CUPY_ALIASES = {"asnumpy", "get_array_module"}
 
 

@@ -15,7 +15,7 @@ a = np.zeros(3, dtype=np.longdouble)
 b = np.asarray(a).astype("U8")
 c = np.quantile(a, 0.5)
 d = np.ma.masked_array(a)
-k = cp.ElementwiseKernel("T x", "T y", "y = x", "copy")
+k = cp.RawKernel("extern C __global__ void f() {}", "f")
 e = LA.inv(np.eye(2)) + np.linalg.lstsq(a, a)[0]
 f = np.zeros(2, dtype="float32") + np.sum(a) + rfft(a)
 g = cp.asnumpy(cp.arange(3))
@@ -35,7 +35,8 @@ def test_findings():
     assert not any(api.endswith("uint32") for _, _, api in check_source("import numpy as np\nnp.uint32", "u.py"))
     assert (9, "partial", "numpy.quantile") in got
     assert (10, "unsupported-api", "numpy.ma.masked_array") in got
-    assert (11, "unsupported-api", "cupy.ElementwiseKernel") in got
+    assert (11, "unsupported-api", "cupy.RawKernel") in got
+    assert not check_source("import cupy as cp\ncp.ElementwiseKernel\ncp.fuse\ncp.get_default_memory_pool", "k.py")
     assert (15, "unsupported-api", "numpy.char.upper") in got
     # supported calls are not reported
     lines = {line for line, _, _ in got}

@@ -337,6 +337,7 @@ class DeviceCache {
   }
 
   void setFraction(double f) { fraction_ = f; }
+  size_t currentLimit() { return limit(); }
 
   void snapshot(Snapshot& out) {
     for (Segment* seg : segments_) {
@@ -809,6 +810,12 @@ void NpuCachingAllocator::setMemoryFraction(double fraction, c10::DeviceIndex de
   DeviceCache& cache = cacheOf(device);
   std::lock_guard<std::mutex> g(cache.mutex);
   cache.setFraction(fraction);
+}
+
+size_t NpuCachingAllocator::memoryLimit(c10::DeviceIndex device) {
+  DeviceCache& cache = cacheOf(device);
+  std::lock_guard<std::mutex> g(cache.mutex);
+  return cache.currentLimit();
 }
 
 void NpuCachingAllocator::recordHistory(bool enabled, bool trace, size_t max_entries, bool python_frames) {

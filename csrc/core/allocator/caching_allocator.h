@@ -79,6 +79,9 @@ class NpuCachingAllocator final : public c10::DeviceAllocator {
 
   // Caps the bytes this process may reserve on `device` at fraction x capacity.
   void setMemoryFraction(double fraction, c10::DeviceIndex device);
+  // The cap in bytes that applies now (set_per_process_memory_fraction, else
+  // PYTORCH_NPU_ALLOC_CONF's per_process_memory_fraction, else the capacity).
+  size_t memoryLimit(c10::DeviceIndex device);
   // Memory history: "state" keeps allocation contexts, "all" also a trace of
   // up to max_entries events; contexts hold Python frames when python_frames.
   void recordHistory(bool enabled, bool trace, size_t max_entries, bool python_frames);

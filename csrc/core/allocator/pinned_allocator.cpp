@@ -16,12 +16,27 @@ std::map<uintptr_t, size_t>& live() {
   static auto* m = new std::map<uintptr_t, size_t>();  // start -> size
   return *m;
 }
+// Guarded by g_mutex. Nothing is cached, so active == allocated (HostStats'
+// meaning: "allocations"/"allocated_bytes" count active + free blocks).
+at::HostStats& stats() {
+  static auto* s = new at::HostStats();
+  return *s;
+}
 
 void freePinned(void* ptr) {
   if (!ptr) return;
   {
     std::lock_guard<std::mutex> g(g_mutex);
-    live().erase(reinterpret_cast<uintptr_t>(ptr));
+    auto it = live().find(reinterpret_cast<uintptr_t>(ptr));
+    if (it != live().end()) {
+      at::HostStats& st = stats();
+      st.active_requests.decrease(1);
+      st.allocations.decrease(1);
+      st.active_bytes.decrease(it->second);
+      st.allocated_bytes.decrease(it->second);
+      st.num_host_free += 1;
+      live().erase(it);
+    }
   }
   std::free(ptr);
 }
@@ -39,6 +54,12 @@ class PinnedHostAllocator final : public at::HostAllocator {
     {
       std::lock_guard<std::mutex> g(g_mutex);
       live()[reinterpret_cast<uintptr_t>(p)] = n;
+      at::HostStats& st = stats();
+      st.active_requests.increase(1);
+      st.allocations.increase(1);
+      st.active_bytes.increase(n);
+      st.allocated_bytes.increase(n);
+      st.num_host_alloc += 1;
     }
     return c10::DataPtr(p, p, &freePinned, c10::Device(c10::DeviceType::CPU));
   }
@@ -48,9 +69,21 @@ class PinnedHostAllocator final : public at::HostAllocator {
   }
   bool record_event(void*, void*, c10::Stream) override { return true; }  // nothing to wait for
   void empty_cache() override {}
-  at::HostStats get_stats() override { return {}; }
-  void reset_accumulated_stats() override {}
-  void reset_peak_stats() override {}
+  at::HostStats get_stats() override {
+    std::lock_guard<std::mutex> g(g_mutex);
+    return stats();
+  }
+  void reset_accumulated_stats() override {
+    std::lock_guard<std::mutex> g(g_mutex);
+    at::HostStats& st = stats();
+    for (auto* s : {&st.active_requests, &st.active_bytes, &st.allocations, &st.allocated_bytes}) s->reset_accumulated();
+    st.num_host_alloc = st.num_host_free = 0;
+  }
+  void reset_peak_stats() override {
+    std::lock_guard<std::mutex> g(g_mutex);
+    at::HostStats& st = stats();
+    for (auto* s : {&st.active_requests, &st.active_bytes, &st.allocations, &st.allocated_bytes}) s->reset_peak();
+  }
 };
 
 }  // namespace

@@ -33,7 +33,7 @@ def write_build_info():
 
 def sources():
     found = []
-    for sub in ("driver", "core", "hccl", "bindings"):
+    for sub in ("util", "driver", "core", "hccl", "bindings"):
         found += glob.glob(os.path.join("csrc", sub, "**", "*.cpp"), recursive=True)
     return sorted(found)
 

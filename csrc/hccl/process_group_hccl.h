@@ -121,6 +121,8 @@ class ProcessGroupHCCL : public c10d::Backend {
   std::shared_ptr<Engine> engine_;
   std::shared_ptr<GroupStats> stats_;
   bool tracked_ = true;  // NPUDIST_HCCL_WATCHDOG when the group was made
+  bool threads_released_ = false;
+  void releaseThreads(int64_t wait_ms, bool drain);
   std::string pg_desc_ = "undefined";  // the group's description, once torch set it
   GlooFactory gloo_factory_;
   int home_device_;

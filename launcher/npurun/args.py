@@ -18,6 +18,8 @@ from torch.distributed.elastic.multiprocessing import Std
 from torch.distributed.elastic.rendezvous.utils import parse_rendezvous_endpoint
 from torch.distributed.run import get_args_parser
 
+from npudist import _env
+
 DEFAULT_CONNECT_TIMEOUT = 60.0
 _TAG_RE = re.compile(r"^[A-Za-z0-9_.]{1,64}$")
 
@@ -184,7 +186,7 @@ def validate(args: argparse.Namespace) -> None:
         raise UsageError("--virtual-local-rank narrows CUDA_VISIBLE_DEVICES; with npus every rank would use npu:0. "
                          "Use LOCAL_RANK with torch.npu.set_device (ASCEND_RT_VISIBLE_DEVICES narrows the npus)")
     _check_metrics(args)
-    tag = os.environ.get("NPUDIST_JOB_TAG")
+    tag = _env.raw("NPUDIST_JOB_TAG", keep_empty=True)
     if tag is not None and not _TAG_RE.match(tag):
         raise UsageError(f"NPUDIST_JOB_TAG={tag!r} is not a valid job tag: use 1-64 letters, digits, '_' or '.'")
     _check_entrypoint(args)

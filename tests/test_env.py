@@ -139,12 +139,19 @@ def _sources():
                         yield rel, full
 
 
+# run.sh reads its variables as shell words (${NPUDIST_VENV:-.venv}).
+SHELL_NAME = re.compile(r"\$\{?((?:%s)[A-Z0-9][A-Z0-9_]*)" % "|".join(PREFIXES))
+
+
 def _names_in_code():
     found = {}
     for rel, full in _sources():
         with open(full, errors="replace") as f:
             for name in NAME.findall(f.read()):
                 found.setdefault(name, rel)
+    with open(os.path.join(REPO, "run.sh")) as f:
+        for name in SHELL_NAME.findall(f.read()):
+            found.setdefault(name, "run.sh")
     return found
 
 

@@ -21,6 +21,12 @@ from torch.distributed.run import get_args_parser
 from npudist import _env
 
 DEFAULT_CONNECT_TIMEOUT = 60.0
+
+
+def _shown(name: str) -> str:
+    """A variable's value for a message: as set (an empty value shows as ''), else <unset>."""
+    v = _env.raw(name, keep_empty=True)
+    return "<unset>" if v is None else repr(v) if v == "" else v
 _TAG_RE = re.compile(r"^[A-Za-z0-9_.]{1,64}$")
 
 
@@ -85,8 +91,8 @@ def resolve_nproc(value: str, visible_npus: int) -> int:
         n = visible_npus
         if n == 0:
             raise UsageError(f"--nproc-per-node {text}: no npu is visible "
-                             f"(NPUDIST_DEVICE_COUNT={os.environ.get('NPUDIST_DEVICE_COUNT', '8')!s}, "
-                             f"ASCEND_RT_VISIBLE_DEVICES={os.environ.get('ASCEND_RT_VISIBLE_DEVICES', '<unset>')!s})")
+                             f"(NPUDIST_DEVICE_COUNT={_env.get_str('NPUDIST_DEVICE_COUNT', '8')}, "
+                             f"ASCEND_RT_VISIBLE_DEVICES={_shown('ASCEND_RT_VISIBLE_DEVICES')})")
         return n
     if text == "cpu":
         n = len(os.sched_getaffinity(0))
@@ -102,8 +108,8 @@ def resolve_nproc(value: str, visible_npus: int) -> int:
     if n > visible_npus:
         raise UsageError(
             f"--nproc-per-node {n} asks for {n} local ranks but only {visible_npus} npu(s) are visible "
-            f"(NPUDIST_DEVICE_COUNT={os.environ.get('NPUDIST_DEVICE_COUNT', '8 (default)')}, "
-            f"ASCEND_RT_VISIBLE_DEVICES={os.environ.get('ASCEND_RT_VISIBLE_DEVICES', '<unset>')}): "
+            f"(NPUDIST_DEVICE_COUNT={_env.get_str('NPUDIST_DEVICE_COUNT', '8 (default)')}, "
+            f"ASCEND_RT_VISIBLE_DEVICES={_shown('ASCEND_RT_VISIBLE_DEVICES')}): "
             f"lower --nproc-per-node, or make more npus visible")
     return n
 

@@ -153,7 +153,12 @@ std::shared_ptr<driver::Task> launchDriverTask(const c10::Stream& stream, std::f
 bool inDeferredWork() { return t_deferred_depth > 0; }
 
 bool stopStreamWorker(const c10::Stream& stream, int64_t timeout_ms, bool drain) {
-  driver::Stream s = driverStream(stream);
+  // No validation that could throw (callers include destructors): a stream that
+  // was never created has no worker.
+  const int device = stream.device_index(), id = int(stream.id());
+  if (device < 0 || device >= kMaxDevices || id < 0 || id >= kMaxStreamsPerDevice) return true;
+  driver::Stream s = devices()[size_t(device)].table[size_t(id)].load(std::memory_order_acquire);
+  if (!s) return true;
   std::string ignored;  // failures were reported to whoever waited on the work
   if (drain) s->synchronize(&ignored);
   return s->stop(/*close=*/false, timeout_ms);

@@ -4,6 +4,7 @@
 #include <c10/util/Exception.h>
 
 #include <stdexcept>
+#include <unistd.h>
 #include <utility>
 
 #include "core/deferred.h"
@@ -42,13 +43,20 @@ ProcessGroupHCCL::ProcessGroupHCCL(const c10::intrusive_ptr<c10d::Store>& store,
 
 ProcessGroupHCCL::~ProcessGroupHCCL() {
   shelf_->drain();
-  releaseThreads(/*wait_ms=*/0, /*drain=*/false);
+  try {
+    releaseThreads(/*wait_ms=*/0, /*drain=*/false);
+  } catch (...) {
+    // a destructor must not throw (it may run during finalization)
+  }
 }
 
 // Thread lifecycle (docs/lifecycle.md): the group's stream worker returns once
 // its queue is empty (joined here when that takes at most `wait_ms`, else by
 // the next stop or at exit); the watchdog's threads stop with the last group.
 void ProcessGroupHCCL::releaseThreads(int64_t wait_ms, bool drain) {
+  // In a forked child the threads are the parent's and its locks may be held
+  // (docs/lifecycle.md): nothing here is the child's to stop.
+  if (getpid() != creator_pid_) return;
   core::stopStreamWorker(comm_stream_, wait_ms, drain);
   if (tracked_ && !threads_released_) {
     threads_released_ = true;

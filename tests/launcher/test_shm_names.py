@@ -46,7 +46,7 @@ def test_random_tags_agree_and_long_tags_stay_apart():
 
 @pytest.mark.timeout(180)
 def test_npurun_removes_the_entries_of_a_64_character_tag(shm_of):
-    tag = "long_tag." + "k" * 40 + os.urandom(4).hex() + "end"
+    tag = "long_tag." + "k" * 44 + os.urandom(4).hex() + "end"
     tag = tag[:64]
     assert len(tag) == 64
     r = run_npurun(["--nproc", "2", JOB, "ok"], env={"NPUDIST_JOB_TAG": tag})

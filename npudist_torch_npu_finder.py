@@ -26,7 +26,7 @@ class TorchNpuCompatFinder:
 
     @classmethod
     def find_spec(cls, fullname, path=None, target=None):
-        if fullname != "torch_npu" or os.environ.get(ENV, "1") == "0":
+        if fullname != "torch_npu":
             return None
         meta_path = list(sys.meta_path)
         later = meta_path[meta_path.index(cls) + 1:] if cls in meta_path else []
@@ -37,11 +37,28 @@ class TorchNpuCompatFinder:
         npudist_spec = importlib.util.find_spec("npudist")
         if npudist_spec is None or not npudist_spec.submodule_search_locations:
             return None
+        if not _env_reader(list(npudist_spec.submodule_search_locations)[0]).get_bool(ENV, True):
+            return None
         pkg_dir = os.path.join(list(npudist_spec.submodule_search_locations)[0], "compat", "torch_npu_pkg")
         init = os.path.join(pkg_dir, "__init__.py")
         if not os.path.exists(init):
             return None
         return importlib.util.spec_from_file_location("torch_npu", init, submodule_search_locations=[pkg_dir])
+
+
+_ENV_READER = None
+
+
+def _env_reader(npudist_dir):
+    """npudist's one environment reader (npudist/_env.py), loaded from its file: importing the
+    npudist package here would import torch."""
+    global _ENV_READER
+    if _ENV_READER is None:
+        spec = importlib.util.spec_from_file_location("_npudist_env_for_finder", os.path.join(npudist_dir, "_env.py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _ENV_READER = module
+    return _ENV_READER
 
 
 def install():

@@ -33,7 +33,7 @@ def write_build_info():
 
 def sources():
     found = []
-    for sub in ("driver", "core", "hccl", "bindings"):
+    for sub in ("util", "driver", "core", "hccl", "bindings"):
         found += glob.glob(os.path.join("csrc", sub, "**", "*.cpp"), recursive=True)
     return sorted(found)
 
@@ -50,11 +50,24 @@ def pth_data_files():
     return [(rel, ["npudist-torch-npu.pth"])]
 
 
+def _env_reader():
+    """npudist's one environment reader (npudist/_env.py), loaded from its file: the package
+    itself cannot be imported while it is being built."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_npudist_env_for_setup",
+                                                  os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                               "npudist", "_env.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 write_build_info()
 # run.sh installs the package (editable) with NPUDIST_SKIP_EXT_BUILD=1 and
 # builds the extension itself, into build/ and then renamed into place, so
 # that processes running meanwhile never see a half-written library.
-SKIP_EXT = os.environ.get("NPUDIST_SKIP_EXT_BUILD") == "1"
+SKIP_EXT = _env_reader().get_bool("NPUDIST_SKIP_EXT_BUILD", False)
 setup(
     data_files=pth_data_files(),
     ext_modules=[] if SKIP_EXT else [

@@ -34,7 +34,9 @@ import torch.distributed as _dist  # noqa: E402
 if _dist.is_available():
     from npudist import hccl  # noqa: E402,F401  (registers the "hccl" c10d backend)
 
-if _os.environ.get("NPUDIST_METRICS_PORT") or _os.environ.get("NPUDIST_METRICS_DIR"):
+from npudist import _env  # noqa: E402  (the one environment reader, docs/env_vars.md)
+
+if _env.raw("NPUDIST_METRICS_PORT") or _env.raw("NPUDIST_METRICS_DIR"):
     # a rank's metrics endpoint (docs/metrics.md); only ranks ($RANK/$LOCAL_RANK) serve
     from npudist.watchdog.metrics import autostart as _metrics_autostart  # noqa: E402
 

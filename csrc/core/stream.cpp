@@ -3,6 +3,9 @@
 #include <array>
 #include <atomic>
 #include <mutex>
+#include <string>
+
+#include <pthread.h>
 
 #include "core/device.h"
 #include "core/npu_check.h"
@@ -21,8 +24,13 @@ struct DeviceStreams {
   std::atomic<int> next_new{int(kFirstNewStream)};
 };
 
+std::atomic<bool> g_any_streams{false};
+
 std::array<DeviceStreams, kMaxDevices>& devices() {
-  static auto* d = new std::array<DeviceStreams, kMaxDevices>();  // never destroyed
+  static auto* d = [] {
+    g_any_streams.store(true, std::memory_order_release);
+    return new std::array<DeviceStreams, kMaxDevices>();  // never destroyed
+  }();
   return *d;
 }
 
@@ -143,5 +151,54 @@ std::shared_ptr<driver::Task> launchDriverTask(const c10::Stream& stream, std::f
 }
 
 bool inDeferredWork() { return t_deferred_depth > 0; }
+
+bool stopStreamWorker(const c10::Stream& stream, int64_t timeout_ms, bool drain) {
+  // No validation that could throw (callers include destructors): a stream that
+  // was never created has no worker.
+  const int device = stream.device_index(), id = int(stream.id());
+  if (device < 0 || device >= kMaxDevices || id < 0 || id >= kMaxStreamsPerDevice) return true;
+  driver::Stream s = devices()[size_t(device)].table[size_t(id)].load(std::memory_order_acquire);
+  if (!s) return true;
+  std::string ignored;  // failures were reported to whoever waited on the work
+  if (drain) s->synchronize(&ignored);
+  return s->stop(/*close=*/false, timeout_ms);
+}
+
+namespace {
+template <typename F>
+void forEachCreatedStream(F&& f) {
+  if (!g_any_streams.load(std::memory_order_acquire)) return;  // npu never used: nothing to do
+  for (DeviceStreams& ds : devices()) {
+    for (auto& slot : ds.table) {
+      if (driver::Stream s = slot.load(std::memory_order_acquire)) f(s);
+    }
+  }
+}
+
+// In a forked child the workers do not exist and their queues belong to the
+// parent (the child cannot use npu: isInBadFork). Forget them, so neither an
+// exit-time shutdown nor a stream's destruction joins a thread of another process.
+void forgetWorkersInChild() { forEachCreatedStream([](driver::Stream s) { s->forgetAfterFork(); }); }
+[[maybe_unused]] const int g_stream_atfork = pthread_atfork(nullptr, nullptr, &forgetWorkersInChild);
+}  // namespace
+
+int shutdownStreamWorkers() {
+  int joined = 0;
+  // Drain every stream before stopping any: work on one stream may wait on another's.
+  forEachCreatedStream([](driver::Stream s) {
+    std::string ignored;
+    s->synchronize(&ignored);
+  });
+  forEachCreatedStream([&](driver::Stream s) {
+    bool had = false;
+    {
+      std::lock_guard<std::mutex> g(s->mutex);
+      had = s->worker.joinable();
+    }
+    s->stop(/*close=*/true);
+    joined += had;
+  });
+  return joined;
+}
 
 }  // namespace npudist::core

@@ -47,4 +47,17 @@ std::shared_ptr<driver::Task> launchDriverTask(const c10::Stream& stream, std::f
 // True while deferred work is running on this thread (its kernels do not wait).
 bool inDeferredWork();
 
+// Thread lifecycle of the streams' workers (docs/lifecycle.md).
+// With `drain`, completes what `stream` was made to wait for; then stops its
+// worker and joins it if it finishes within `timeout_ms` (else it returns on
+// its own once idle and is joined by the next stop). A later task starts a
+// new worker. Used when a process group is shut down or destroyed.
+bool stopStreamWorker(const c10::Stream& stream, int64_t timeout_ms, bool drain);
+// Process shutdown (interpreter exit): completes the work queued on every
+// stream of every device and joins every worker; afterwards no worker starts
+// again and deferred work runs on the thread that queues it. Call without
+// the GIL (a finishing task's callback may need it). Returns the number of
+// workers joined.
+int shutdownStreamWorkers();
+
 }  // namespace npudist::core

@@ -1,5 +1,7 @@
 #include "driver/config.h"
 
+#include "util/env.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,32 +53,30 @@ ClusterConfig load() {
   std::ostringstream err;
 
   cfg.physical_device_count = kDefaultDeviceCount;
-  if (const char* v = std::getenv("NPUDIST_DEVICE_COUNT")) {
-    long n = 0;
-    if (!parseInt(v, &n) || n < 1 || n > kMaxDeviceCount) {
-      err << "NPUDIST_DEVICE_COUNT='" << v << "' is not a device count: set it to an integer from 1 to "
-          << kMaxDeviceCount << " (or unset it for the default of " << kDefaultDeviceCount << ")";
-      cfg.error = err.str();
-      return cfg;
-    }
-    cfg.physical_device_count = int(n);
+  try {
+    cfg.physical_device_count = int(env::getInt("NPUDIST_DEVICE_COUNT", kDefaultDeviceCount, 1, kMaxDeviceCount));
+  } catch (const env::EnvError& e) {
+    cfg.error = e.what();  // raised by the first call that needs the devices
+    return cfg;
   }
 
   size_t share = size_t(double(hostMemoryBytes()) * 0.8) / size_t(cfg.physical_device_count);
   cfg.device_memory = std::max(kMinMemory, std::min(share, kMaxDefaultMemory) / kMinMemory * kMinMemory);
-  if (const char* v = std::getenv("NPUDIST_DEVICE_MEMORY")) {
+  if (auto v = env::raw("NPUDIST_DEVICE_MEMORY")) {
     std::string why;
     size_t bytes = 0;
-    if (!parseMemorySize(v, &bytes, &why)) {
-      err << "NPUDIST_DEVICE_MEMORY='" << v << "' is not a memory size (" << why
-          << "): use bytes or a number with a unit, e.g. 4GiB, 512MiB, 2G";
+    if (!parseMemorySize(*v, &bytes, &why)) {
+      err << env::invalidMessage("NPUDIST_DEVICE_MEMORY", *v,
+                                 "bytes or a number with a binary unit from 2 MiB to 4 TiB, e.g. 4GiB, 512MiB, 2G")
+          << " (" << why << ")";
       cfg.error = err.str();
       return cfg;
     }
     cfg.device_memory = bytes;
   }
 
-  if (const char* v = std::getenv("ASCEND_RT_VISIBLE_DEVICES")) {
+  if (auto visible = env::raw("ASCEND_RT_VISIBLE_DEVICES", /*keep_empty=*/true)) {
+    const std::string& v = *visible;
     std::string text = trim(v);
     std::set<int> seen;
     size_t start = 0;

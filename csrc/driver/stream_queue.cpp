@@ -1,10 +1,14 @@
 #include "driver/driver.h"
 #include "driver/stream_queue.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <new>
 
 namespace npudist::driver {
 
@@ -111,21 +115,41 @@ TaskPtr StreamObject::enqueue(std::function<void()> fn, bool tolerate_failed_dep
   task->fn = std::move(fn);
   task->after = std::move(after);
   task->tolerate_failed_deps = tolerate_failed_deps;
-  std::lock_guard<std::mutex> g(mutex);
+  std::unique_lock<std::mutex> g(mutex);
   task->deps = std::move(frontier);
   frontier.assign(1, task);
   has_pending.store(true, std::memory_order_release);
+  if (closed) {
+    // After process shutdown no thread may start (Python is finalizing):
+    // the work runs here, in order, as a caller that helps would run it.
+    g.unlock();
+    std::string ignored;  // failures reach whoever waits on the task
+    completeTask(task, &ignored);
+    return task;
+  }
   queue.push_back(task);
-  if (!worker.joinable()) worker = std::thread([this] { workerLoop(); });
+  stopping = false;
+  if (!worker_running) {
+    // A stopped worker has left its loop (and released the mutex): joining it is immediate.
+    if (worker.joinable() && worker_pid == getpid()) worker.join();
+    worker = std::thread([this] { workerLoop(); });
+    worker_pid = getpid();
+    worker_running = true;
+  }
   queue_cv.notify_one();
   return task;
 }
 
 void StreamObject::workerLoop() {
+  pthread_setname_np(pthread_self(), "npu-stream");  // tests and ps/top find our threads by name
   std::unique_lock<std::mutex> lock(mutex);
   while (true) {
     queue_cv.wait(lock, [this] { return stopping || !queue.empty(); });
-    if (queue.empty()) return;  // stopping, drained
+    if (queue.empty()) {  // stopping, drained
+      worker_running = false;
+      queue_cv.notify_all();  // stop() may wait for this
+      return;
+    }
     TaskPtr task = std::move(queue.front());
     queue.pop_front();
     lock.unlock();
@@ -173,13 +197,51 @@ bool StreamObject::idle() {
   return true;
 }
 
-void StreamObject::stop() {
+void StreamObject::requestStop() {
+  std::lock_guard<std::mutex> g(mutex);
+  stopping = true;
+  queue_cv.notify_all();
+}
+
+bool StreamObject::stop(bool close, int64_t timeout_ms) {
+  std::thread t;
   {
-    std::lock_guard<std::mutex> g(mutex);
+    std::unique_lock<std::mutex> g(mutex);
     stopping = true;
+    if (close) closed = true;
     queue_cv.notify_all();
+    if (worker.joinable() && worker_pid != getpid()) {
+      new (&worker) std::thread();  // a parent's thread (forked child): forget the handle, never join it
+      worker_running = false;
+      return true;
+    }
+    if (worker.get_id() == std::this_thread::get_id()) return false;  // from its own task: it returns once idle
+    if (timeout_ms >= 0 && worker_running &&
+        !queue_cv.wait_for(g, std::chrono::milliseconds(timeout_ms), [this] { return !worker_running; }))
+      return false;  // still busy: it returns on its own once the queue is empty
+    t = std::move(worker);
   }
-  if (worker.joinable()) worker.join();
+  if (t.joinable()) t.join();
+  return true;
+}
+
+void StreamObject::forgetAfterFork() {
+  // Runs in the child right after fork(), single-threaded. The parent's lock
+  // may have been held at fork(): fresh ones replace it. The thread handle
+  // names a thread of the parent (destroying it joinable would terminate).
+  // The parent's tasks are leaked on purpose: running or destroying what they
+  // captured (tensors, futures, peers' collectives) in the child is not safe.
+  new (&mutex) std::mutex();
+  new (&queue_cv) std::condition_variable();
+  new (&worker) std::thread();
+  new std::deque<TaskPtr>(std::move(queue));
+  queue.clear();
+  new std::vector<TaskPtr>(std::move(frontier));
+  frontier.clear();
+  has_pending.store(false, std::memory_order_release);
+  worker_pid = 0;
+  worker_running = false;
+  stopping = false;
 }
 
 // ----------------------------------------------------------------- EventObject

@@ -76,11 +76,17 @@ struct npudist::driver::StreamObject {
   std::vector<TaskPtr> frontier;         // guarded by mutex
   std::atomic<bool> has_pending{false};  // fast path: frontier may be non-empty
 
-  // Worker thread that runs queued tasks in order, started on first use.
+  // Worker thread that runs queued tasks in order, started on first use and
+  // again after it was stopped (a process group's stream stops its worker
+  // when the group is shut down). The thread never outlives stop(): it is
+  // joined, or, in a forked child where it does not exist, forgotten.
   std::deque<TaskPtr> queue;  // guarded by mutex
   std::condition_variable queue_cv;
-  std::thread worker;
-  bool stopping = false;
+  std::thread worker;          // guarded by mutex
+  int worker_pid = 0;          // process that started `worker`
+  bool worker_running = false; // guarded by mutex; false once the loop returned
+  bool stopping = false;       // guarded by mutex: the worker returns once the queue is empty
+  bool closed = false;         // guarded by mutex: process shutdown; no worker is started any more
 
   TaskPtr enqueue(std::function<void()> fn, bool tolerate_failed_deps = false, std::function<void()> after = {});
   void addDependencies(const std::vector<TaskPtr>& tasks);
@@ -88,7 +94,18 @@ struct npudist::driver::StreamObject {
   // Completes the frontier; false with `error` if a task failed.
   bool synchronize(std::string* error);
   bool idle();
-  void stop();
+  // Lets the worker return once the queue is empty, without waiting for it.
+  void requestStop();
+  // Stops the worker after it ran what was queued, and joins it. With
+  // `close`, no worker is started again: later work runs on the thread that
+  // queues it (process shutdown: no new thread may start then). With
+  // timeout_ms >= 0, waits at most that long for the worker to finish its
+  // queue; false if it has not (it then returns on its own, unjoined until
+  // the next stop()).
+  bool stop(bool close = false, int64_t timeout_ms = -1);
+  // In a forked child: the worker and the queued work belong to the parent.
+  // Forgets them without touching their (possibly locked) state.
+  void forgetAfterFork();
 
  private:
   void workerLoop();

@@ -1,4 +1,5 @@
 #include "hccl/desync.h"
+#include "util/env.h"
 
 #include <c10/util/Exception.h>
 
@@ -55,10 +56,7 @@ std::vector<RankProgress> groupProgress(GroupStats& group, Engine& engine) {
 }  // namespace
 
 bool desyncDebug() {
-  static const bool on = [] {
-    const char* v = std::getenv("TORCH_HCCL_DESYNC_DEBUG");
-    return v && (std::string(v) == "1" || std::string(v) == "true");
-  }();
+  static const bool on = env::getBool("TORCH_HCCL_DESYNC_DEBUG", false);
   return on;
 }
 

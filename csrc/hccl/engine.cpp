@@ -10,18 +10,14 @@
 #include <numeric>
 
 #include "core/aten/cpu_alias.h"
+#include "util/env.h"
 
 namespace npudist::hccl {
 namespace {
 
-int64_t envInt(const char* name, int64_t def, int64_t lo, int64_t hi, const char* unit) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return def;
-  char* end = nullptr;
-  long long x = std::strtoll(v, &end, 10);
-  TORCH_CHECK(end && *end == '\0' && x >= lo && x <= hi, name, "=", v, " is invalid: expected an integer number of ",
-              unit, " between ", lo, " and ", hi, " (unset it for the default, ", def, ")");
-  return x;
+// `unit` documents the call sites (seconds, MiB, bytes): see docs/env_vars.md.
+int64_t envInt(const char* name, int64_t def, int64_t lo, int64_t hi, const char* /*unit*/) {
+  return env::getInt(name, def, lo, hi);
 }
 
 std::vector<uint8_t> bytesOf(const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); }
@@ -61,8 +57,8 @@ Engine::Engine(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
   // while the store (an agent's) lives on: every incarnation has its own keys.
   // An elastic restart reuses the agent's store with fresh processes (whose
   // counters start again at 0): the attempt number keeps their keys apart.
-  const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
-  const std::string prefix = "hccl/" + std::string(attempt && *attempt ? attempt : "0") + "." +
+  const std::string attempt = env::getString("TORCHELASTIC_RESTART_COUNT", "0");  // torchelastic's, verbatim
+  const std::string prefix = "hccl/" + attempt + "." +
                              std::to_string(nextIncarnation(name)) + "/";
   topo.rank = rank;
   topo.size = size;

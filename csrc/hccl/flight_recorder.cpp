@@ -1,4 +1,5 @@
 #include "hccl/flight_recorder.h"
+#include "util/env.h"
 
 #include <c10/util/Exception.h>
 
@@ -32,13 +33,7 @@ namespace {
 FlightRecorder::FrameCapture g_capture = nullptr;
 
 size_t traceBufferSize() {
-  const char* v = std::getenv("TORCH_HCCL_TRACE_BUFFER_SIZE");
-  if (!v || !*v) return 2000;
-  char* end = nullptr;
-  long long n = std::strtoll(v, &end, 10);
-  TORCH_CHECK(end && *end == '\0' && n >= 0 && n <= 10000000, "TORCH_HCCL_TRACE_BUFFER_SIZE=", v,
-              " is invalid: expected a number of entries between 0 (off) and 10000000 (unset it for the default, 2000)");
-  return size_t(n);
+  return size_t(env::getInt("TORCH_HCCL_TRACE_BUFFER_SIZE", 2000, 0, 10000000));  // entries; 0: off
 }
 }  // namespace
 
@@ -52,10 +47,7 @@ FlightRecorder& FlightRecorder::get() {
 void FlightRecorder::setFrameCapture(FrameCapture f) { g_capture = f; }
 
 bool FlightRecorder::captureFramesEnabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("NPUDIST_HCCL_TRACE_FRAMES");
-    return v && (std::string(v) == "1" || std::string(v) == "true");
-  }();
+  static const bool on = env::getBool("NPUDIST_HCCL_TRACE_FRAMES", false);
   return on && g_capture != nullptr;
 }
 
@@ -191,8 +183,7 @@ std::string FlightRecorder::pickle() {
 }
 
 std::string FlightRecorder::defaultPath(int global_rank) {
-  const char* p = std::getenv("TORCH_HCCL_DEBUG_INFO_TEMP_FILE");
-  std::string prefix = p && *p ? p : "/tmp/hccl_trace_rank_";
+  const std::string prefix = env::getString("TORCH_HCCL_DEBUG_INFO_TEMP_FILE", "/tmp/hccl_trace_rank_");
   return prefix + std::to_string(global_rank);
 }
 

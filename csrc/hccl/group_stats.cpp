@@ -202,6 +202,18 @@ void registerGroup(const std::shared_ptr<GroupStats>& g) {
   g_global_rank.compare_exchange_strong(expected, g->globalRank());
 }
 
+size_t unregisterGroup(const GroupStats* g) {
+  std::lock_guard<std::mutex> l(g_registry_mutex);
+  auto& r = registry();
+  r.erase(std::remove_if(r.begin(), r.end(),
+                         [g](const auto& w) {
+                           auto p = w.lock();
+                           return !p || p.get() == g;
+                         }),
+          r.end());
+  return r.size();
+}
+
 std::vector<std::shared_ptr<GroupStats>> liveGroups() {
   std::vector<std::shared_ptr<GroupStats>> out;
   std::lock_guard<std::mutex> l(g_registry_mutex);

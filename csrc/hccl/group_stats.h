@@ -106,6 +106,8 @@ class GroupStats {
 
 // Registers a group for snapshots, flight-recorder dumps and the watchdog.
 void registerGroup(const std::shared_ptr<GroupStats>& g);
+// Forgets a group that was shut down; returns how many live groups remain.
+size_t unregisterGroup(const GroupStats* g);
 // The groups still alive in this process, in creation order.
 std::vector<std::shared_ptr<GroupStats>> liveGroups();
 // This process's global rank (from the first group made), or -1.

@@ -9,6 +9,9 @@
 #include <sstream>
 #include <thread>
 
+#include "util/env.h"
+#include "util/shm_name.h"
+
 namespace npudist::hccl {
 
 const char* opName(Op op) {
@@ -40,8 +43,7 @@ const char* failureKindName(FailureKind k) {
 }
 
 std::string hostIdentity() {
-  const char* v = std::getenv("NPUDIST_HOSTNAME");
-  if (v && *v) return v;
+  if (auto v = env::raw("NPUDIST_HOSTNAME")) return *v;
   char buf[256] = {0};
   if (gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
   return buf;
@@ -92,10 +94,9 @@ LocalComm::LocalComm(const c10::intrusive_ptr<c10d::Store>& store, const std::st
   for (int r = 0; r < n_; ++r) straggler_[size_t(r)].store(0.0);
   const std::string name_key = key_prefix + "/segment";
   const auto timeout = cfg_.connect_timeout;
-  const char* tag = std::getenv("NPUDIST_JOB_TAG");
   if (me_ == 0) {
-    name_ = "/npudist-" + sanitize(tag && *tag ? tag : "job", 32) + "-" + sanitize(cfg_.host, 48) + "-" +
-            randomToken();
+    // One naming rule with npurun's cleanup (util/shm_name.h).
+    name_ = "/" + shm::jobPrefix(env::getString("NPUDIST_JOB_TAG", "")) + sanitize(cfg_.host, 48) + "-" + randomToken();
     seg_ = Segment::create(name_, n_, cfg_.slot_bytes, cfg_.p2p_chunk_bytes);
     store->set(name_key, toBytes(name_));
   } else {

@@ -4,13 +4,16 @@
 #include <c10/util/Exception.h>
 
 #include <stdexcept>
+#include <unistd.h>
 #include <utility>
 
 #include "core/deferred.h"
 #include "core/stream.h"
 #include "hccl/desync.h"
 #include "hccl/flight_recorder.h"
+#include "hccl/shm_wait.h"
 #include "hccl/watchdog.h"
+#include "hccl/work.h"
 
 namespace npudist::hccl {
 
@@ -21,6 +24,10 @@ ProcessGroupHCCL::ProcessGroupHCCL(const c10::intrusive_ptr<c10d::Store>& store,
       gloo_factory_(std::move(gloo_factory)),
       home_device_(home_device),
       comm_stream_(core::newStream(c10::DeviceIndex(home_device), 0)) {
+  // Settings read lazily later (some first on the stream's thread) are read
+  // here once, so an invalid value raises to the caller (util/env.h).
+  (void)spinBudgetNs(), (void)blockingWaitRequested(), (void)desyncDebug(), (void)execTimeout(), (void)oneshotBytes();
+  (void)FlightRecorder::captureFramesEnabled();
   const std::string name = options_->group_name.empty() ? std::string("unnamed") : options_->group_name;
   engine_ = std::make_shared<Engine>(store, rank, size, name, options_->timeout, gloo_factory_);
   std::vector<int64_t> global_ranks(options_->global_ranks_in_group.begin(), options_->global_ranks_in_group.end());
@@ -34,7 +41,28 @@ ProcessGroupHCCL::ProcessGroupHCCL(const c10::intrusive_ptr<c10d::Store>& store,
   init();
 }
 
-ProcessGroupHCCL::~ProcessGroupHCCL() { shelf_->drain(); }
+ProcessGroupHCCL::~ProcessGroupHCCL() {
+  shelf_->drain();
+  try {
+    releaseThreads(/*wait_ms=*/0, /*drain=*/false);
+  } catch (...) {
+    // a destructor must not throw (it may run during finalization)
+  }
+}
+
+// Thread lifecycle (docs/lifecycle.md): the group's stream worker returns once
+// its queue is empty (joined here when that takes at most `wait_ms`, else by
+// the next stop or at exit); the watchdog's threads stop with the last group.
+void ProcessGroupHCCL::releaseThreads(int64_t wait_ms, bool drain) {
+  // In a forked child the threads are the parent's and its locks may be held
+  // (docs/lifecycle.md): nothing here is the child's to stop.
+  if (getpid() != creator_pid_) return;
+  core::stopStreamWorker(comm_stream_, wait_ms, drain);
+  if (tracked_ && !threads_released_) {
+    threads_released_ = true;
+    if (unregisterGroup(stats_.get()) == 0) Watchdog::get().stop(std::chrono::milliseconds(2000));
+  }
+}
 
 void ProcessGroupHCCL::setTimeout(std::chrono::milliseconds timeout) {
   options_->timeout = timeout;
@@ -58,6 +86,7 @@ void ProcessGroupHCCL::shutdown() {
   std::string ignored;
   core::drainStream(comm_stream_, &ignored);
   shelf_->drain();
+  releaseThreads(/*wait_ms=*/1000, /*drain=*/true);
 }
 
 c10::intrusive_ptr<c10d::Backend> ProcessGroupHCCL::split(const c10::intrusive_ptr<c10d::Store>& store,

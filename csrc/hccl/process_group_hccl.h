@@ -8,6 +8,8 @@
 // (a ProcessGroupGloo made in Python, driven through the c10d::Backend API).
 #pragma once
 
+#include <unistd.h>
+
 #include <c10/core/Stream.h>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -121,6 +123,9 @@ class ProcessGroupHCCL : public c10d::Backend {
   std::shared_ptr<Engine> engine_;
   std::shared_ptr<GroupStats> stats_;
   bool tracked_ = true;  // NPUDIST_HCCL_WATCHDOG when the group was made
+  bool threads_released_ = false;
+  int creator_pid_ = int(::getpid());
+  void releaseThreads(int64_t wait_ms, bool drain);
   std::string pg_desc_ = "undefined";  // the group's description, once torch set it
   GlooFactory gloo_factory_;
   int home_device_;

@@ -1,4 +1,5 @@
 #include "hccl/shm_wait.h"
+#include "util/env.h"
 
 #include <linux/futex.h>
 #include <sched.h>
@@ -49,17 +50,7 @@ int64_t nowNs() {
 }
 
 int64_t spinBudgetNs() {
-  static const int64_t budget = [] {
-    const char* v = std::getenv("NPUDIST_HCCL_SPIN_US");
-    if (!v || !*v) return int64_t(1'000'000);
-    char* end = nullptr;
-    long us = std::strtol(v, &end, 10);
-    if (*end != '\0' || us < 0 || us > 1'000'000) {
-      std::fprintf(stderr, "npudist: ignoring NPUDIST_HCCL_SPIN_US=%s (want microseconds, 0..1000000)\n", v);
-      return int64_t(1'000'000);
-    }
-    return int64_t(us) * 1000;
-  }();
+  static const int64_t budget = env::getInt("NPUDIST_HCCL_SPIN_US", 1000, 0, 1'000'000) * 1000;
   return budget;
 }
 

@@ -11,6 +11,7 @@
 #include <deque>
 #include <future>
 #include <mutex>
+#include <pthread.h>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "hccl/engine.h"
 #include "hccl/flight_recorder.h"
 #include "hccl/work.h"
+#include "util/env.h"
 
 namespace npudist::hccl {
 namespace {
@@ -29,33 +31,16 @@ constexpr int64_t kPollNs = 100'000'000;          // the loop's period, as Proce
 constexpr int64_t kStorePollNs = 1'000'000'000;   // job-wide dump requests
 constexpr int64_t kStuckGraceNs = 10'000'000'000; // past its timeout, an unfinished collective is aborted
 
-int64_t envSeconds(const char* name, int64_t def, int64_t lo, int64_t hi) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return def;
-  char* end = nullptr;
-  long long x = std::strtoll(v, &end, 10);
-  if (!end || *end || x < lo || x > hi) {
-    std::fprintf(stderr, "[hccl watchdog] ignoring %s=%s: expected an integer between %lld and %lld; using %lld\n", name,
-                 v, (long long)lo, (long long)hi, (long long)def);
-    return def;
-  }
-  return x;
-}
+int64_t envSeconds(const char* name, int64_t def, int64_t lo, int64_t hi) { return env::getInt(name, def, lo, hi); }
 
-bool envFlag(const char* name, bool def) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return def;
-  std::string s(v);
-  return !(s == "0" || s == "false" || s == "False" || s == "off");
-}
+bool envFlag(const char* name, bool def) { return env::getBool(name, def); }
 
 std::atomic<bool> g_signal_dump{false};
 void onDumpSignal(int) { g_signal_dump.store(true); }
 
 // SIGUSR1 by default; NPUDIST_HCCL_DUMP_SIGNAL=0 turns it off. Installed only
 // where nobody handles the signal yet.
-void installDumpSignal() {
-  const int sig = int(envSeconds("NPUDIST_HCCL_DUMP_SIGNAL", SIGUSR1, 0, 64));
+void installDumpSignal(int sig) {
   if (sig == 0) return;
   struct sigaction old {};
   if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) return;
@@ -96,9 +81,33 @@ bool watchdogEnabled() { return envFlag("NPUDIST_HCCL_WATCHDOG", true); }
 
 struct Watchdog::Impl {
   std::mutex mu;
-  std::condition_variable cv;
+  std::condition_variable cv;  // wakes the loop (failures) and every thread (stop)
   bool started = false;
+  // Thread lifecycle (docs/lifecycle.md): each start is a generation; a
+  // thread runs while its generation is current, so a thread left detached
+  // by a stop (stuck in a store call) ends on its own and never runs on
+  // beside the next generation's.
+  uint64_t generation = 0;  // guarded by mu
+  struct Runner {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> finished;
+  };
+  std::vector<Runner> runners;  // guarded by mu
+  bool current(uint64_t gen) {
+    std::lock_guard<std::mutex> l(mu);
+    return gen == generation;
+  }
+  // Sleeps up to `ns` unless the generation ends; false when it ended.
+  bool sleepFor(uint64_t gen, int64_t ns) {
+    std::unique_lock<std::mutex> l(mu);
+    return !cv.wait_for(l, std::chrono::nanoseconds(ns), [&] { return gen != generation; });
+  }
+  void spawn(uint64_t gen, void (Impl::*fn)(uint64_t), const char* name);
   std::atomic<int64_t> heartbeat_ns{0};
+  // Settings, read by attach() on the user's thread.
+  int64_t heartbeat_timeout_s = 480;
+  int64_t straggler_period_s = 60;
+  bool dump_on_failure = true;
   struct Pending {
     std::shared_ptr<GroupStats> group;
     FailureKind kind;
@@ -121,9 +130,9 @@ struct Watchdog::Impl {
   int64_t next_straggler_log = 0;
   std::map<uint64_t, uint64_t> straggler_seen;  // pg_id -> completed at the last log
 
-  void loop();
-  void monitor();
-  void storePoller();
+  void loop(uint64_t gen);
+  void monitor(uint64_t gen);
+  void storePoller(uint64_t gen);
   void handle(const Pending& p);
   void checkStuck();
   void pollStore();
@@ -137,9 +146,72 @@ Watchdog& Watchdog::get() {
   return *w;
 }
 
+namespace {
+// Never destroyed: a detached thread may still reach it during exit. In a
+// forked child the parent's threads do not exist and its locks may be held:
+// the child starts from a fresh one (the old one is leaked on purpose).
+std::atomic<Watchdog::Impl*> g_impl{nullptr};
+}  // namespace
+
 Watchdog::Impl& Watchdog::impl() {
-  static Impl* i = new Impl();
-  return *i;
+  Impl* i = g_impl.load(std::memory_order_acquire);
+  if (i) return *i;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    g_impl.store(new Impl(), std::memory_order_release);
+    pthread_atfork(nullptr, nullptr, [] {
+      g_impl.store(new Impl(), std::memory_order_release);
+      g_signal_dump.store(false);
+    });
+  });
+  return *g_impl.load(std::memory_order_acquire);
+}
+
+void Watchdog::Impl::spawn(uint64_t gen, void (Impl::*fn)(uint64_t), const char* name) {
+  auto finished = std::make_shared<std::atomic<bool>>(false);
+  Runner r;
+  r.finished = finished;
+  r.thread = std::thread([this, gen, fn, finished, name] {
+    pthread_setname_np(pthread_self(), name);  // tests and ps/top find our threads by name
+    (this->*fn)(gen);
+    finished->store(true);
+    std::lock_guard<std::mutex> l(mu);  // stop() waits on cv for this
+    cv.notify_all();
+  });
+  runners.push_back(std::move(r));
+}
+
+int Watchdog::stop(std::chrono::milliseconds wait) {
+  Impl& d = impl();
+  std::vector<Impl::Runner> runners;
+  {
+    std::unique_lock<std::mutex> l(d.mu);
+    if (!d.started) return 0;
+    d.started = false;
+    ++d.generation;
+    d.cv.notify_all();
+    runners.swap(d.runners);
+    d.cv.wait_for(l, wait, [&] {
+      for (auto& r : runners)
+        if (!r.finished->load()) return false;
+      return true;
+    });
+  }
+  int detached = 0;
+  for (auto& r : runners) {
+    if (r.thread.get_id() == std::this_thread::get_id()) {
+      r.thread.detach();  // stopped from its own thread: it returns right after
+    } else if (r.finished->load()) {
+      r.thread.join();
+    } else {
+      // Stuck past `wait` (a store call to a host that is gone blocks until
+      // the store's timeout). It ends on its own when the call returns: it
+      // touches only this never-destroyed state, never Python.
+      r.thread.detach();
+      ++detached;
+    }
+  }
+  return detached;
 }
 
 void Watchdog::attach(const std::shared_ptr<GroupStats>& group, const c10::intrusive_ptr<c10d::Store>& store) {
@@ -155,17 +227,29 @@ void Watchdog::attach(const std::shared_ptr<GroupStats>& group, const c10::intru
       }
     }
   }
+  // Read (and validated) here, on the user's thread: an invalid value raises
+  // to the caller instead of ending a background thread.
+  const bool monitoring = envFlag("TORCH_HCCL_ENABLE_MONITORING", true);
+  const int64_t heartbeat_timeout_s = envSeconds("TORCH_HCCL_HEARTBEAT_TIMEOUT_SEC", 480, 1, 7 * 86400);
+  const int64_t straggler_period_s = envSeconds("NPUDIST_HCCL_STRAGGLER_LOG_SEC", 60, 0, 86400);
+  const bool dump_on_failure = envFlag("TORCH_HCCL_DUMP_ON_TIMEOUT", true);
+  const int dump_signal = int(envSeconds("NPUDIST_HCCL_DUMP_SIGNAL", SIGUSR1, 0, 64));
+  asyncErrorHandling();
   std::lock_guard<std::mutex> l(d.mu);
   if (d.started) return;
   d.started = true;
+  d.heartbeat_timeout_s = heartbeat_timeout_s;
+  d.straggler_period_s = straggler_period_s;
+  d.dump_on_failure = dump_on_failure;
   d.heartbeat_ns.store(nowNs());
-  installDumpSignal();
-  std::thread([&d] { d.loop(); }).detach();
+  installDumpSignal(dump_signal);
+  const uint64_t gen = d.generation;
+  d.spawn(gen, &Impl::loop, "hccl-watchdog");
   // Store calls wait behind any store call of other threads (TCPStore runs one
   // at a time): polling apart keeps a long user store wait from stalling the
   // watchdog (and its heartbeat).
-  std::thread([&d] { d.storePoller(); }).detach();
-  if (envFlag("TORCH_HCCL_ENABLE_MONITORING", true)) std::thread([&d] { d.monitor(); }).detach();
+  d.spawn(gen, &Impl::storePoller, "hccl-storepoll");
+  if (monitoring) d.spawn(gen, &Impl::monitor, "hccl-heartbeat");
   (void)group;
 }
 
@@ -248,13 +332,14 @@ std::string Watchdog::dumpLocal(const std::string& why) {
   return path;
 }
 
-void Watchdog::Impl::loop() {
+void Watchdog::Impl::loop(uint64_t gen) {
   while (true) {
     heartbeat_ns.store(nowNs());
     std::deque<Pending> work;
     {
       std::unique_lock<std::mutex> l(mu);
-      cv.wait_for(l, std::chrono::nanoseconds(kPollNs), [this] { return !pending.empty(); });
+      cv.wait_for(l, std::chrono::nanoseconds(kPollNs), [&] { return !pending.empty() || gen != generation; });
+      if (gen != generation) return;
       work.swap(pending);
     }
     for (const auto& p : work) handle(p);
@@ -276,7 +361,7 @@ void Watchdog::Impl::handle(const Pending& p) {
     logLine(c10::str("collective failed (", failureKindName(p.kind), ") in process group '", p.group->name, "' (",
                      p.group->desc(), "): ", p.message));
   }
-  if (envFlag("TORCH_HCCL_DUMP_ON_TIMEOUT", true) && FlightRecorder::get().enabled()) {
+  if (dump_on_failure && FlightRecorder::get().enabled()) {
     dumpOnce(c10::str(failureKindName(p.kind), " in process group '", p.group->name, "'"));
     bool request;
     {
@@ -337,11 +422,8 @@ void Watchdog::Impl::checkStuck() {
   }
 }
 
-void Watchdog::Impl::storePoller() {
-  while (true) {
-    std::this_thread::sleep_for(std::chrono::nanoseconds(kStorePollNs));
-    pollStore();
-  }
+void Watchdog::Impl::storePoller(uint64_t gen) {
+  while (sleepFor(gen, kStorePollNs)) pollStore();
 }
 
 void Watchdog::Impl::publishProgress(uint64_t request) {
@@ -392,7 +474,7 @@ void Watchdog::Impl::dumpOnce(const std::string& why) {
 }
 
 void Watchdog::Impl::stragglerLog() {
-  static const int64_t period_s = envSeconds("NPUDIST_HCCL_STRAGGLER_LOG_SEC", 60, 0, 86400);
+  const int64_t period_s = straggler_period_s;
   if (period_s == 0) return;
   const int64_t now = nowNs();
   if (!next_straggler_log) next_straggler_log = now + period_s * 1'000'000'000;
@@ -420,11 +502,10 @@ void Watchdog::Impl::stragglerLog() {
   }
 }
 
-void Watchdog::Impl::monitor() {
-  const int64_t timeout_s = envSeconds("TORCH_HCCL_HEARTBEAT_TIMEOUT_SEC", 480, 1, 7 * 86400);
-  const auto step = std::chrono::milliseconds(std::min<int64_t>(1000, timeout_s * 250));
-  while (true) {
-    std::this_thread::sleep_for(step);
+void Watchdog::Impl::monitor(uint64_t gen) {
+  const int64_t timeout_s = heartbeat_timeout_s;
+  const int64_t step_ns = std::min<int64_t>(1000, timeout_s * 250) * 1'000'000;
+  while (sleepFor(gen, step_ns)) {
     const double age = double(nowNs() - heartbeat_ns.load()) / 1e9;
     if (age <= double(timeout_s)) continue;
     logLine(c10::str("the watchdog thread has not gone round its loop for ", age,

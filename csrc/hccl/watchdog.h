@@ -71,9 +71,17 @@ class Watchdog {
   // or "" when disabled or failed (the reason is logged).
   std::string dumpLocal(const std::string& why);
 
+  // Stops the watchdog's threads and joins them, waiting up to `wait`; a
+  // thread still inside a store call then is detached and ends on its own
+  // (it never touches Python). The next attach() starts new threads. Done
+  // when the last hccl group is shut down and at interpreter exit
+  // (docs/lifecycle.md). Returns the number of threads left detached.
+  int stop(std::chrono::milliseconds wait);
+
+  struct Impl;
+
  private:
   Watchdog() = default;
-  struct Impl;
   Impl& impl();
 };
 

@@ -12,14 +12,12 @@
 #include "hccl/engine.h"
 #include "hccl/flight_recorder.h"
 #include "hccl/group_stats.h"
+#include "util/env.h"
 
 namespace npudist::hccl {
 
 bool blockingWaitRequested() {
-  static const bool on = [] {
-    const char* v = std::getenv("TORCH_HCCL_BLOCKING_WAIT");
-    return v && (std::string(v) == "1" || std::string(v) == "true");
-  }();
+  static const bool on = env::getBool("TORCH_HCCL_BLOCKING_WAIT", false);
   return on;
 }
 

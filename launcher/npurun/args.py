@@ -18,7 +18,15 @@ from torch.distributed.elastic.multiprocessing import Std
 from torch.distributed.elastic.rendezvous.utils import parse_rendezvous_endpoint
 from torch.distributed.run import get_args_parser
 
+from npudist import _env
+
 DEFAULT_CONNECT_TIMEOUT = 60.0
+
+
+def _shown(name: str) -> str:
+    """A variable's value for a message: as set (an empty value shows as ''), else <unset>."""
+    v = _env.raw(name, keep_empty=True)
+    return "<unset>" if v is None else repr(v) if v == "" else v
 _TAG_RE = re.compile(r"^[A-Za-z0-9_.]{1,64}$")
 
 
@@ -83,8 +91,8 @@ def resolve_nproc(value: str, visible_npus: int) -> int:
         n = visible_npus
         if n == 0:
             raise UsageError(f"--nproc-per-node {text}: no npu is visible "
-                             f"(NPUDIST_DEVICE_COUNT={os.environ.get('NPUDIST_DEVICE_COUNT', '8')!s}, "
-                             f"ASCEND_RT_VISIBLE_DEVICES={os.environ.get('ASCEND_RT_VISIBLE_DEVICES', '<unset>')!s})")
+                             f"(NPUDIST_DEVICE_COUNT={_env.get_str('NPUDIST_DEVICE_COUNT', '8')}, "
+                             f"ASCEND_RT_VISIBLE_DEVICES={_shown('ASCEND_RT_VISIBLE_DEVICES')})")
         return n
     if text == "cpu":
         n = len(os.sched_getaffinity(0))
@@ -100,8 +108,8 @@ def resolve_nproc(value: str, visible_npus: int) -> int:
     if n > visible_npus:
         raise UsageError(
             f"--nproc-per-node {n} asks for {n} local ranks but only {visible_npus} npu(s) are visible "
-            f"(NPUDIST_DEVICE_COUNT={os.environ.get('NPUDIST_DEVICE_COUNT', '8 (default)')}, "
-            f"ASCEND_RT_VISIBLE_DEVICES={os.environ.get('ASCEND_RT_VISIBLE_DEVICES', '<unset>')}): "
+            f"(NPUDIST_DEVICE_COUNT={_env.get_str('NPUDIST_DEVICE_COUNT', '8 (default)')}, "
+            f"ASCEND_RT_VISIBLE_DEVICES={_shown('ASCEND_RT_VISIBLE_DEVICES')}): "
             f"lower --nproc-per-node, or make more npus visible")
     return n
 
@@ -184,7 +192,7 @@ def validate(args: argparse.Namespace) -> None:
         raise UsageError("--virtual-local-rank narrows CUDA_VISIBLE_DEVICES; with npus every rank would use npu:0. "
                          "Use LOCAL_RANK with torch.npu.set_device (ASCEND_RT_VISIBLE_DEVICES narrows the npus)")
     _check_metrics(args)
-    tag = os.environ.get("NPUDIST_JOB_TAG")
+    tag = _env.raw("NPUDIST_JOB_TAG", keep_empty=True)
     if tag is not None and not _TAG_RE.match(tag):
         raise UsageError(f"NPUDIST_JOB_TAG={tag!r} is not a valid job tag: use 1-64 letters, digits, '_' or '.'")
     _check_entrypoint(args)

@@ -7,7 +7,8 @@
   then SIGKILLs and reaps them. torch's agent already stops each worker's process group
   (workers run in their own session); this catches what escaped it (children of a rank
   killed with -9, daemonised helpers).
-- ``remove_shm`` deletes ``/dev/shm/npudist-<tag>-*`` once the ranks are gone.
+- ``remove_shm`` deletes ``/dev/shm/npudist-<tag>-*`` once the ranks are gone (long tags are
+  shortened as the engine names them: npudist/_shm_names.py).
 - SIGINT and SIGTERM to npurun reach the ranks as SIGTERM, with ``--shutdown-timeout``
   seconds before SIGKILL; a second signal kills at once. This holds also while torch's
   agent is blocked in a C++ store call (where Python runs no signal handler): a thread
@@ -27,6 +28,8 @@ import time
 from typing import Callable
 
 from torch.distributed.elastic.multiprocessing import SignalException
+
+from npudist import _shm_names
 
 SHM_DIR = "/dev/shm"
 BLOCKED_AFTER = 1.0  # seconds the main thread may take to run the Python signal handler
@@ -126,8 +129,9 @@ def stop_descendants(grace: float) -> list[int]:
 
 
 def shm_entries(tag: str) -> list[str]:
-    """The job's entries in /dev/shm: ``npudist-<tag>-*``."""
-    return glob.glob(os.path.join(SHM_DIR, f"npudist-{glob.escape(tag)}-*"))
+    """The job's entries in /dev/shm: ``npudist-<component>-*``, the component of ``tag`` by the
+    engine's naming rule (npudist/_shm_names.py: long tags are shortened with a hash)."""
+    return glob.glob(os.path.join(SHM_DIR, glob.escape(_shm_names.job_prefix(tag)) + "*"))
 
 
 def remove_shm(tag: str) -> list[str]:

@@ -16,6 +16,8 @@ import tempfile
 import threading
 import time
 
+from npudist import _env
+
 from . import args as npuargs
 from . import cleanup, jobwatch, metrics as npumetrics, output, plan as npuplan, rendezvous
 from . import env as npuenv
@@ -38,7 +40,7 @@ def _command(args) -> tuple[object, list[str]]:
     if args.no_python:
         return args.training_script, list(args.training_script_args)
     cmd_args = ["-u"] + (["-m"] if args.module else []) + [args.training_script, *args.training_script_args]
-    return os.getenv("PYTHON_EXEC", sys.executable), cmd_args
+    return _env.get_str("PYTHON_EXEC", sys.executable), cmd_args
 
 
 class Launch:
@@ -59,9 +61,9 @@ class Launch:
         user = npuenv.user_threads()
         self.threads = [user] * self.nproc if user else [str(t) for t in npuenv.threads_per_rank(self.nproc)]
         self.grace = args.shutdown_timeout if args.shutdown_timeout is not None else \
-            int(os.environ.get("TORCH_ELASTIC_SHUTDOWN_TIMEOUT", "30"))
+            _env.get_int("TORCH_ELASTIC_SHUTDOWN_TIMEOUT", 30, lo=0)
         self.entrypoint, self.cmd_args = _command(args)
-        self.host_label = os.environ.get("NPUDIST_HOSTNAME") or socket.gethostname()
+        self.host_label = _env.get_str("NPUDIST_HOSTNAME") or socket.gethostname()
         self.node_id = f"{self.host_label}/{os.getpid()}"
         # several nodes (jobwatch.py): npurun's store server, board, agent phase, watch thread
         self.server = self.board = self.phase = self.watch = None
@@ -134,7 +136,7 @@ class Launch:
             min_nodes=self.min_nodes, max_nodes=self.max_nodes, nproc_per_node=self.nproc, run_id=a.rdzv_id,
             role=a.role, rdzv_endpoint=rendezvous.endpoint(a), rdzv_backend=a.rdzv_backend, rdzv_configs=conf,
             max_restarts=a.max_restarts, monitor_interval=a.monitor_interval, start_method=a.start_method,
-            log_line_prefix_template=os.getenv("TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", output.DEFAULT_PREFIX),
+            log_line_prefix_template=_env.get_str("TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", output.DEFAULT_PREFIX),
             local_addr=a.local_addr, logs_specs=logs_specs, event_log_handler=a.event_log_handler,
             signals_to_handle=signals or "SIGHUP", duplicate_stdout_filters=a.duplicate_stdout_filters,
             duplicate_stderr_filters=a.duplicate_stderr_filters, virtual_local_rank=a.virtual_local_rank,

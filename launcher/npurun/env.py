@@ -19,6 +19,8 @@ from __future__ import annotations
 import os
 import secrets
 
+from npudist import _env
+
 JOB_TAG = "NPUDIST_JOB_TAG"
 METRICS_DIR = "NPUDIST_METRICS_DIR"  # --metrics-port: where ranks announce their endpoints (metrics.py)
 THREADS = "OMP_NUM_THREADS"
@@ -28,7 +30,7 @@ PASSED_THROUGH = ("ASCEND_RT_VISIBLE_DEVICES", "NPUDIST_DEVICE_COUNT", "NPUDIST_
 
 def job_tag() -> str:
     """The job's shared-memory tag: $NPUDIST_JOB_TAG if set, else a new random 12-hex-digit token."""
-    return os.environ.get(JOB_TAG) or secrets.token_hex(6)
+    return _env.get_str(JOB_TAG) or secrets.token_hex(6)
 
 
 def usable_cores() -> int:
@@ -49,8 +51,7 @@ def threads_per_rank(nproc: int, cores: int | None = None) -> list[int]:
 
 def user_threads() -> str | None:
     """OMP_NUM_THREADS as the user set it, or None (then npurun divides the cores)."""
-    value = os.environ.get(THREADS)
-    return value if value else None
+    return _env.get_str(THREADS)
 
 
 def device_map(nproc: int) -> list[tuple[int, str]]:
@@ -59,7 +60,7 @@ def device_map(nproc: int) -> list[tuple[int, str]]:
     The physical id is the i-th entry of ASCEND_RT_VISIBLE_DEVICES (or i when unset);
     call only after torch.npu.device_count() accepted the environment.
     """
-    visible = os.environ.get("ASCEND_RT_VISIBLE_DEVICES")
+    visible = _env.raw("ASCEND_RT_VISIBLE_DEVICES")
     ids = [v.strip() for v in visible.split(",")] if visible else None
     return [(i, ids[i] if ids and i < len(ids) else str(i)) for i in range(nproc)]
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from npudist import _shm_names
+
 from . import env as npuenv
 
 
@@ -70,7 +72,7 @@ class Plan:
             f"  max restarts     : {self.max_restarts}",
             f"  stop grace       : SIGTERM, then SIGKILL after {self.grace_seconds} s",
             f"  logs             : {self.log_dir}",
-            f"  shm job tag      : {self.job_tag} (/dev/shm/npudist-{self.job_tag}-* removed at exit)",
+            f"  shm job tag      : {self.job_tag} (/dev/shm/{_shm_names.job_prefix(self.job_tag)}* removed at exit)",
             "  metrics          : " + (self.metrics_endpoint or "off (--metrics-port PORT serves the node's ranks)"),
             "  ranks:",
         ]

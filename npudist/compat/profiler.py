@@ -131,7 +131,9 @@ def supported_export_type() -> set:
 def _rank() -> int:
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         return torch.distributed.get_rank()
-    return int(os.environ.get("RANK", "0"))
+    from npudist import _env
+
+    return _env.get_int("RANK", 0, lo=0)
 
 
 def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None, analyse_flag: bool = True,

@@ -1,19 +1,25 @@
-"""Gives PyTorch's autograd device threads a moment at interpreter exit.
+"""Stops npudist's threads at interpreter exit, before Python finalizes.
 
-Why: in PyTorch 2.13 every ``backward()`` stashes a ``contextvars`` context in the
-thread-local state that the autograd GraphTask copies (torch/autograd/graph.py,
-``_engine_run_backward``). For a backward that ran npu work, the last reference to
-that GraphTask can be dropped on the engine's npu device thread ("pt_autograd_0")
-a few microseconds *after* the caller's ``backward()`` returned. When the script
-ends right then, that drop needs the GIL while Python is finalizing: the thread is
-unwound by ``pthread_exit`` inside a noexcept destructor and the process dies with
-"terminate called without an active exception" (SIGABRT), after all user work is
-done. It shows when backward used a non-default npu stream (DDP's, or a user's).
+Why: a thread that needs the GIL while Python is finalizing is unwound by
+``pthread_exit``; inside a C++ ``noexcept`` frame that is ``std::terminate``
+("terminate called without an active exception", SIGABRT) after all user work
+is done. ``atexit`` handlers run before finalization, while other threads can
+still take the GIL, so this is where every thread the extension started is
+finished (docs/lifecycle.md):
 
-``atexit`` handlers run before finalization, while other threads may still take the
-GIL, so sleeping there briefly lets the device thread finish its release. This is a
-workaround for a race inside torch (any device with autograd device threads has it);
-it costs at most ``_GRACE_S`` at exit, and only in processes that initialised npu.
+- ``npudist._C._shutdown_threads()`` completes the work queued on every npu
+  stream (collectives still in flight included), joins every stream worker
+  (the hccl groups' progress threads among them) and stops the hccl watchdog,
+  its store poller and its heartbeat monitor. Afterwards no worker starts again.
+- PyTorch's own autograd device thread ("pt_autograd_0") may drop the last
+  reference to a backward's GraphTask a few microseconds after ``backward()``
+  returned (torch 2.13 stashes a ``contextvars`` context there, whose release
+  needs the GIL). It is torch's thread, not ours: nothing can join it, so a
+  short sleep (``_GRACE_S``) gives it the moment it needs. That part is a
+  workaround for a race inside torch (any device with autograd device threads
+  has it).
+
+Only processes that used npu pay anything.
 """
 import atexit
 import time
@@ -22,9 +28,13 @@ _GRACE_S = 0.05
 _installed = False
 
 
-def _let_device_threads_settle():
+def _shutdown():
     import torch
 
+    from npudist import _C
+
+    # Cheap when npu was never used (no stream, no group: nothing to stop).
+    _C._shutdown_threads()  # releases the GIL while it waits
     if getattr(torch, "npu", None) is not None and torch.npu.is_initialized():
         time.sleep(_GRACE_S)  # releases the GIL; see the module docstring
 
@@ -33,5 +43,5 @@ def install():
     """Registers the exit hook once per process (idempotent)."""
     global _installed
     if not _installed:
-        atexit.register(_let_device_threads_settle)
+        atexit.register(_shutdown)
         _installed = True

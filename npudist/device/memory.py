@@ -238,9 +238,11 @@ def _dump_snapshot(filename: str = "dump_snapshot.pickle") -> None:
 
 def _on_out_of_memory(device: int, requested: int) -> None:
     """OOM observer: with OOM_SNAPSHOT_ENABLE set, dumps a snapshot next to OOM_SNAPSHOT_PATH."""
-    if os.environ.get("OOM_SNAPSHOT_ENABLE", "0") in ("0", "", "false", "False"):
+    from npudist import _env
+
+    if not _env.get_bool("OOM_SNAPSHOT_ENABLE", False):
         return
-    directory = os.environ.get("OOM_SNAPSHOT_PATH") or os.getcwd()
+    directory = _env.get_str("OOM_SNAPSHOT_PATH") or os.getcwd()
     try:
         os.makedirs(directory, exist_ok=True)
         path = os.path.join(directory, f"oom_snapshot_{os.getpid()}_npu{device}_{time.strftime('%Y%m%d_%H%M%S')}.pickle")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 import warnings
 
 import torch
@@ -34,11 +33,9 @@ def get_soc_version() -> int:
     Raises:
         ValueError: NPUDIST_SOC_VERSION is not an integer.
     """
-    raw = os.environ.get("NPUDIST_SOC_VERSION", "220")
-    try:
-        return int(raw)
-    except ValueError:
-        raise ValueError(f"NPUDIST_SOC_VERSION must be an integer (torch_npu's SoC number, e.g. 220), got {raw!r}")
+    from npudist import _env
+
+    return _env.get_int("NPUDIST_SOC_VERSION", 220)
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:

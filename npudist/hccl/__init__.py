@@ -23,7 +23,6 @@ environment variables and the errors.
 from __future__ import annotations
 
 import datetime
-import os
 
 import torch
 import torch.distributed as dist
@@ -43,7 +42,9 @@ def is_available() -> bool:
 
 
 def _socket_ifname() -> str | None:
-    return os.environ.get("HCCL_SOCKET_IFNAME") or os.environ.get("GLOO_SOCKET_IFNAME") or None
+    from npudist import _env
+
+    return _env.get_str("HCCL_SOCKET_IFNAME") or _env.get_str("GLOO_SOCKET_IFNAME")
 
 
 def _make_gloo(store, rank: int, size: int, timeout: datetime.timedelta):

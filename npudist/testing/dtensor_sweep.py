@@ -30,6 +30,8 @@ import time
 import traceback
 import zlib
 
+from npudist import _env
+
 STATUSES = ("pass", "fail", "error", "skip")
 # Output values compared with the reference after full_tensor(): float32 reductions over shards
 # sum in another order, hence PyTorch's float32 defaults loosened a little (test_dtensor_ops does the same).
@@ -182,7 +184,7 @@ def run_op(op, mesh, device, max_samples, max_combos):
                 torch.manual_seed(0)
                 got = _full(op(*dargs, **dkwargs))
             except Exception as err:
-                if os.environ.get("NPUDIST_SWEEP_TRACEBACK"):  # investigating one op: the whole stack
+                if _env.get_bool("NPUDIST_SWEEP_TRACEBACK", False):  # investigating one op: the whole stack
                     traceback.print_exc()
                 return dict(status="error", reason=_first_line(err), where=_where(err), runs=runs,
                             placements=[str(p) for p in combo])

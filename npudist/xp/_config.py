@@ -12,9 +12,10 @@ NPUDIST_XP_FLOAT64_MODE selects how float64/complex128 work is computed:
   the result is copied back to the npu.
 """
 import contextlib
-import os
 
 import torch
+
+from npudist import _env
 
 _MODES = ("off", "float32", "cpu")
 ENV_VAR = "NPUDIST_XP_FLOAT64_MODE"
@@ -29,7 +30,7 @@ def _parse_mode(value, source):
 
 
 class _State:
-    float64_mode = _parse_mode(os.environ.get(ENV_VAR), ENV_VAR)
+    float64_mode = _parse_mode(_env.get_choice(ENV_VAR, "off", _MODES), ENV_VAR)
 
 
 state = _State()

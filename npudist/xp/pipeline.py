@@ -16,7 +16,6 @@ Typical use in a training script (each rank runs this)::
 Rank and world size come from torch.distributed when it is initialised, else from the RANK and
 WORLD_SIZE environment variables (set by npurun / torchrun), else 0 and 1.
 """
-import os
 import queue
 import threading
 
@@ -38,7 +37,9 @@ def rank_and_world_size(rank=None, world_size=None):
         if dist.is_available() and dist.is_initialized():
             r, w = dist.get_rank(), dist.get_world_size()
         else:
-            r, w = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+            from npudist import _env
+
+            r, w = _env.get_int("RANK", 0, lo=0), _env.get_int("WORLD_SIZE", 1, lo=1)
         rank = r if rank is None else rank
         world_size = w if world_size is None else world_size
     if world_size < 1 or not 0 <= rank < world_size:

@@ -77,14 +77,14 @@ def test_visible_devices_narrow_and_renumber(python):
 
 
 @pytest.mark.parametrize("env,expected", [
-    ({"NPUDIST_DEVICE_COUNT": "zero"}, "NPUDIST_DEVICE_COUNT='zero' is not a device count"),
+    ({"NPUDIST_DEVICE_COUNT": "zero"}, "NPUDIST_DEVICE_COUNT='zero' is not valid: expected an integer from 1 to 64"),
     ({"NPUDIST_DEVICE_COUNT": "0"}, "NPUDIST_DEVICE_COUNT='0'"),
-    ({"NPUDIST_DEVICE_MEMORY": "12 parsecs"}, "NPUDIST_DEVICE_MEMORY='12 parsecs' is not a memory size"),
+    ({"NPUDIST_DEVICE_MEMORY": "12 parsecs"}, "NPUDIST_DEVICE_MEMORY='12 parsecs' is not valid: expected bytes"),
     ({"ASCEND_RT_VISIBLE_DEVICES": "0,9"}, "entry '9' is not a device of this host"),
     ({"ASCEND_RT_VISIBLE_DEVICES": "1,1"}, "entry '1' is listed twice"),
     ({"ASCEND_RT_VISIBLE_DEVICES": "a"}, "entry 'a' is not a device id"),
     ({"ASCEND_RT_VISIBLE_DEVICES": "1,"}, "entry '' is not a device id"),
-    ({"NPUDIST_DEVICE_MEMORY": "-1"}, "is not a memory size (negative)"),
+    ({"NPUDIST_DEVICE_MEMORY": "-1"}, "(negative)"),
     ({"NPUDIST_DEVICE_MEMORY": "1MiB"}, "less than 2 MiB"),
     ({"NPUDIST_DEVICE_MEMORY": "9TiB"}, "more than 4 TiB"),
 ])

@@ -5,6 +5,8 @@ import uuid
 
 import pytest
 
+from npudist import _shm_names
+
 from . import launch
 
 
@@ -30,8 +32,10 @@ def test_soak_long(nranks, seed):
 
 
 @pytest.mark.timeout(120)
-def test_segment_mode_unlinked_and_cleaned():
-    tag = "life" + uuid.uuid4().hex[:8]
+@pytest.mark.parametrize("long_tag", [False, True], ids=["tag12", "tag64"])
+def test_segment_mode_unlinked_and_cleaned(long_tag):
+    # A 64-character tag (npurun's limit) is named by the rule npurun's cleanup applies.
+    tag = "life" + uuid.uuid4().hex[:8] + ("L" * 52 if long_tag else "")
     r = launch("lifecycle.py", 2, env={"NPUDIST_JOB_TAG": tag}, timeout=90)
     assert r.returncodes == [0, 0], r.explain()
     for rank in range(2):
@@ -39,7 +43,7 @@ def test_segment_mode_unlinked_and_cleaned():
         assert res["mapped"] >= 1 and res["deleted"], res
         assert set(res["modes"]) == {"0o600"}, res
         assert res["listed"] == []
-    assert [n for n in os.listdir("/dev/shm") if tag in n] == []
+    assert [n for n in os.listdir("/dev/shm") if n.startswith(_shm_names.job_prefix(tag))] == []
 
 
 @pytest.mark.timeout(120)

@@ -14,4 +14,6 @@ def pytest_sessionfinish(session, exitstatus):
 @pytest.fixture
 def shm_of():
     """shm_of(tag) -> the job's entries left in /dev/shm."""
-    return lambda tag: sorted(f for f in os.listdir("/dev/shm") if f.startswith(f"npudist-{tag}-"))
+    from npudist import _shm_names
+
+    return lambda tag: sorted(f for f in os.listdir("/dev/shm") if f.startswith(_shm_names.job_prefix(tag)))

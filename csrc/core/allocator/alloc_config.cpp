@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "util/env.h"
+
 namespace npudist::core {
 namespace {
 
@@ -84,8 +86,7 @@ AllocConfig parseAllocConfig(const std::string& text) {
 
 const AllocConfig& allocConfig() {
   static const AllocConfig cfg = [] {
-    const char* env = std::getenv("PYTORCH_NPU_ALLOC_CONF");
-    return parseAllocConfig(env ? env : "");
+    return parseAllocConfig(env::getString("PYTORCH_NPU_ALLOC_CONF", ""));
   }();
   return cfg;
 }

@@ -12,14 +12,16 @@ from __future__ import annotations
 import json
 import os
 
+from npudist import _env
+
 DIR_ENV = "NPUDIST_METRICS_DIR"
 
 
 def write(directory: str, pid: int, addr: str, port: int) -> str:
     """Writes this rank's announcement into ``directory``; returns the file's path."""
-    record = {"pid": pid, "addr": addr, "port": port, "rank": os.environ.get("RANK", ""),
-              "local_rank": os.environ.get("LOCAL_RANK", ""),
-              "restart_count": os.environ.get("TORCHELASTIC_RESTART_COUNT", "")}
+    record = {"pid": pid, "addr": addr, "port": port, "rank": _env.get_str("RANK", ""),
+              "local_rank": _env.get_str("LOCAL_RANK", ""),
+              "restart_count": _env.get_str("TORCHELASTIC_RESTART_COUNT", "")}
     path = os.path.join(directory, f"rank-{pid}.json")
     tmp = path + ".tmp"
     with open(tmp, "w") as f:

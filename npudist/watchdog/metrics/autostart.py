@@ -16,6 +16,8 @@ the rank runs on without that endpoint (importing torch must not fail over metri
 from __future__ import annotations
 
 import os
+
+from npudist import _env
 import sys
 
 from npudist.watchdog.metrics import announce, server
@@ -26,11 +28,11 @@ OWNER_ENV = "NPUDIST_METRICS_SERVER_PID"
 
 def wanted() -> bool:
     """True when the environment asks this process to serve metrics."""
-    if not (os.environ.get(PORT_ENV) or os.environ.get(announce.DIR_ENV)):
+    if not (_env.raw(PORT_ENV) or _env.raw(announce.DIR_ENV)):
         return False
     if "RANK" not in os.environ and "LOCAL_RANK" not in os.environ:
         return False
-    owner = os.environ.get(OWNER_ENV)
+    owner = _env.raw(OWNER_ENV)
     return not owner or owner == str(os.getpid())
 
 
@@ -40,7 +42,7 @@ def from_env() -> list[server.MetricsServer]:
         return []
     started = []
     os.environ[OWNER_ENV] = str(os.getpid())
-    directory = os.environ.get(announce.DIR_ENV)
+    directory = _env.raw(announce.DIR_ENV)
     if directory:
         try:
             s = server.start_http_server(0, addr="127.0.0.1")
@@ -48,11 +50,11 @@ def from_env() -> list[server.MetricsServer]:
             started.append(s)
         except OSError as e:
             _warn(f"cannot serve metrics for npurun ({announce.DIR_ENV}={directory}): {e}")
-    base = os.environ.get(PORT_ENV)
+    base = _env.raw(PORT_ENV)
     if base:
         try:
-            port = server.check_port(base, PORT_ENV)
-            local_rank = server.check_port(os.environ.get("LOCAL_RANK") or "0", "LOCAL_RANK")
+            port = _env.get_int(PORT_ENV, 0, lo=0, hi=65535)
+            local_rank = _env.get_int("LOCAL_RANK", 0, lo=0, hi=65535)
             addr = server.check_addr(server.default_addr(), server.ADDR_ENV)
         except ValueError as e:  # importing torch must not fail over a metrics setting
             _warn(str(e))

@@ -5,15 +5,16 @@ started is labelled with its group rank from then on.
 """
 from __future__ import annotations
 
-import os
 import socket
+
+from npudist import _env
 
 LABELS = ("rank", "local_rank", "host")
 
 
 def host_name() -> str:
     """$NPUDIST_HOSTNAME (a simulated host's name, as the hccl backend and npurun use it), else the hostname."""
-    return os.environ.get("NPUDIST_HOSTNAME") or socket.gethostname()
+    return _env.get_str("NPUDIST_HOSTNAME") or socket.gethostname()
 
 
 def rank_labels() -> tuple[str, str, str]:
@@ -22,11 +23,11 @@ def rank_labels() -> tuple[str, str, str]:
     rank: the default process group's rank once torch.distributed is initialised, else $RANK;
     local_rank: $LOCAL_RANK. Either is "" when unknown (e.g. a single process without a launcher).
     """
-    rank = os.environ.get("RANK", "")
+    rank = _env.get_str("RANK", "")
     try:
         import torch.distributed as dist
         if dist.is_available() and dist.is_initialized():
             rank = str(dist.get_rank())
     except Exception:  # a group being torn down: fall back to the environment
         pass
-    return rank, os.environ.get("LOCAL_RANK", ""), host_name()
+    return rank, _env.get_str("LOCAL_RANK", ""), host_name()

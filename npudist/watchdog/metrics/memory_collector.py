@@ -7,7 +7,7 @@ stranded inside split blocks" is ``npudist_npu_memory_inactive_split_bytes``.
 """
 from __future__ import annotations
 
-import os
+from npudist import _env
 
 import torch
 
@@ -47,8 +47,8 @@ def used_devices() -> list[int]:
     used = [d for d in range(count) if npu.max_memory_reserved(d) > 0]
     if used:
         return used
-    local = os.environ.get("LOCAL_RANK", "")
-    return [int(local)] if local.isdigit() and int(local) < count else [0]
+    local = _env.get_int("LOCAL_RANK", 0, lo=0)
+    return [local] if local < count else [0]
 
 
 class MemoryCollector:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ipaddress
 import os
+
+from npudist import _env
 import threading
 from dataclasses import dataclass, field
 
@@ -41,7 +43,7 @@ _servers: list[MetricsServer] = []
 
 def default_addr() -> str:
     """$NPUDIST_METRICS_ADDR, else 127.0.0.1 (metrics stay on the machine unless you say otherwise)."""
-    return os.environ.get(ADDR_ENV) or DEFAULT_ADDR
+    return _env.get_str(ADDR_ENV, DEFAULT_ADDR)
 
 
 def check_port(port, what: str) -> int:

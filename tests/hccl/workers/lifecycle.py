@@ -7,10 +7,12 @@ import torch
 import torch.distributed as dist
 
 from common import RANK, init, report
+from npudist import _shm_names
 
 init()
 tag = os.environ["NPUDIST_JOB_TAG"]
-maps = [line for line in open("/proc/self/maps") if f"/dev/shm/npudist-{tag}-" in line]
+prefix = "/dev/shm/" + _shm_names.job_prefix(tag)  # the engine names it by the rule npurun's cleanup uses
+maps = [line for line in open("/proc/self/maps") if prefix in line]
 modes = []
 for line in maps:
     rng = line.split()[0]
@@ -18,7 +20,7 @@ for line in maps:
         modes.append(oct(os.stat(f"/proc/self/map_files/{rng}").st_mode & 0o777))
     except OSError as e:
         modes.append(str(e))
-listed = [n for n in os.listdir("/dev/shm") if tag in n]
+listed = [n for n in os.listdir("/dev/shm") if n.startswith(_shm_names.job_prefix(tag))]
 err = None
 if os.environ.get("TORCH_DISTRIBUTED_DEBUG") == "DETAIL":
     try:

@@ -13,6 +13,7 @@ import torch
 import torch.distributed as dist
 
 import npudist  # noqa: F401
+from npudist import _shm_names
 
 mode = sys.argv[1]
 rank = int(os.environ["RANK"])
@@ -25,7 +26,7 @@ def say(**facts):
 
 
 def shm(name):
-    path = f"/dev/shm/npudist-{tag}-{name}"
+    path = f"/dev/shm/{_shm_names.job_prefix(tag)}{name}"  # the engine's naming rule
     with open(path, "w") as f:
         f.write("x")
     return path
@@ -121,7 +122,7 @@ elif mode == "sigterm":  # "checkpoint" on SIGTERM (takes a moment: the grace pe
 
 elif mode == "restart":  # attempt 0: rank 1 fails; later attempts succeed and report leftovers
     attempt = int(os.environ["TORCHELASTIC_RESTART_COUNT"])
-    stale = sorted(f for f in os.listdir("/dev/shm") if f.startswith(f"npudist-{tag}-a{attempt - 1}"))
+    stale = sorted(f for f in os.listdir("/dev/shm") if f.startswith(f"{_shm_names.job_prefix(tag)}a{attempt - 1}"))
     say(rank=rank, attempt=attempt, tag=tag, stale=",".join(stale) or "-")
     shm(f"a{attempt}r{rank}")
     if attempt == 0 and rank == 1:

@@ -1,0 +1,24 @@
+"""Rank 0 hosts the TCPStore and leaves first; rank 1 keeps its groups and exits afterwards
+(issue #25: exit when the store host is gone)."""
+import os
+import time
+
+import torch
+import torch.distributed as dist
+
+from common import RANK, init, report
+from teardown_job import our_threads
+
+init()
+t = torch.ones(4, device="npu")
+dist.all_reduce(t)
+dist.barrier()
+if RANK == 0:
+    report(rank=0)
+    os._exit(0)  # the store's host is gone, without any teardown
+time.sleep(2.5)  # the watchdog's store poller runs into the dead store meanwhile
+from npudist import _C  # noqa: E402
+
+t0 = time.monotonic()
+_C._shutdown_threads()  # what atexit runs
+report(rank=1, shutdown_seconds=time.monotonic() - t0, after_shutdown=our_threads())

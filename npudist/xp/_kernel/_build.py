@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 import threading
 
+from ... import _env
 from ._runtime import PRELUDE
 
 CACHE_ENV = "NPUDIST_XP_KERNEL_CACHE"
@@ -52,13 +53,13 @@ class CompileException(Exception):
 
 def cache_dir():
     """The directory compiled kernels are cached in (created if missing)."""
-    d = os.environ.get(CACHE_ENV) or os.path.join(os.path.expanduser("~"), ".cache", "npudist", "xp_kernels")
+    d = _env.get_str(CACHE_ENV) or os.path.join(os.path.expanduser("~"), ".cache", "npudist", "xp_kernels")
     os.makedirs(d, exist_ok=True)
     return d
 
 
 def _compiler():
-    cxx = os.environ.get(CXX_ENV, "g++")
+    cxx = _env.get_str(CXX_ENV, "g++")
     path = shutil.which(cxx)
     if path is None:
         raise RuntimeError(f"npudist.xp user kernels need a C++17 compiler: {cxx!r} was not found on PATH "

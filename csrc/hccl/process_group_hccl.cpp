@@ -9,6 +9,7 @@
 #include "core/deferred.h"
 #include "core/stream.h"
 #include "hccl/desync.h"
+#include "hccl/fault_hooks.h"
 #include "hccl/flight_recorder.h"
 #include "hccl/watchdog.h"
 
@@ -88,6 +89,12 @@ void ProcessGroupHCCL::runBody(Engine& engine, OpState& state, const Body& body)
     state.start_ns.store(start, std::memory_order_relaxed);
   }
   GroupStats* g = state.group.get();
+  try {
+    injectCollectiveFault(engine, state);  // before anything is published: a hung rank never joined
+  } catch (...) {
+    state.finish(onBodyFailure(engine, state, std::current_exception()));
+    return;
+  }
   // Peers read what this rank started and completed (desync reports); the
   // members of a coalesced batch are published as one step.
   const bool published = g && !state.is_p2p && state.collective_seq;

@@ -40,8 +40,6 @@ if _os.environ.get("NPUDIST_METRICS_PORT") or _os.environ.get("NPUDIST_METRICS_D
 
     _metrics_autostart.from_env()
 
-from npudist.fault_inject import record_step  # noqa: E402  (the step counter; docs/fault_injection.md)
-
 if _os.environ.get("NPUDIST_FAULT_INJECT"):  # docs/fault_injection.md; a bad spec raises here
     from npudist import fault_inject as _fault_inject  # noqa: E402
 
@@ -54,5 +52,5 @@ try:  # `import torch_npu` where no real torch_npu is installed (docs/torch_npu_
 except ImportError:  # a layout without the top-level finder module: the .pth file does it, if installed
     pass
 
-__all__ = ["device", "hccl", "record_step"]
+__all__ = ["device", "hccl"]
 __version__ = "0.1.0"

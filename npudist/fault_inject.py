@@ -13,8 +13,9 @@ by ``;``; a spec is ``key=value`` fields separated by ``,``::
 
 Counters (per process, from 1): *collective* counts every operation the hccl backend runs,
 over all groups (collectives, point-to-point ops; a coalesced batch is one); *alloc* counts
-npu allocations of non-zero size; *step* counts ``npudist.record_step()`` calls, or, in a
-process that never calls it, ``torch.optim.Optimizer.step()`` calls. Fields common to all
+npu allocations of non-zero size; *step* counts ``npudist.watchdog.metrics.record_step()``
+calls (the training-step metric), or, in a process that never calls it,
+``torch.optim.Optimizer.step()`` calls. Fields common to all
 kinds: ``rank`` (global rank, ``$RANK``; omitted: every rank) and ``restart`` (the attempt of
 ``npurun --max-restarts`` in which the fault fires, ``$TORCHELASTIC_RESTART_COUNT``; default
 0, ``*`` every attempt). The faults fire inside the runtime (hccl engine, allocator, store
@@ -184,11 +185,12 @@ def _count(mode: str) -> None:
             _kill_now(spec, n)
 
 
-def record_step() -> int:
-    """Marks the end of one training step of this process; returns how many were marked.
+def count_step() -> int:
+    """Counts one training step of this process (``npudist.watchdog.metrics.record_step`` calls
+    it); returns the count.
 
-    The step counter of ``kind=kill`` faults: once a process calls it, only its calls count
-    (otherwise each ``torch.optim.Optimizer.step()`` counts). Cheap: a counter increment.
+    The step counter of ``kind=kill`` faults: once a process records steps, only recorded
+    steps count (otherwise each ``torch.optim.Optimizer.step()`` does). Cheap: a counter increment.
     """
     global _hook
     if _steps["mode"] != "explicit":

@@ -74,9 +74,6 @@ CollectiveFault nextCollective() {
       case Kind::kSlow:
         if (n % sp.every == 0) f.delay_ms += sp.delay_ms;
         break;
-      case Kind::kPartition:
-        if (n >= std::max<int64_t>(sp.collective, 1) && !f.partition) f.partition = &sp;
-        break;
       default:
         break;
     }

@@ -42,7 +42,6 @@ inline bool active() { return g_active.load(std::memory_order_relaxed); }
 struct CollectiveFault {
   uint64_t ordinal = 0;            // this process's collective count, from 1
   const Spec* hang = nullptr;      // never join it
-  const Spec* partition = nullptr; // stall if it crosses to one of spec->peers
   int64_t delay_ms = 0;            // start this late
 };
 // Counts one collective (all groups of the process, in the order they run).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "hccl/engine.h"
@@ -13,6 +14,8 @@
 namespace npudist::hccl {
 
 namespace fault = core::fault;
+
+constexpr int64_t kHangMarginMs = 2000;
 
 namespace {
 
@@ -51,7 +54,8 @@ std::vector<int64_t> partitionedPeers(const Engine& engine, const OpState& state
 
 }  // namespace
 
-void injectCollectiveFaultImpl(Engine& engine, OpState& state) {
+void injectIssueFaultImpl(Engine& engine, const char* name) {
+  if (std::strcmp(name, "coalesced") == 0) return;  // its members were counted
   const fault::CollectiveFault f = fault::nextCollective();
   if (f.delay_ms > 0) {
     for (const auto& sp : fault::configured())
@@ -59,18 +63,25 @@ void injectCollectiveFaultImpl(Engine& engine, OpState& state) {
     std::this_thread::sleep_for(std::chrono::milliseconds(f.delay_ms));
   }
   if (f.hang) {
-    const std::string what = c10::str("this rank never joined its collective #", f.ordinal, " (", state.name, ")");
-    fault::announce(*f.hang, what);
-    stall(engine, state, what);
+    fault::announce(*f.hang, c10::str("this rank never joined its collective #", f.ordinal, " (", name, ")"));
+    // Longer than the group's timeout, so the peers give up (and dump) first;
+    // then the collective goes on as a late rank's. ProcessGroup.abort() ends it early.
+    const int64_t until = monoNs() + (int64_t(engine.effectiveTimeout().count()) + kHangMarginMs) * 1000000;
+    while (!engine.broken() && monoNs() < until) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  if (f.partition && !engine.topo.singleHost()) {
-    const auto peers = partitionedPeers(engine, state, *f.partition);
-    if (!peers.empty()) {
-      const std::string what = c10::str("traffic to rank(s) ", c10::Join(", ", peers), " on another host stalls (collective #",
-                                        f.ordinal, ", ", state.name, ")");
-      fault::announce(*f.partition, "network partition from rank(s) " + c10::Join(", ", peers));
-      stall(engine, state, what);
-    }
+}
+
+void injectRunFaultImpl(Engine& engine, OpState& state) {
+  if (engine.topo.singleHost()) return;
+  const auto collectives = fault::counts().first;
+  for (const auto& sp : fault::configured()) {
+    if (sp.kind != fault::Kind::kPartition || int64_t(collectives) < std::max<int64_t>(sp.collective, 1)) continue;
+    const auto peers = partitionedPeers(engine, state, sp);
+    if (peers.empty()) continue;
+    const std::string what = c10::str("traffic to rank(s) ", c10::Join(", ", peers), " on another host stalls (",
+                                      state.name, ", after collective #", collectives, ")");
+    fault::announce(sp, "network partition from rank(s) " + c10::Join(", ", peers));
+    stall(engine, state, what);
   }
 }
 

@@ -89,12 +89,6 @@ void ProcessGroupHCCL::runBody(Engine& engine, OpState& state, const Body& body)
     state.start_ns.store(start, std::memory_order_relaxed);
   }
   GroupStats* g = state.group.get();
-  try {
-    injectCollectiveFault(engine, state);  // before anything is published: a hung rank never joined
-  } catch (...) {
-    state.finish(onBodyFailure(engine, state, std::current_exception()));
-    return;
-  }
   // Peers read what this rank started and completed (desync reports); the
   // members of a coalesced batch are published as one step.
   const bool published = g && !state.is_p2p && state.collective_seq;
@@ -105,6 +99,7 @@ void ProcessGroupHCCL::runBody(Engine& engine, OpState& state, const Body& body)
   }
   std::exception_ptr err;
   try {
+    injectRunFault(engine, state);  // docs/fault_injection.md (partition)
     body(engine);
   } catch (...) {
     err = onBodyFailure(engine, state, std::current_exception());
@@ -236,6 +231,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
     done->done.store(true);
     return c10::make_intrusive<WorkHCCL>(rank_, type, done, std::nullopt);
   }
+  injectIssueFault(*engine_, name);  // docs/fault_injection.md (hang, slow)
   // Latency path: nothing queued ahead, and the caller wants the result now.
   const bool run_now = !coalescing_ && !async_op && !in_deferred && core::streamIdle(comm_stream_);
 

@@ -25,12 +25,14 @@ def fired(r, rank, what):
 def test_hang_rank_never_joins_its_nth_collective():
     r = run(2, "rank=1,collective=3,kind=hang", "collectives", 5, 2)
     assert r.returncodes == [SIGABRT, SIGABRT], r.explain()  # both watchdogs take their process down
-    assert fired(r, 1, "this rank never joined its collective #3 (hccl:all_reduce)"), r.explain()
+    assert fired(r, 1, "this rank never joined its collective #3 (all_reduce)"), r.explain()
     res0, res1 = r.results(0)[0], r.results(1)[0]
     assert res0["done"] == 2 and res1["done"] == 2, (res0, res1)
     assert "all_reduce collective_seq_id=3" in res0["error"] and "Ranks that never joined #3: [1]" in res0["error"]
     assert "rank(s) [1] never joined it" in res0["error"], res0["error"]
-    assert res0["timeouts"] == 1 and res1["timeouts"] == 1
+    assert res0["timeouts"] == 1
+    # Once rank 0 gave up, the hung rank goes on and finds the communicator broken, as a late rank does.
+    assert "the communicator is unusable after an earlier failure (rank 0 aborted" in res1["error"], res1
     assert res1["counts"]["collectives"] == 3  # counted from 1, the hung one included
 
 

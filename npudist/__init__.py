@@ -42,6 +42,11 @@ if _env.raw("NPUDIST_METRICS_PORT") or _env.raw("NPUDIST_METRICS_DIR"):
 
     _metrics_autostart.from_env()
 
+if _os.environ.get("NPUDIST_FAULT_INJECT"):  # docs/fault_injection.md; a bad spec raises here
+    from npudist import fault_inject as _fault_inject  # noqa: E402
+
+    _fault_inject.configure_from_env()
+
 try:  # `import torch_npu` where no real torch_npu is installed (docs/torch_npu_compat.md)
     import npudist_torch_npu_finder as _torch_npu_finder  # noqa: E402
 

@@ -9,6 +9,7 @@
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include "hccl/fault_hooks.h"
 #include "hccl/process_group_hccl.h"
 
 namespace py = pybind11;
@@ -52,7 +53,7 @@ the constructor is what the backend registry calls.)")
              opts->global_ranks_in_group = global_ranks;
              // Setup waits on the store and on peers: let other Python threads run.
              py::gil_scoped_release nogil;
-             return c10::make_intrusive<ProcessGroupHCCL>(store, rank, size, opts, std::move(factory), home_device);
+             return c10::make_intrusive<ProcessGroupHCCL>(npudist::hccl::storeForFaults(store), rank, size, opts, std::move(factory), home_device);
              END_HANDLE_TH_ERRORS_PYBIND
            }),
            py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout"), py::arg("group_name"),

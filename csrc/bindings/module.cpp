@@ -35,6 +35,7 @@ namespace npudist::bindings {
 void registerHccl(py::module& m);
 void registerHcclWatchdog(py::module& m);
 void registerLifecycle(py::module& m);
+void registerFaultInject(py::module& m);
 }
 
 namespace {
@@ -89,6 +90,7 @@ PYBIND11_MODULE(_C, m) {
         "Defines ProcessGroupHCCL in `target` (after torch.distributed is imported).");
   bindings::registerHcclWatchdog(m);
   bindings::registerLifecycle(m);
+  bindings::registerFaultInject(m);
   m.def("_route_cpu_kernel_ops", translated([] { return core::routeCpuKernelOpsToFallback(); }));
   m.def("_device_count", translated([] { return int(core::deviceCount()); }));
   m.def("_is_in_bad_fork", [] { return core::isInBadFork(); });

@@ -151,7 +151,9 @@ void Engine::glooWait(const c10::intrusive_ptr<c10d::Work>& w) {
     const std::string m = e.what();
     const bool timeout = m.find("imed out") != std::string::npos || m.find("imeout") != std::string::npos;
     local_->noteFailure(timeout ? FailureKind::kTimeout : FailureKind::kOther);
-    throw;
+    const std::string lost = timeout ? std::string() : describeLostHost(topo, m);
+    if (lost.empty()) throw;
+    C10_THROW_ERROR(DistBackendError, c10::str("hccl group '", group_name, "': ", lost, ". Gloo said: ", m));
   }
 }
 

@@ -106,6 +106,12 @@ c10d::ReduceOp glooOp(RedOp op, bool is_bool);
 // The dtype a reduction travels in through Gloo (it lacks int16 and bool sums).
 at::ScalarType glooReductionDtype(at::ScalarType t);
 
+// For a Gloo error that says a connection to another host broke: "the
+// connection to host 'b' (10.0.0.2) broke: rank(s) [2, 3] of this group are
+// lost", from the address in the message and the hosts' addresses
+// (lost_host.cpp); empty if the message is not about a lost connection.
+std::string describeLostHost(const Topology& topo, const std::string& gloo_message);
+
 // Environment knobs (docs/env_vars.md).
 std::chrono::milliseconds connectTimeout();  // HCCL_CONNECT_TIMEOUT, seconds (default 120)
 size_t stagingSlotBytes();                    // HCCL_BUFFSIZE, MiB for both slots (default 8)

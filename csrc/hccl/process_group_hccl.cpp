@@ -10,6 +10,7 @@
 #include "core/deferred.h"
 #include "core/stream.h"
 #include "hccl/desync.h"
+#include "hccl/fault_hooks.h"
 #include "hccl/flight_recorder.h"
 #include "hccl/shm_wait.h"
 #include "hccl/watchdog.h"
@@ -127,6 +128,7 @@ void ProcessGroupHCCL::runBody(Engine& engine, OpState& state, const Body& body)
   }
   std::exception_ptr err;
   try {
+    injectRunFault(engine, state);  // docs/fault_injection.md (partition)
     body(engine);
   } catch (...) {
     err = onBodyFailure(engine, state, std::current_exception());
@@ -258,6 +260,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
     done->done.store(true);
     return c10::make_intrusive<WorkHCCL>(rank_, type, done, std::nullopt);
   }
+  injectIssueFault(*engine_, name);  // docs/fault_injection.md (hang, slow)
   // Latency path: nothing queued ahead, and the caller wants the result now.
   const bool run_now = !coalescing_ && !async_op && !in_deferred && core::streamIdle(comm_stream_);
 

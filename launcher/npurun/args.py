@@ -59,7 +59,30 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--metrics-linger", "--metrics_linger", dest="metrics_linger", type=float, default=0.0,
                         help="Seconds the --metrics-port endpoint keeps serving after the job ended, so Prometheus "
                              "records how every rank ended (a signal ends the wait; default 0).")
+    parser.add_argument("--inject-fault", "--inject_fault", dest="inject_fault", action="append", default=None,
+                        metavar="SPEC",
+                        help="Inject a fault into the ranks, e.g. rank=1,step=50,kind=kill (repeatable; ';' separates "
+                             "specs too). Added to NPUDIST_FAULT_INJECT; see docs/fault_injection.md.")
     return parser
+
+
+def fault_specs(args: argparse.Namespace) -> str:
+    """NPUDIST_FAULT_INJECT for the ranks: the inherited value plus every --inject-fault, checked.
+
+    Raises UsageError naming the flag (or the variable) and the wrong part of the spec.
+    """
+    from npudist import fault_inject
+
+    pieces = []
+    inherited = os.environ.get(fault_inject.ENV, "")
+    for source, text in [(fault_inject.ENV, inherited)] + [("--inject-fault", f) for f in args.inject_fault or ()]:
+        try:
+            fault_inject.parse(text, source)
+        except fault_inject.FaultSpecError as e:
+            raise UsageError(str(e)) from None
+        if text.strip():
+            pieces.append(text.strip().strip(";"))
+    return ";".join(pieces)
 
 
 def parse_nnodes(value: str) -> tuple[int, int]:

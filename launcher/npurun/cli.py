@@ -57,6 +57,14 @@ class Launch:
         self.ranks_filter = npuargs.parse_ranks_filter(args.local_ranks_filter, self.nproc)
         rendezvous.apply_defaults(args)
         self.min_nodes, self.max_nodes = npuargs.parse_nnodes(args.nnodes)
+        self.faults = npuargs.fault_specs(args)
+        if self.faults and self.min_nodes == self.max_nodes:
+            from npudist import fault_inject
+            try:
+                fault_inject.check_world(fault_inject.parse(self.faults), self.nproc * self.max_nodes,
+                                         "--inject-fault/NPUDIST_FAULT_INJECT")
+            except fault_inject.FaultSpecError as e:
+                raise npuargs.UsageError(str(e)) from None
         self.tag = npuenv.job_tag()
         user = npuenv.user_threads()
         self.threads = [user] * self.nproc if user else [str(t) for t in npuenv.threads_per_rank(self.nproc)]
@@ -290,6 +298,8 @@ class Launch:
             signals.install()
             cleanup.become_subreaper()
             os.environ.update(npuenv.launcher_env(self.tag))
+            if self.faults:  # the ranks' faults (docs/fault_injection.md)
+                os.environ["NPUDIST_FAULT_INJECT"] = self.faults
             self.preflight()
             self._start_watch()
             metrics_env = self._start_metrics()

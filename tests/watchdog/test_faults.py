@@ -19,7 +19,14 @@ WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "workers", "fa
 SIGABRT = -signal.SIGABRT
 
 
+# Faults injected through the runtime (docs/fault_injection.md) instead of sleeps in the worker.
+INJECT = {"never_joins": "rank=2,collective=2,kind=hang", "never_joins_2hosts": "rank=2,collective=2,kind=hang",
+          "exec_timeout": "rank=2,collective=2,kind=hang", "slow": "rank=1,kind=slow,delay_ms=100"}
+
+
 def run(scenario, tmp_path, world=3, hosts=None, **env):
+    if scenario in INJECT:
+        env["NPUDIST_FAULT_INJECT"] = INJECT[scenario]
     env = {"TORCH_HCCL_DEBUG_INFO_TEMP_FILE": str(tmp_path / "fr_rank_"), "TORCH_HCCL_ASYNC_ERROR_HANDLING": "3",
            **{k: str(v) for k, v in env.items()}}
     r = launch(WORKER, world, [scenario], env=env, timeout=150, hosts=hosts)
@@ -52,6 +59,7 @@ def test_rank_never_joins(tmp_path, mode):
         assert "[hccl watchdog] rank %d: collective failed (timeout)" % rank in r.stderr[rank], r.explain()
     # The late rank fails at once, naming the first failure.
     assert "unusable after an earlier failure" in first(r, 2)["error"]
+    assert "[npudist fault] rank 2: this rank never joined its collective #2" in r.stderr[2], r.explain()
     if mode == "3":  # SkipCleanUp: the watchdog takes every failed rank down
         assert r.returncodes == [SIGABRT] * 3, r.explain()
         assert "the process is being taken down" in r.stderr[0]

@@ -17,6 +17,7 @@
 
 #include "core/allocator/alloc_config.h"
 #include "core/device.h"
+#include "core/fault_inject.h"
 #include "core/graph/capture_state.h"
 #include "core/npu_check.h"
 #include "core/stream.h"
@@ -732,7 +733,8 @@ c10::DataPtr NpuCachingAllocator::allocateOn(c10::DeviceIndex device, size_t nby
   std::string oom;
   {
     std::lock_guard<std::mutex> g(cache.mutex);
-    if (Block* b = cache.malloc(nbytes, stream, std::move(ctx))) return c10::DataPtr(b->ptr, b->ptr, &rawFree, dev);
+    if (!fault::injectOom(device, nbytes))  // docs/fault_injection.md
+      if (Block* b = cache.malloc(nbytes, stream, std::move(ctx))) return c10::DataPtr(b->ptr, b->ptr, &rawFree, dev);
     oom = cache.oomMessage(nbytes);
   }
   if (oomObserver()) oomObserver()(device, int64_t(nbytes));

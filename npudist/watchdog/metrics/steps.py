@@ -18,6 +18,8 @@ import math
 import operator
 import threading
 
+from npudist import fault_inject as _fault_inject
+
 # upper bounds in seconds (no +Inf; the collector adds it): 1 ms .. 10 min
 STEP_BUCKETS_S = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 60.0,
                   150.0, 600.0)
@@ -97,3 +99,4 @@ def record_step(step_time_s: float, tokens: int) -> None:
         ValueError: a negative, NaN or infinite value.
     """
     STATS.record(step_time_s, tokens)
+    _fault_inject.count_step()  # the step counter of kind=kill faults (docs/fault_injection.md)

@@ -1,10 +1,12 @@
 """Faults the watchdog must report: argv[1] selects the scenario (3 ranks).
 
-never_joins      rank 2 sleeps through all_reduce #2; the others time out (3 s).
+never_joins      rank 2 never joins all_reduce #2 (injected: the test sets
+                 NPUDIST_FAULT_INJECT=rank=2,collective=2,kind=hang); the others time out (3 s).
 killed           rank 2 is SIGKILLed while it waits inside all_reduce #2.
 wrong_collective rank 1 calls broadcast where the others call all_reduce (#2).
 wrong_size       rank 1 passes 16 elements where the others pass 8 (#2).
-slow             rank 1 arrives 100 ms late at each of 25 all_reduces.
+slow             rank 1 arrives 100 ms late at each of 25 all_reduces (injected:
+                 rank=1,kind=slow,delay_ms=100).
 exec_timeout     as never_joins, with HCCL_EXEC_TIMEOUT=2 under a 60 s group timeout.
 never_joins_2hosts as never_joins, with rank 2 on another (simulated) host.
 stalled_watchdog (2 ranks) rank 0, which serves the store, stops (SIGSTOP) for 15 s:
@@ -43,9 +45,7 @@ t0 = time.monotonic()
 err = None
 try:
     if scenario in ("never_joins", "exec_timeout", "never_joins_2hosts"):
-        if RANK == 2:
-            time.sleep(8)
-        dist.all_reduce(x)
+        dist.all_reduce(x)  # rank 2 never joins it (NPUDIST_FAULT_INJECT)
     elif scenario == "killed":
         # Large enough to take several protocol steps: rank 2 dies between two.
         big = torch.ones(4 << 20, device="npu")
@@ -63,9 +63,7 @@ try:
         dist.all_reduce(torch.ones(16 if RANK == 1 else 8, device="npu"))
     elif scenario == "slow":
         for _ in range(25):
-            if RANK == 1:
-                time.sleep(0.1)
-            dist.all_reduce(x)
+            dist.all_reduce(x)  # rank 1 starts each 100 ms late (NPUDIST_FAULT_INJECT)
         time.sleep(1.5)  # let a straggler log line go out
         if RANK == 0:
             os.kill(os.getpid(), signal.SIGUSR1)

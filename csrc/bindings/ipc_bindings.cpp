@@ -9,6 +9,7 @@
 
 #include "core/device.h"
 #include "core/ipc.h"
+#include "hccl/zero_copy.h"
 
 namespace py = pybind11;
 
@@ -50,6 +51,10 @@ void registerIpc(py::module& m) {
         END_HANDLE_TH_ERRORS_PYBIND
       },
       "Drops one consumer reference of an exported storage without mapping it.");
+  m.def("_hccl_zero_copy_count", [] { return hccl::zeroCopyCollectiveCount(); },
+        "Collectives this process ran on hccl's zero-copy path.");
+  m.def("_hccl_set_zero_copy", [](bool on) { hccl::setZeroCopyEnabled(on); },
+        "Turns hccl's zero-copy collectives on or off in this process (overrides NPUDIST_HCCL_ZERO_COPY).");
   m.def(
       "_ipc_collect",
       [] {

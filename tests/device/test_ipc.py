@@ -49,6 +49,7 @@ def test_queue_and_pipe_share_storage_and_keep_it_alive(python):
     assert "exiting while consumers still hold 1 npu storage(s)" in r.stderr, r.stderr
 
 
+@pytest.mark.slow
 def test_expandable_segments_storage_spanning_granules(python):
     r = python("""
         import multiprocessing as mp, torch
@@ -114,6 +115,7 @@ def test_bad_fork_errors_in_main_within_seconds(python):
     assert "NpuSharingWarning" in r.stderr, r.stderr  # the sender's side of the report
 
 
+@pytest.mark.slow
 def test_receiver_gets_error_when_sender_exited(python):
     r = python("""
         import multiprocessing as mp, time, torch

@@ -8,7 +8,7 @@ from . import launch
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("world", [2, 3])
+@pytest.mark.parametrize("world", [2, pytest.param(3, marks=pytest.mark.slow)])
 def test_bitwise_equal_to_staged_path(world):
     r = launch("zero_copy.py", world, args=["bitwise"], timeout=240)
     assert r.ok(), r.explain()
@@ -18,6 +18,7 @@ def test_bitwise_equal_to_staged_path(world):
         assert res["bitwise"]["used"] == res["bitwise"]["cases"] > 0
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_off_switch_takes_staged_path():
     r = launch("zero_copy.py", 2, args=["bitwise"], env={"NPUDIST_HCCL_ZERO_COPY": "0"}, timeout=240)

@@ -57,23 +57,34 @@ def test_expandable_segments_storage_spanning_granules(python):
         ctx = mp.get_context("spawn")
         q, back = ctx.Queue(), ctx.Queue()
         child = ctx.Process(target=w.echo_sum, args=(q, back)); child.start()
-        keep = [torch.empty(3 << 20, dtype=torch.uint8, device="npu") for _ in range(3)]
-        big = torch.arange(5 << 20, dtype=torch.int32, device="npu")
+        from npudist import _C
+        side, mine = torch.npu.Stream(), []
+        for _ in range(4):  # grow this stream's segment and another stream's, turn about
+            mine.append(torch.empty(2 << 20, dtype=torch.uint8, device="npu"))
+            with torch.npu.stream(side):
+                mine.append(torch.empty(2 << 20, dtype=torch.uint8, device="npu"))
+        del mine[::2]  # frees this stream's granules: one 8 MiB range backed by 4 separate file ranges
+        big = torch.empty(2 << 20, dtype=torch.int32, device="npu")
+        big.copy_(torch.arange(2 << 20, dtype=torch.int32))
+        e = _C._ipc_export(big); _C._ipc_release_reference(e[5], e[6], e[7])
+        print("extents", len(e[2]))
         q.put(big[7:])
         print("sum ok", back.get(timeout=60) == int(big[7:].double().sum().item()))
         child.join(60); print("exit", child.exitcode)
     """, env={"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"})
     assert r.returncode == 0, r.stderr
     assert "sum ok True" in r.stdout and "exit 0" in r.stdout, r.stdout + r.stderr
+    assert int(r.stdout.split("extents ")[1].split()[0]) > 1, r.stdout  # the import stitched several ranges
 
 
-def test_dataloader_two_spawn_workers_return_npu_tensors(python):
-    r = python("""
+@pytest.mark.parametrize("method", ["spawn", pytest.param("forkserver", marks=pytest.mark.slow)])
+def test_dataloader_two_workers_return_npu_tensors(python, method):
+    r = python(f"""
         import torch
         from tests.device import _ipc_workers as w
         torch.ones(1, device="npu")
         loader = torch.utils.data.DataLoader(w.NpuDataset(), batch_size=2, num_workers=2,
-                                             multiprocessing_context="spawn")
+                                             multiprocessing_context="{method}")
         got, total = [], 0.0
         for b, i in loader:  # one epoch: each spawned worker costs an interpreter start
             got.append((b.device.type, b[:, 0].tolist(), i.tolist()))

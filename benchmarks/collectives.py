@@ -8,7 +8,8 @@ tensors, interleaved, each timing ending with torch.npu.synchronize(). Rank 0
 also times one thread's memcpy between two buffers of each size. Prints the
 nccl-tests table (size, count, type, redop, root, time, algbw, busbw, #wrong;
 in-place) with Gloo's time and busbw beside it, the hccl/Gloo ratios and
-busbw as a share of memcpy; writes JSON.
+busbw as a share of memcpy (measured once per rep, between the reps'
+collectives); writes JSON.
 
     python benchmarks/collectives.py [--ranks 2 4] [-b 8] [-e 64M] [--reps 3]
         [--ops all_reduce all_gather ...] [--json benchmarks/results/collectives.json]
@@ -237,12 +238,15 @@ def rank_main(args):
                 times = {b: [] for b in bl}
                 wrongs = {b: 0 for b in bl}
                 nbytes = size
+                memcpy_reps = []
                 for rep in range(args.reps):
                     k = rep % len(bl)
                     for backend in bl[k:] + bl[:k]:  # interleaved, the order rotating
                         t, w, nbytes = time_one(op, size, backend, dtype)
                         times[backend].append(t)
                         wrongs[backend] += w
+                    if rank == 0:  # the memcpy rate at the same moments as the collectives
+                        memcpy_reps.append(memcpy_rate(nbytes))
                 es = torch.empty(0, dtype=dtype).element_size()
                 row = {"op": op, "size": nbytes, "count": nbytes // es, "type": type_names[dname], "redop":
                        "sum" if op in ("all_reduce", "reduce_scatter") else "none",
@@ -263,7 +267,8 @@ def rank_main(args):
                         row["best_hccl_over_ds_plus_floor"] = min(times["hccl"]) / (min(times["deepspeed"]) +
                                                                                      min(times["fake"]))
                 if rank == 0:
-                    row["memcpy_GBps"] = statistics.median(memcpy_rate(nbytes) for _ in range(args.reps))
+                    row["memcpy_GBps"] = statistics.median(memcpy_reps)
+                    row["memcpy_all_GBps"] = memcpy_reps
                 results.append(row)
     if rank == 0:
         print("RESULT " + json.dumps({"rows": results}), flush=True)

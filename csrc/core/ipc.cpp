@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -122,6 +123,9 @@ std::shared_ptr<CounterMapping> counterMapping(int fd, uint64_t token) {
     if (auto m = it->second.lock()) return m;
   auto m = std::make_shared<CounterMapping>();
   m->counts = mapCounters(fd);
+  if (g_counter_maps.size() >= 64)  // forget files no storage of ours maps any more
+    for (auto e = g_counter_maps.begin(); e != g_counter_maps.end();)
+      e = e->second.expired() ? g_counter_maps.erase(e) : std::next(e);
   g_counter_maps[token] = m;
   return m;
 }
@@ -174,21 +178,23 @@ ExportedStorage exportStorage(const c10::Storage& storage) {
 c10::Storage importStorage(int64_t device, int mem_fd, const std::vector<std::pair<size_t, size_t>>& extents,
                            size_t offset, size_t nbytes, int counter_fd, uint64_t counter_token, int64_t slot) {
   TORCH_CHECK(slot >= 0 && size_t(slot) < kSlotsPerFile, "npu IPC: reference-count slot ", slot, " out of range");
-  checkDeviceIndex(c10::DeviceIndex(device));
   auto counters = counterMapping(counter_fd, counter_token);
-  std::vector<driver::MemExtent> xs;
-  size_t total = 0;
-  for (const auto& [off, len] : extents) {
-    xs.push_back(driver::MemExtent{off, len});
-    total += len;
-  }
-  TORCH_CHECK(offset + nbytes <= total, "npu IPC: storage (offset ", offset, ", ", nbytes,
-              " bytes) lies outside the shared range of ", total, " bytes");
   void* base = nullptr;
-  driver::Error e = driver::getDriver().importMem(int(device), mem_fd, xs, &base);
-  if (e != driver::Error::kSuccess) {
+  try {
+    // Any failure from here on drops this message's reference, so the exporter can release.
+    checkDeviceIndex(c10::DeviceIndex(device));
+    std::vector<driver::MemExtent> xs;
+    size_t total = 0;
+    for (const auto& [off, len] : extents) {
+      xs.push_back(driver::MemExtent{off, len});
+      total += len;
+    }
+    TORCH_CHECK(offset + nbytes <= total, "npu IPC: storage (offset ", offset, ", ", nbytes,
+                " bytes) lies outside the shared range of ", total, " bytes");
+    NPU_CHECK(driver::getDriver().importMem(int(device), mem_fd, xs, &base));
+  } catch (...) {
     counters->counts[slot].fetch_sub(1, std::memory_order_acq_rel);
-    throwDriverError(e, "importMem");
+    throw;
   }
   auto* ctx = new ImportContext{base, std::move(counters), slot};
   c10::DataPtr ptr(static_cast<char*>(base) + offset, ctx, &releaseImport, npuDevice(c10::DeviceIndex(device)));

@@ -42,7 +42,10 @@ def build(cache_dir=None, version=VERSION):
             if not sdists:
                 r = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
                                     "--disable-pip-version-check", f"deepspeed=={version}", "-d", cache_dir],
-                                   capture_output=True, text=True)
+                                   capture_output=True, text=True,
+                                   # DeepSpeed's setup.py picks an accelerator: with npudist installed it
+                                   # sees torch.npu and its Ascend builder fails without ASCEND_HOME_PATH.
+                                   env=dict(os.environ, DS_ACCELERATOR="cpu", TORCH_DEVICE_BACKEND_AUTOLOAD="0"))
                 sdists = glob.glob(os.path.join(cache_dir, f"deepspeed-{version}.tar.gz"))
                 if r.returncode != 0 or not sdists:
                     tail = (r.stderr or r.stdout).strip().splitlines()[-1:] or ["?"]

@@ -8,11 +8,12 @@ tensors, interleaved, each timing ending with torch.npu.synchronize(). Rank 0
 also times one thread's memcpy between two buffers of each size. Prints the
 nccl-tests table (size, count, type, redop, root, time, algbw, busbw, #wrong;
 in-place) with Gloo's time and busbw beside it, the hccl/Gloo ratios and
-busbw as a share of memcpy; writes JSON.
+busbw as a share of memcpy (measured once per rep, between the reps'
+collectives); writes JSON.
 
     python benchmarks/collectives.py [--ranks 2 4] [-b 8] [-e 64M] [--reps 3]
         [--ops all_reduce all_gather ...] [--json benchmarks/results/collectives.json]
-        [--vs-deepspeed] [--dtypes float32 bfloat16] [--no-gloo]
+        [--vs-deepspeed] [--dtypes float32 bfloat16] [--no-gloo] [--zero-copy-compare]
 
 --vs-deepspeed (issue #23) adds, for all_reduce, two columns measured in the
 same rank processes and interleaved with hccl: DeepSpeed's CPU shared-memory
@@ -22,6 +23,12 @@ fails the column says why and the run goes on) and the c10d floor:
 dist.all_reduce through PyTorch's "fake" backend (a group made with
 new_group(backend="fake") over the same ranks: c10d's Python and C++ layers,
 no communication). The target is hccl <= DeepSpeed + floor.
+
+--zero-copy-compare (issue #24) adds "hccl staged": the same hccl group on
+the same npu tensors with zero-copy turned off for that measurement
+(npudist._C._hccl_set_zero_copy(False) on every rank, as
+NPUDIST_HCCL_ZERO_COPY=0 would), interleaved with the default (zero-copy)
+hccl, and prints both busbw as a share of rank 0's one-thread memcpy rate.
 
 Sizes are the whole message per rank as in nccl-tests: for all_gather and
 alltoall the size S is count x n x element size (each rank contributes S/n);
@@ -79,7 +86,8 @@ def rank_main(args):
     dist.init_process_group("hccl")
     gloo = dist.new_group(backend="gloo")
     results = []
-    backends = ["hccl"] + ([] if args.no_gloo else ["gloo"])
+    backends = ["hccl"] + ([] if args.no_gloo else ["gloo"]) + (["hccl_staged"] if args.zero_copy_compare else [])
+    from npudist import _C
     ds_all_reduce, fake = None, None
     ds_note = None
     if args.vs_deepspeed:
@@ -162,6 +170,12 @@ def rank_main(args):
         return int(n)
 
     def time_one(op, size, backend, dtype=torch.float32):
+        if backend == "hccl_staged":  # every rank turns zero-copy off for this measurement only
+            _C._hccl_set_zero_copy(False)
+            try:
+                return time_one(op, size, "hccl", dtype)
+            finally:
+                _C._hccl_set_zero_copy(True)
         device = "npu" if backend == "hccl" else "cpu"
         group = {"hccl": None, "gloo": gloo, "fake": fake, "deepspeed": "deepspeed"}[backend]
         inp, out = make(op, size, device, dtype)
@@ -203,7 +217,7 @@ def rank_main(args):
     def op_backends(op, dtype):
         # DeepSpeed's op is an all_reduce of float32/bfloat16/float16; the floor
         # is measured beside all_reduce only.
-        return [b for b in backends if b in ("hccl", "gloo") or op == "all_reduce"]
+        return [b for b in backends if b in ("hccl", "gloo", "hccl_staged") or op == "all_reduce"]
 
     # Warm the engines (threads, pages, caches) before the first timed size.
     for backend in backends:
@@ -224,12 +238,15 @@ def rank_main(args):
                 times = {b: [] for b in bl}
                 wrongs = {b: 0 for b in bl}
                 nbytes = size
+                memcpy_reps = []
                 for rep in range(args.reps):
                     k = rep % len(bl)
                     for backend in bl[k:] + bl[:k]:  # interleaved, the order rotating
                         t, w, nbytes = time_one(op, size, backend, dtype)
                         times[backend].append(t)
                         wrongs[backend] += w
+                    if rank == 0:  # the memcpy rate at the same moments as the collectives
+                        memcpy_reps.append(memcpy_rate(nbytes))
                 es = torch.empty(0, dtype=dtype).element_size()
                 row = {"op": op, "size": nbytes, "count": nbytes // es, "type": type_names[dname], "redop":
                        "sum" if op in ("all_reduce", "reduce_scatter") else "none",
@@ -250,7 +267,8 @@ def rank_main(args):
                         row["best_hccl_over_ds_plus_floor"] = min(times["hccl"]) / (min(times["deepspeed"]) +
                                                                                      min(times["fake"]))
                 if rank == 0:
-                    row["memcpy_GBps"] = statistics.median(memcpy_rate(nbytes) for _ in range(args.reps))
+                    row["memcpy_GBps"] = statistics.median(memcpy_reps)
+                    row["memcpy_all_GBps"] = memcpy_reps
                 results.append(row)
     if rank == 0:
         print("RESULT " + json.dumps({"rows": results}), flush=True)
@@ -265,6 +283,7 @@ def launch(world, args, ds_env):
             "--ops", *args.ops, "--dtypes", *args.dtypes, "--budget-ms", args.budget_ms]
     argv += ["--vs-deepspeed"] if args.vs_deepspeed else []
     argv += ["--no-gloo"] if args.no_gloo else []
+    argv += ["--zero-copy-compare"] if args.zero_copy_compare else []
     # the caller's HCCL_*/NPUDIST_* settings (e.g. HCCL_BUFFSIZE) apply to the ranks
     env = dict(multiproc.inherited("HCCL_", "NPUDIST_"), **ds_env)
     r = multiproc.launch(argv, world, env=env, timeout=args.timeout)
@@ -319,6 +338,29 @@ def print_vs_deepspeed(world, rows, reps):
               f"{r.get('ds_wrong', '-'):>8} {gl}")
 
 
+def print_zero_copy(world, rows, reps):
+    rows = [r for r in rows if "hccl_staged_us" in r]
+    if not rows:
+        return
+    print(f"\n# {world} ranks: hccl zero-copy (default) vs staged (zero-copy off), npu tensors, in-place, median of "
+          f"{reps} interleaved reps;\n#   bus/mc = busbw / rank 0's one-thread memcpy rate (bytes copied / time)"
+          + ("; x DS = hccl time / DeepSpeed shm time" if any("ds_us" in r for r in rows) else ""))
+    print(f"{'op':>14} {'size':>10} {'zc us':>9} {'staged us':>9} {'staged/zc':>9} {'zc busbw':>8} {'zc bus/mc':>9} "
+          f"{'st bus/mc':>9} {'memcpy':>7} {'x DS':>6} {'#wrong':>6}")
+    for r in rows:
+        f = bus_factor(r["op"], world)
+        zc_bus = r["size"] / (r["hccl_us"] * 1e-6) / 1e9 * f
+        st_bus = r["size"] / (r["hccl_staged_us"] * 1e-6) / 1e9 * f
+        r.update(zc_busbw=zc_bus, staged_busbw=st_bus, zc_share_of_memcpy=zc_bus / r["memcpy_GBps"],
+                 staged_share_of_memcpy=st_bus / r["memcpy_GBps"], staged_over_zc=r["hccl_staged_us"] / r["hccl_us"])
+        xds = f"{r['hccl_us'] / r['ds_us']:>6.2f}" if "ds_us" in r else f"{'-':>6}"
+        if "ds_us" in r:
+            r["hccl_over_ds"] = r["hccl_us"] / r["ds_us"]
+        print(f"{r['op']:>14} {r['size']:>10} {r['hccl_us']:>9.1f} {r['hccl_staged_us']:>9.1f} "
+              f"{r['staged_over_zc']:>9.2f} {zc_bus:>8.2f} {r['zc_share_of_memcpy']:>9.0%} "
+              f"{r['staged_share_of_memcpy']:>9.0%} {r['memcpy_GBps']:>7.2f} {xds} {r['wrong']:>6}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--ranks", type=int, nargs="+", default=[2, 4])
@@ -334,6 +376,8 @@ def main():
                    "(default build/bench_deepspeed, git-ignored)")
     p.add_argument("--dtypes", nargs="+", default=["float32"], choices=["float32", "bfloat16", "float16"])
     p.add_argument("--no-gloo", action="store_true", help="leave Gloo out (it dominates the run time)")
+    p.add_argument("--zero-copy-compare", action="store_true",
+                   help="also time hccl with zero-copy off (staged through shared memory), interleaved")
     p.add_argument("--budget-ms", type=float, default=0,
                    help="time each measurement for about this long (rank 0 probes, all ranks agree on the count) "
                         "instead of the fixed counts")
@@ -362,6 +406,7 @@ def main():
         rows = launch(world, args, ds_env)
         print_table(world, rows)
         print_vs_deepspeed(world, rows, args.reps)
+        print_zero_copy(world, rows, args.reps)
         report[str(world)] = rows
     if 2 in args.ranks and not args.no_gloo:
         rows = report["2"]

@@ -107,11 +107,20 @@ def rank_main(args):
     for b, t in args.points:
         for s, (m, o, d) in sides.items():  # warm-up
             time_steps(m, o, d, b, t, 2)
-        times = {"npu": [], "cpu": []}
+        times = {"npu": [], "cpu": [], **({"npu_staged": []} if args.zero_copy_compare else {})}
         for _ in range(args.reps):
             for s, (m, o, d) in sides.items():
                 dist.barrier()
                 times[s].append(time_steps(m, o, d, b, t, args.steps))
+            if args.zero_copy_compare:  # the npu model again, hccl's zero-copy off on every rank
+                from npudist import _C
+
+                dist.barrier()
+                _C._hccl_set_zero_copy(False)
+                try:
+                    times["npu_staged"].append(time_steps(*sides["npu"], b, t, args.steps))
+                finally:
+                    _C._hccl_set_zero_copy(True)
         pt = {"batch": b, "seq": t, "tokens_per_step": b * t * world, "times": times}
         if args.profile:
             pt["compute"] = {s: min(compute_only(sides[s][2], b, t, args.steps) for _ in range(2)) for s in sides}
@@ -131,6 +140,7 @@ def launch(world, args, out):
     cmd = ["--nproc", world, os.path.abspath(__file__), "--worker", "--out", out, "--reps", args.reps,
            "--steps", args.steps, "--points", *[f"{b}x{t}" for b, t in args.points]]
     cmd += [] if args.profile else ["--no-profile"]
+    cmd += ["--zero-copy-compare"] if args.zero_copy_compare else []
     r = run_npurun(cmd, env=inherited("HCCL_", "NPUDIST_"), timeout=None)
     if r.returncode != 0:
         sys.exit(f"benchmark ranks failed ({world} ranks):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
@@ -150,6 +160,8 @@ def main():
     p.add_argument("--steps", type=int, default=5, help="training steps per repetition")
     p.add_argument("--points", type=point, nargs="+", default=[(1, 64), (8, 64)], help="BATCHxSEQ per rank")
     p.add_argument("--no-profile", dest="profile", action="store_false")
+    p.add_argument("--zero-copy-compare", action="store_true",
+                   help="also time the npu side with hccl's zero-copy collectives off (issue #24), interleaved")
     p.add_argument("--json", default=os.path.join(HERE, "results", "train_step.json"))
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
@@ -179,6 +191,18 @@ def main():
                   f"{pt['cpu_median_s'] * 1e3:>12.1f} {pt['cpu_best_s'] * 1e3:>7.1f} {tok / pt['cpu_median_s']:>7.0f} | "
                   f"{pt['ratio_median']:>9.2f} {pt['ratio_best']:>6.2f}")
         results.append(res)
+    staged = [(res["world"], pt) for res in results for pt in res["points"] if "npu_staged" in pt["times"]]
+    if staged:
+        print("\nnpu+hccl with zero-copy collectives (default) vs staged (zero-copy off), ms per step")
+        print(f"{'ranks':>5} {'batch x seq':>11} | {'zero-copy med':>13} {'best':>7} | {'staged med':>10} {'best':>7} | "
+              f"{'staged/zc med':>13} {'best':>6}")
+        for world, pt in staged:
+            zc, st = pt["times"]["npu"], pt["times"]["npu_staged"]
+            pt["staged_over_zero_copy_median"] = statistics.median(st) / statistics.median(zc)
+            pt["staged_over_zero_copy_best"] = min(st) / min(zc)
+            print(f"{world:>5} {pt['batch']:>5} x {pt['seq']:<3} | {statistics.median(zc) * 1e3:>13.1f} "
+                  f"{min(zc) * 1e3:>7.1f} | {statistics.median(st) * 1e3:>10.1f} {min(st) * 1e3:>7.1f} | "
+                  f"{pt['staged_over_zero_copy_median']:>13.2f} {pt['staged_over_zero_copy_best']:>6.2f}")
     if args.profile:
         print("\nwhere a step's time goes (ms, best of 2; overhead = step median - compute - comm)")
         print(f"{'ranks':>5} {'batch x seq':>11} | {'side':>8} {'step':>7} {'compute':>8} {'comm':>7} {'overhead':>9}")

@@ -38,6 +38,10 @@ def register():
     from npudist.graph import capture as _graph_capture
 
     _graph_capture.install_optimizer_check()
+    # npu tensors through torch.multiprocessing (torch's reductions cover cuda only; see the module).
+    from npudist.device import ipc as _ipc
+
+    _ipc.register()
 
     if getattr(torch, "npu", None) is not device_module:
         torch._register_device_module("npu", device_module)

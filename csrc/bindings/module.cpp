@@ -36,6 +36,7 @@ void registerHccl(py::module& m);
 void registerHcclWatchdog(py::module& m);
 void registerLifecycle(py::module& m);
 void registerFaultInject(py::module& m);
+void registerIpc(py::module& m);
 }
 
 namespace {
@@ -91,6 +92,7 @@ PYBIND11_MODULE(_C, m) {
   bindings::registerHcclWatchdog(m);
   bindings::registerLifecycle(m);
   bindings::registerFaultInject(m);
+  bindings::registerIpc(m);
   m.def("_route_cpu_kernel_ops", translated([] { return core::routeCpuKernelOpsToFallback(); }));
   m.def("_device_count", translated([] { return int(core::deviceCount()); }));
   m.def("_is_in_bad_fork", [] { return core::isInBadFork(); });

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace npudist::driver {
 
@@ -34,6 +35,12 @@ const char* errorName(Error e);
 const std::string& lastErrorMessage();
 
 enum class MemcpyKind { kHostToHost, kHostToDevice, kDeviceToHost, kDeviceToDevice };
+
+// A range of a device's physical memory file (bytes; granularity multiples).
+struct MemExtent {
+  size_t file_offset = 0;
+  size_t size = 0;
+};
 
 struct DeviceProperties {
   std::string name;
@@ -82,6 +89,35 @@ class Driver {
   virtual Error unmapMem(void* ptr) = 0;
   virtual Error memcpy(void* dst, const void* src, size_t count, MemcpyKind kind) = 0;
 
+  // ---- sharing device memory between processes (the role of ACL's
+  // aclrtMemExportToShareableHandle / ImportFromShareableHandle, and of
+  // cudaIpcGetMemHandle / cudaIpcOpenMemHandle) ----
+  // Describes the physical memory behind [ptr, ptr+size), which must be
+  // mapped: the device, the device's memory file `*fd` (owned by the driver;
+  // dup it to pass it on, e.g. SCM_RIGHTS over a Unix socket), the file
+  // extents backing the granule-aligned range that covers it, in address
+  // order, and ptr's offset inside that range. The exporter must keep the
+  // memory allocated while importers use it (the device core refcounts).
+  virtual Error exportMem(const void* ptr, size_t size, int* device, int* fd, std::vector<MemExtent>* extents,
+                          size_t* offset_in_range) {
+    (void)ptr, (void)size, (void)device, (void)fd, (void)extents, (void)offset_in_range;
+    return unsupported("exportMem");
+  }
+  // Maps `extents` of another process's device memory file `fd` at a fresh,
+  // contiguous range of `device`'s address window (so getDeviceFromPtr finds
+  // it). The mapping keeps the file alive: it stays valid if the exporter
+  // exits. The caller may close `fd` afterwards. Not counted against the
+  // importer's capacity.
+  virtual Error importMem(int device, int fd, const std::vector<MemExtent>& extents, void** ptr) {
+    (void)device, (void)fd, (void)extents, (void)ptr;
+    return unsupported("importMem");
+  }
+  // Unmaps a range importMem returned and gives its addresses back.
+  virtual Error closeImportedMem(void* ptr) {
+    (void)ptr;
+    return unsupported("closeImportedMem");
+  }
+
   // ---- streams: ordered queues of deferred work ----
   virtual Error createStream(int device, int priority, Stream* stream) = 0;
   virtual Error destroyStream(Stream stream) = 0;
@@ -102,6 +138,9 @@ class Driver {
   virtual Error queryEvent(Event event) = 0;  // kSuccess or kNotReady
   virtual Error synchronizeEvent(Event event) = 0;
   virtual Error eventElapsedTime(float* ms, Event start, Event end) = 0;
+
+ protected:
+  static Error unsupported(const char* call);
 };
 
 // The process-wide driver (HostDriver here). Construction only reads the

@@ -64,6 +64,10 @@ const char* errorName(Error e) {
 
 const std::string& lastErrorMessage() { return t_last_error; }
 
+Error Driver::unsupported(const char* call) {
+  return fail(Error::kInvalidValue, std::string(call) + ": this npu driver cannot share device memory between processes");
+}
+
 struct PhysicalChunk {
   int device;
   size_t file_offset;
@@ -76,6 +80,7 @@ namespace {
 struct Mapping {
   size_t size;
   PhysicalChunk* chunk;
+  size_t chunk_offset;  // where in the chunk the mapping starts
 };
 
 struct DeviceMemory {
@@ -90,6 +95,7 @@ struct DeviceMemory {
   std::map<char*, size_t> reservations;  // start -> size
   std::map<char*, Mapping> mappings;     // start -> mapping
   std::unordered_set<PhysicalChunk*> chunks;
+  std::map<char*, size_t> imports;       // start -> size, ranges mapped from other processes' files
 };
 
 class HostDriver final : public Driver {
@@ -264,7 +270,7 @@ class HostDriver final : public Driver {
     void* got = mmap(p, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, m->fd,
                      off_t(chunk->file_offset + offset));
     if (got == MAP_FAILED) return failErrno("mapMem: mmap");
-    m->mappings[p] = Mapping{size, chunk};
+    m->mappings[p] = Mapping{size, chunk, offset};
     chunk->map_count++;
     return Error::kSuccess;
   }
@@ -288,6 +294,85 @@ class HostDriver final : public Driver {
     if (count == 0) return Error::kSuccess;
     if (!dst || !src) return fail(Error::kInvalidValue, "memcpy: null pointer");
     std::memcpy(dst, src, count);
+    return Error::kSuccess;
+  }
+
+  // ---- sharing device memory between processes ----
+  Error exportMem(const void* ptr, size_t size, int* device_out, int* fd, std::vector<MemExtent>* extents,
+                  size_t* offset_in_range) override {
+    int device = deviceFromPtr(ptr);
+    if (device < 0 || size == 0) return fail(Error::kInvalidValue, "exportMem: pointer is not npu device memory");
+    DeviceMemory& m = mem_[size_t(device)];
+    auto p = static_cast<char*>(const_cast<void*>(ptr));
+    char* start = m.base + (size_t(p - m.base) / kGranularity) * kGranularity;
+    char* end = m.base + roundUp(size_t(p + size - m.base), kGranularity);
+    std::lock_guard<std::mutex> g(m.mutex);
+    extents->clear();
+    char* at = start;
+    auto it = m.mappings.upper_bound(at);
+    if (it != m.mappings.begin()) --it;
+    for (; at < end; ++it) {
+      // Every granule of the range must be mapped from this device's file.
+      if (it == m.mappings.end() || it->first > at || it->first + it->second.size <= at)
+        return fail(Error::kInvalidValue, "exportMem: the range is not entirely mapped device memory (imported "
+                                          "memory cannot be exported again; send the original tensor)");
+      size_t in_mapping = size_t(at - it->first);
+      size_t len = std::min(size_t(end - at), it->second.size - in_mapping);
+      size_t file_off = it->second.chunk->file_offset + it->second.chunk_offset + in_mapping;
+      if (!extents->empty() && extents->back().file_offset + extents->back().size == file_off)
+        extents->back().size += len;  // physically contiguous: one extent
+      else
+        extents->push_back(MemExtent{file_off, len});
+      at += len;
+    }
+    *device_out = device;
+    *fd = m.fd;
+    *offset_in_range = size_t(p - start);
+    return Error::kSuccess;
+  }
+
+  Error importMem(int device, int fd, const std::vector<MemExtent>& extents, void** ptr) override {
+    if (Error e = deviceMemory(device); e != Error::kSuccess) return e;
+    size_t total = 0;
+    for (const MemExtent& x : extents) {
+      if (x.size == 0 || x.size % kGranularity || x.file_offset % kGranularity)
+        return fail(Error::kInvalidValue, "importMem: extents must be non-empty granularity multiples");
+      total += x.size;
+    }
+    if (total == 0) return fail(Error::kInvalidValue, "importMem: no extents");
+    DeviceMemory& m = mem_[size_t(device)];
+    std::lock_guard<std::mutex> g(m.mutex);
+    size_t off;
+    if (!m.addresses.allocate(total, &off))
+      return fail(Error::kOutOfAddressSpace, "importMem: npu " + std::to_string(device) + " has no free address range of " +
+                                                 std::to_string(total) + " bytes for imported memory");
+    char* base = m.base + off;
+    char* at = base;
+    for (const MemExtent& x : extents) {
+      if (mmap(at, x.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, off_t(x.file_offset)) == MAP_FAILED) {
+        Error e = failErrno("importMem: mmap of the exporter's npu memory file");
+        mmap(base, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+        m.addresses.release(off, total);
+        return e;
+      }
+      at += x.size;
+    }
+    m.imports[base] = total;
+    *ptr = base;
+    return Error::kSuccess;
+  }
+
+  Error closeImportedMem(void* ptr) override {
+    int device = deviceFromPtr(ptr);
+    if (device < 0) return fail(Error::kInvalidHandle, "closeImportedMem: pointer is not npu device memory");
+    DeviceMemory& m = mem_[size_t(device)];
+    std::lock_guard<std::mutex> g(m.mutex);
+    auto it = m.imports.find(static_cast<char*>(ptr));
+    if (it == m.imports.end()) return fail(Error::kInvalidHandle, "closeImportedMem: pointer is not an imported range");
+    if (mmap(ptr, it->second, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+      return failErrno("closeImportedMem: mmap");
+    m.addresses.release(size_t(it->first - m.base), it->second);
+    m.imports.erase(it);
     return Error::kSuccess;
   }
 

@@ -53,7 +53,12 @@ void LocalComm::broadcast(void* buf, int64_t count, DType dtype, int root, int64
     if (me_ != root && bytes) std::memcpy(data, slot(root, int(c.seq & 1)), size_t(bytes));
     return;
   }
+  zcPublish(buf, bytes, buf, bytes);  // zero-copy: peers copy straight from the root's buffer
   Ctx c = arrive(Op::kBroadcast, dtype, RedOp::kSum, count, root, deadline_ns, bad);
+  if (zcAgree(c)) {
+    if (me_ != root) std::memcpy(data, zcPeer(c, root, false), size_t(bytes));
+    return zcDone(c);
+  }
   const int64_t chunk = alignDown(int64_t(seg_.slotBytes()), int64_t(kAlign));
   int k = 0;
   for (int64_t off = 0; off < bytes; off += chunk, ++k) {
@@ -87,7 +92,11 @@ void LocalComm::reduce(const void* in, void* out, int64_t count, DType dtype, Re
     }
     return;
   }
+  // Zero-copy (zero_copy.cpp): all_reduce with npu buffers on every rank.
+  // PREMUL_SUM stays staged (the factor is applied while staging).
+  if (root < 0 && op != RedOp::kPremulSum) zcPublish(in, bytes, out, bytes);
   Ctx c = arrive(kind, dtype, op, count, root, deadline_ns, bad);
+  if (root < 0 && zcAgree(c)) return zcAllreduce(c, in, out, count, dtype, op);
   // Reduce-scatter then all-gather per chunk: each rank reduces only its
   // 1/n slice, in place in its own slot, then reads everyone's slices.
   const int64_t chunk = alignDown(int64_t(seg_.slotBytes()) / int64_t(es), int64_t(kAlign));
@@ -152,7 +161,15 @@ void LocalComm::gather(const void* in, void* const* outs, int64_t count, DType d
     copy_out(int(c.seq & 1), 0, bytes);
     return;
   }
+  if (root < 0) zcPublish(in, bytes, in, bytes);  // zero-copy all_gather: read every input in place
   Ctx c = arrive(kind, dtype, RedOp::kSum, count, root, deadline_ns, bad);
+  if (root < 0 && zcAgree(c)) {
+    for (int r = 0; r < n_; ++r) {
+      const uint8_t* from = r == me_ ? src : zcPeer(c, r, false);
+      if (outs[r] != from) std::memcpy(outs[r], from, size_t(bytes));
+    }
+    return zcDone(c);
+  }
   const int64_t chunk = alignDown(int64_t(seg_.slotBytes()), int64_t(kAlign));
   int k = 0;
   for (int64_t off = 0; off < bytes; off += chunk, ++k) {
@@ -186,7 +203,13 @@ void LocalComm::reduceScatter(const void* const* ins, void* out, int64_t count, 
     read(int(c.seq & 1), 0, count);
     return;
   }
+  // Zero-copy when the n inputs are one contiguous buffer (reduce_scatter_tensor).
+  bool contiguous = op != RedOp::kPremulSum;
+  for (int r = 1; r < n_ && contiguous; ++r)
+    contiguous = ins[r] == static_cast<const uint8_t*>(ins[0]) + r * count * es;
+  if (contiguous) zcPublish(ins[0], count * es * n_, out, count * es);
   Ctx c = arrive(Op::kReduceScatter, dtype, op, count, 0, deadline_ns, bad);
+  if (contiguous && zcAgree(c)) return zcReduceScatter(c, ins, out, count, dtype, op);
   int k = 0;
   for (int64_t start = 0; start < count; start += piece, ++k) {
     const int64_t len = std::min(piece, count - start);
@@ -233,7 +256,29 @@ void LocalComm::scatter(const void* const* ins, void* out, int64_t count, DType 
 void LocalComm::alltoall(const void* const* sends, const int64_t* send_counts, void* const* recvs,
                          const int64_t* recv_counts, DType dtype, int64_t deadline_ns, const Invalid& bad) {
   const int64_t es = int64_t(elementSize(dtype));
+  // Zero-copy when the sends are one contiguous buffer (all_to_all_single).
+  int64_t total = 0;
+  bool contiguous = true;
+  for (int j = 0; j < n_; ++j) {
+    contiguous = contiguous && sends[j] == static_cast<const uint8_t*>(sends[0]) + total * es;
+    total += send_counts[j];
+  }
+  if (contiguous) zcPublish(sends[0], total * es, sends[0], total * es);
   Ctx c = arrive(Op::kAlltoall, dtype, RedOp::kSum, 0, 0, deadline_ns, bad, {}, send_counts, recv_counts);
+  if (contiguous && zcAgree(c)) {
+    const int zpar = int(c.seq & 1);
+    for (int i = 0; i < n_; ++i) {
+      if (recv_counts[i] <= 0) continue;
+      const uint8_t* from = static_cast<const uint8_t*>(sends[me_]);
+      if (i != me_) {
+        int64_t before = 0;  // elements rank i sends to ranks below me
+        for (int j = 0; j < me_; ++j) before += seg_.ctrl(i).send_counts[zpar][j];
+        from = zcPeer(c, i, false) + before * es;
+      }
+      std::memcpy(recvs[i], from, size_t(recv_counts[i] * es));
+    }
+    return zcDone(c);
+  }
   // Every rank knows the whole matrix now, so all plan the same rounds.
   int64_t largest = 0;
   const int par = int(c.seq & 1);

@@ -323,6 +323,8 @@ LocalComm::Ctx LocalComm::arrive(Op op, DType dtype, RedOp redop, int64_t count,
   d.root = root;
   d.arrive_ns = now;
   if (bad) std::snprintf(mine.note[par], kNoteBytes, "%s", bad.reason.c_str());
+  mine.zc[par] = bad ? ZeroCopyDesc{} : zc_next_;  // zero-copy buffers, if zcPublish found them
+  zc_next_ = ZeroCopyDesc{};
   d.seq = c.seq;
   step(c);
   checkDescriptors(c);

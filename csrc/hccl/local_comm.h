@@ -175,6 +175,18 @@ class LocalComm {
   uint8_t* slot(int r, int buf) const { return seg_.slot(r, buf); }
   std::string label(const Ctx& c) const;
 
+  // Zero-copy paths (zero_copy.cpp). zcPublish, before arrive, says where
+  // this rank's buffers are; zcAgree, after it, decides for every rank alike
+  // whether all can be read in place (mapping peers' files on first use).
+  void zcPublish(const void* in, int64_t in_bytes, const void* out, int64_t out_bytes);
+  bool zcAgree(const Ctx& c);
+  uint8_t* zcPeer(const Ctx& c, int r, bool out) const;  // peer r's input or output, mapped here
+  void zcAllreduce(const Ctx& c, const void* in, void* out, int64_t count, DType dtype, RedOp op);
+  void zcReduceScatter(const Ctx& c, const void* const* ins, void* out, int64_t count, DType dtype, RedOp op);
+  void zcDone(const Ctx& c);  // the closing step: every peer finished with this rank's buffers
+  std::shared_ptr<class ZeroCopy> zc_;
+  ZeroCopyDesc zc_next_;
+
   // Parts of the point-to-point engine.
   bool progressP2P(P2POp& op);
   void failP2P(const std::string& what);

@@ -29,6 +29,18 @@ struct alignas(64) OpDesc {
 };
 constexpr uint32_t kDescInvalid = 1;
 
+// Zero-copy (zero_copy.h): where a rank's buffers for one collective lie in
+// its npu memory file, so peers read (and write) them in place. fd < 0: this
+// rank's buffers cannot be shared, every rank takes the staged path.
+struct ZeroCopyDesc {
+  int32_t fd = -1;      // the memory file's descriptor number in the owner process
+  int32_t device = -1;
+  int32_t ok = 0;       // agreement step: 1 mapped every peer's file, 2 could not
+  int32_t reserved = 0;
+  int64_t in_off = -1;  // file offsets of the input and output buffers
+  int64_t out_off = -1;
+};
+
 struct RankCtrl {
   WaitWord step;  // how many protocol steps this rank has published
   alignas(64) std::atomic<int32_t> pid;
@@ -44,6 +56,7 @@ struct RankCtrl {
   char note[2][kNoteBytes];       // why a descriptor is invalid
   int64_t send_counts[2][kMaxLocalRanks];  // all_to_all: elements to each rank
   int64_t recv_counts[2][kMaxLocalRanks];  // all_to_all: elements from each rank
+  ZeroCopyDesc zc[2];                      // by sequence parity (zero_copy.h)
 };
 
 struct P2PChunkHeader {

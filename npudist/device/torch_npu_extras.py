@@ -127,9 +127,7 @@ def can_device_access_peer(device: int, peer_device: int) -> bool:
     return True
 
 
-def ipc_collect() -> None:
-    """A no-op: npu memory is never shared with other processes through IPC here (docs/device_api.md)."""
-    return None
+from npudist.device.ipc import ipc_collect  # noqa: E402  (torch.npu.ipc_collect; lives with the sharing code)
 
 
 class _Config:

@@ -1,0 +1,107 @@
+"""Zero-copy collectives (issue #24): bitwise against the staged path, free/reuse races, a peer
+killed while its memory is mapped. Mode from argv[1]: "bitwise", "race" or "kill"."""
+import os
+import signal
+import sys
+import threading
+import time
+
+import torch
+import torch.distributed as dist
+
+from common import RANK, WORLD, Checker, init, make, report
+from npudist import _C
+
+chk = Checker()
+init()
+MODE = sys.argv[1]
+R = dist.ReduceOp
+
+if MODE == "bitwise":
+    # cpu tensors always take the staged path: the same inputs on npu must give the same bits.
+    before = _C._hccl_zero_copy_count()
+    cases = 0
+    for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int32, torch.int8):
+        ops = [R.SUM, R.MAX, R.MIN, R.PRODUCT] + ([R.AVG] if dtype.is_floating_point else [])
+        for op in ops:
+            for n in (70_001, 1 << 20):  # above the one-shot size; odd and even
+                kind = "product" if op == R.PRODUCT else "any"
+                x = make(RANK, (n,), dtype, 7 + n, "cpu", kind)
+                staged, zc = x.clone(), x.to("npu")
+                dist.all_reduce(staged, op=op)
+                dist.all_reduce(zc, op=op)
+                what = f"all_reduce {dtype} {op} n={n}"
+                chk.true(torch.equal(zc.cpu(), staged), what, "npu (zero-copy) and cpu (staged) results differ bitwise")
+                cases += 1
+    # The other collectives: npu (zero-copy) against cpu (staged), bitwise.
+    n = 100_003
+    for dtype in (torch.float32, torch.bfloat16, torch.int64):
+        x = make(RANK, (n,), dtype, 11, "cpu")
+        outs = {}
+        for dev in ("cpu", "npu"):
+            xd = x.to(dev)
+            ag = torch.empty(WORLD * n, dtype=dtype, device=dev)
+            dist.all_gather_into_tensor(ag, xd)
+            agl = [torch.empty(n, dtype=dtype, device=dev) for _ in range(WORLD)]
+            dist.all_gather(agl, xd)
+            big = make(RANK, (WORLD * n,), dtype, 13, dev)
+            rs = torch.empty(n, dtype=dtype, device=dev)
+            dist.reduce_scatter_tensor(rs, big, op=R.SUM)
+            bc = make(RANK, (n,), dtype, 17, dev)
+            dist.broadcast(bc, src=WORLD - 1)
+            splits = [(r + 1) * 20_000 + RANK for r in range(WORLD)]        # what I send to r
+            recv_splits = [(RANK + 1) * 20_000 + r for r in range(WORLD)]  # what r sends me
+            a2a_in = make(RANK, (sum(splits),), dtype, 19, dev)
+            a2a_out = torch.empty(sum(recv_splits), dtype=dtype, device=dev)
+            dist.all_to_all_single(a2a_out, a2a_in, recv_splits, splits)
+            outs[dev] = [t.cpu() for t in (ag, torch.cat(agl), rs, bc, a2a_out)]
+        for name, a, b in zip(("all_gather_into_tensor", "all_gather", "reduce_scatter_tensor", "broadcast",
+                               "all_to_all_single"), outs["npu"], outs["cpu"]):
+            chk.true(torch.equal(a, b), f"{name} {dtype}", "npu (zero-copy) and cpu (staged) results differ")
+            cases += 1
+    used = _C._hccl_zero_copy_count() - before
+    chk.true(used == cases if os.environ.get("NPUDIST_HCCL_ZERO_COPY") != "0" else used == 0,
+             "zero-copy path taken", f"{used} of {cases} npu all_reduces ran zero-copy")
+    # A view in the middle of a tensor, and an out-of-place use through a non-zero offset.
+    base = torch.zeros(300_000, device="npu")
+    v = base[1000:201_000]
+    v.copy_(make(RANK, (200_000,), torch.float32, 3, "npu"))
+    want = sum(make(r, (200_000,), torch.float32, 3, "cpu").double() for r in range(WORLD))
+    dist.all_reduce(v)
+    chk.close(v, want.float(), "all_reduce of a view")
+    chk.true(bool((base[:1000] == 0).all()) and bool((base[201_000:] == 0).all()), "view neighbours untouched")
+    report(kind="bitwise", cases=cases, used=used)
+
+elif MODE == "race":
+    # A peer frees and reuses its buffer right after its Work completes: nobody may see the reuse.
+    g = torch.Generator().manual_seed(5)
+    bad = 0
+    for i in range(1000):
+        n = 20_000 + int(torch.randint(0, 50_000, (1,), generator=g))
+        x = torch.full((n,), float(RANK + 1 + i % 7), device="npu")
+        dist.all_reduce(x)
+        want = sum(r + 1 + i % 7 for r in range(WORLD))
+        if not (x[0].item() == want and x[-1].item() == want and bool((x == want).all())):
+            bad += 1
+        del x
+        y = torch.full((n,), -1e9, device="npu")  # the caching allocator hands out the same block
+        del y
+    chk.true(bad == 0, "free/reuse race", f"{bad} of 1000 iterations saw wrong data")
+    report(kind="race", bad=bad, used=_C._hccl_zero_copy_count())
+
+elif MODE == "kill":
+    x = torch.ones(1 << 20, device="npu")
+    dist.all_reduce(x)  # peers' memory files are mapped from here on
+    report(kind="mapped", used=_C._hccl_zero_copy_count())
+    if RANK == WORLD - 1:
+        threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGKILL)).start()
+    t0 = time.monotonic()
+    try:
+        while time.monotonic() - t0 < 60:
+            dist.all_reduce(x)
+            x.fill_(1.0)
+        report(kind="no error")
+    except Exception as e:  # noqa: BLE001
+        report(kind="error", error=str(e)[:600], seconds=time.monotonic() - t0)
+    os._exit(0)
+chk.finish()

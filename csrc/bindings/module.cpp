@@ -33,6 +33,7 @@ using namespace npudist;
 namespace npudist::bindings {
 void registerHccl(py::module& m);
 void registerHcclWatchdog(py::module& m);
+void registerGraph(py::module& m);
 }
 
 namespace {
@@ -86,6 +87,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_register_hccl", [](py::module& target) { bindings::registerHccl(target); },
         "Defines ProcessGroupHCCL in `target` (after torch.distributed is imported).");
   bindings::registerHcclWatchdog(m);
+  bindings::registerGraph(m);
   m.def("_route_cpu_kernel_ops", translated([] { return core::routeCpuKernelOpsToFallback(); }));
   m.def("_device_count", translated([] { return int(core::deviceCount()); }));
   m.def("_is_in_bad_fork", [] { return core::isInBadFork(); });

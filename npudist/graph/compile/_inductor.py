@@ -36,9 +36,10 @@ from npudist.graph.compile import config as npu_config
 _CPU = torch.device("cpu")
 
 REDUCE_OVERHEAD_MESSAGE = (
-    "torch.compile(mode='reduce-overhead') on npu: CUDA graphs do not apply to npu, and the npu "
-    "graph backend (backend='npugraphs', replay through torch.npu.NPUGraph) is not available in "
-    "this build; the graph is compiled by Inductor and runs without graph replay."
+    "torch.compile(mode='reduce-overhead') on npu: Inductor applies graph replay (CUDA graph trees) "
+    "to cuda devices only and offers no hook through which another device supplies its graphs, so "
+    "this graph is compiled by Inductor and runs without graph replay. For graph replay on npu use "
+    "torch.compile(backend='npugraphs') (Inductor, then replay through torch.npu.NPUGraph)."
 )
 # Dynamo tracing contexts already warned for: a frame's forward and its (lazily compiled)
 # backward share one, so a training step warns once
@@ -131,6 +132,13 @@ class NPUWrapperCodegen(PythonWrapperCodegen):
     def write_header(self) -> None:
         super().write_header()
         self.header.writeline("from npudist._C import _wait_current_stream as npu_wait_current_stream")
+        self.header.writeline("from npudist.graph.compile._kernels import npu_cpp_pybinding")
+
+    def define_kernel(self, kernel_name, kernel_body, metadata=None, gpu=True, cpp_definition=None):
+        # C++ kernels are launched through npudist's capturable launcher (_kernels.py)
+        if npu_config.capturable_kernels and not gpu and kernel_body.lstrip().startswith("async_compile.cpp_pybinding("):
+            kernel_body = kernel_body.replace("async_compile.cpp_pybinding(", "npu_cpp_pybinding(async_compile, ", 1)
+        return super().define_kernel(kernel_name, kernel_body, metadata, gpu, cpp_definition)
 
     def generate(self, is_inference):
         try:

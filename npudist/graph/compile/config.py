@@ -24,6 +24,12 @@ to a pointwise op crashes the scheduler). cpu compiles never see these values.
 completes what the current npu stream has been made to wait for (a
 collective's ``Work.wait()``), as every eager npu op does. Turning it off is
 only safe for graphs that never read the output of a pending collective.
+
+``capturable_kernels`` (default True): the wrapper launches its C++ kernels
+through ``npudist._C._NpuKernel`` (by address) instead of Inductor's Python
+binding, so an npu graph capture records them (``backend="npugraphs"``,
+``torch.npu.graph`` around compiled code). Off: Inductor's binding, and a
+compiled kernel called while the current npu stream captures raises.
 """
 import sys
 
@@ -33,6 +39,7 @@ loop_ordering_after_fusion: bool = False
 loop_reindexing_after_fusion: bool = False
 loop_index_inversion_in_fusion: bool = False
 wait_for_stream: bool = True
+capturable_kernels: bool = True
 
 # the torch._inductor.config names this module overrides for npu graphs
 _SCHEDULER_OVERRIDES = ("loop_ordering_after_fusion", "loop_reindexing_after_fusion", "loop_index_inversion_in_fusion")

@@ -134,6 +134,29 @@ class NPUWrapperCodegen(PythonWrapperCodegen):
         self.header.writeline("from npudist._C import _wait_current_stream as npu_wait_current_stream")
         self.header.writeline("from npudist.graph.compile._kernels import npu_cpp_pybinding")
 
+    def codegen_cuda_stream_enter(self, stream_idx: int):
+        # Inductor defines the stream objects of a multi-stream graph (user streams traced by
+        # Dynamo: torch.accelerator.current_stream(), torch.Stream, with-stream blocks) when it
+        # enters a device guard, which it emits for GPU device types only; npu takes no guard
+        # (compute is synchronous), so the npu wrapper defines them before the first stream block.
+        if not getattr(self, "_npu_streams_defined", False):
+            self._npu_streams_defined = True
+            self._codegen_stream_objects()
+        return super().codegen_cuda_stream_enter(stream_idx)
+
+    def _codegen_stream_objects(self) -> None:
+        from torch._inductor.stream_utils import DEFAULT_STREAM, get_stream_name
+
+        scheduler = V.graph.scheduler
+        streams = max(scheduler.node_to_stream.values(), default=0)
+        line = "from torch._dynamo.graph_bytecode_inputs import get_external_object_by_index"
+        if streams and not self.imports.contains(line):
+            self.imports.writeline(line)
+        self.writeline(f"{DEFAULT_STREAM} = torch.npu.current_stream()")
+        for idx in range(1, streams + 1):
+            user_obj = scheduler.stream_idx_to_user_obj_idx[idx]
+            self.writeline(f"{get_stream_name(idx)} = get_external_object_by_index({user_obj})")
+
     def define_kernel(self, kernel_name, kernel_body, metadata=None, gpu=True, cpp_definition=None):
         # C++ kernels are launched through npudist's capturable launcher (_kernels.py)
         if npu_config.capturable_kernels and not gpu and kernel_body.lstrip().startswith("async_compile.cpp_pybinding("):

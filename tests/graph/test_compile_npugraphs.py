@@ -189,3 +189,19 @@ def test_reduce_overhead_warning_names_the_npugraphs_backend():
         g(torch.randn(8, device="npu"))
     ours = [str(w.message) for w in caught if "reduce-overhead" in str(w.message)]
     assert len(ours) == 1 and "backend='npugraphs'" in ours[0], ours
+
+
+def test_random_ops_differ_per_replay_and_repeat_after_manual_seed():
+    """Inductor's seeds come from an npu random op, which the capture records with the npu
+    generator: each replay draws new numbers, and manual_seed makes the sequence repeat."""
+    f = torch.compile(lambda x: torch.nn.functional.dropout(x, 0.5, training=True), backend="npugraphs")
+    x = torch.ones(256, device="npu")
+    f(x), f(x)  # warm-up, capture
+    masks = [f(x).clone() for _ in range(3)]
+    assert len({tuple(m.tolist()) for m in masks}) == 3
+    torch.npu.manual_seed(3)
+    a = [f(x).clone() for _ in range(2)]
+    torch.npu.manual_seed(3)
+    b = [f(x).clone() for _ in range(2)]
+    assert all(torch.equal(p, q) for p, q in zip(a, b))
+    assert _stats()["replay"] >= 8

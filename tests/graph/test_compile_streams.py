@@ -48,16 +48,32 @@ def test_compiled_function_with_a_side_stream_matches_eager():
         torch.testing.assert_close(g(x), side_stream_fn(x))
 
 
-def test_torch_npu_stream_calls_stay_correct():
-    def f(x):
-        s = torch.npu.current_stream()
-        side = torch.npu.Stream()
-        side.wait_stream(s)
-        with torch.npu.stream(side):
-            y = x * 2
-        s.wait_stream(side)
-        return y + 1
+def _npu_forms(x):
+    s = torch.npu.current_stream()
+    side = torch.npu.Stream()
+    side.wait_stream(s)
+    with torch.npu.stream(side):
+        y = x * 2
+    s.wait_stream(side)
+    return y + 1
 
-    for _ in range(2):
-        x = torch.randn(8, device="npu")
-        torch.testing.assert_close(torch.compile(f)(x), f(x))
+
+def test_torch_npu_stream_calls_stay_correct():
+    before = torch.npu.current_stream()
+    try:
+        for _ in range(2):
+            x = torch.randn(8, device="npu")
+            torch.testing.assert_close(torch.compile(_npu_forms)(x), _npu_forms(x))
+    finally:
+        torch.npu.set_stream(before)
+
+
+@pytest.mark.xfail(strict=True, reason="known: with graph breaks inside `with torch.npu.stream(s):` the compiled "
+                   "function returns with s still current (docs/graph.md, torch.compile limits)")
+def test_torch_npu_stream_block_restores_the_current_stream():
+    before = torch.npu.current_stream()
+    try:
+        torch.compile(_npu_forms)(torch.randn(8, device="npu"))
+        assert torch.npu.current_stream() == before
+    finally:
+        torch.npu.set_stream(before)

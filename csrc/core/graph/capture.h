@@ -3,8 +3,9 @@
 // A node is one unit of work replay runs: a CPU kernel over CPU aliases of
 // the npu memory the captured op used (npu memory is host memory, so the
 // aliases are the device addresses the graph bakes in, as a CUDA graph
-// bakes in pointers), an npu-to-npu copy, or deferred host work (a
-// collective) re-issued through the device core.
+// bakes in pointers), an npu-to-npu copy, deferred host work (a
+// collective) re-issued through the device core, or a direct call of a
+// compiled C kernel (torch.compile's generated kernels, kernel_call.h).
 #pragma once
 
 #include <ATen/core/GraphImplInterface.h>
@@ -26,7 +27,7 @@
 namespace npudist::core::graph {
 
 struct Node {
-  enum class Kind { kOp, kOpCopyBack, kCopy, kHost };
+  enum class Kind { kOp, kOpCopyBack, kCopy, kHost, kCall };
   Kind kind = Kind::kOp;
   std::optional<c10::OperatorHandle> op;  // kOp / kOpCopyBack
   std::vector<c10::IValue> args;          // the boxed arguments, npu tensors as CPU aliases
@@ -38,6 +39,10 @@ struct Node {
   std::vector<c10::IValue> copy_dst;
   at::Tensor src, dst;          // kCopy (CPU aliases)
   std::function<void()> host;   // kHost
+  // kCall: a C function taking only integer-class arguments (addresses, int64).
+  void* fn = nullptr;
+  std::vector<intptr_t> iargs;
+  std::vector<c10::Storage> keep;  // cpu storages a kCall reads (npu ones are kept by the capture)
   c10::StreamId stream = 0;
   std::string name;             // operator or work name (errors, debug_dump)
   std::string detail;           // shapes, in debug mode only
@@ -93,5 +98,9 @@ void recordOp(Capture& c, const c10::OperatorHandle& op, torch::jit::Stack* stac
               const at::Generator* gen = nullptr, size_t gen_arg = 0);
 void recordCopy(Capture& c, const at::Tensor& src, const at::Tensor& dst, c10::StreamId stream);
 void recordHost(Capture& c, std::string name, std::function<void()> fn, c10::StreamId stream);
+// A direct call of compiled kernel `fn` with `iargs`; `tensors` are the tensor
+// arguments (their memory is kept alive as for recorded ops).
+void recordKernelCall(Capture& c, std::string name, void* fn, std::vector<intptr_t> iargs,
+                      const std::vector<at::Tensor>& tensors, c10::StreamId stream);
 
 }  // namespace npudist::core::graph

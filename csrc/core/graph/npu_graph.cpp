@@ -11,6 +11,7 @@
 #include "core/allocator/caching_allocator.h"
 #include "core/device.h"
 #include "core/generator.h"
+#include "core/graph/kernel_call.h"
 #include "core/stream.h"
 
 namespace npudist::core::graph {
@@ -203,6 +204,9 @@ void NpuGraph::replay() {
         n.host();
         waitCurrentStream(device_);
         break;
+      case Node::Kind::kCall:
+        callKernel(n.fn, n.iargs.data(), n.iargs.size());
+        break;
     }
   }
   verified_ = true;
@@ -254,7 +258,10 @@ void NpuGraph::debug_dump(const std::string& path) {
   std::map<c10::StreamId, size_t> last;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
-    const char* kind = n.kind == Node::Kind::kCopy ? "copy" : n.kind == Node::Kind::kHost ? "host" : "kernel";
+    const char* kind = n.kind == Node::Kind::kCopy   ? "copy"
+                       : n.kind == Node::Kind::kHost ? "host"
+                       : n.kind == Node::Kind::kCall ? "compiled kernel"
+                                                     : "kernel";
     f << "  n" << i << " [label=\"" << i << ": " << n.name << "\\n" << kind << " stream " << n.stream;
     if (!n.detail.empty()) f << "\\n" << n.detail;
     if (n.gen_slot >= 0) f << "\\nrng +" << n.rng_offset;

@@ -305,4 +305,28 @@ void recordHost(Capture& c, std::string name, std::function<void()> fn, c10::Str
   c.append(std::move(node));
 }
 
+void recordKernelCall(Capture& c, std::string name, void* fn, std::vector<intptr_t> iargs,
+                      const std::vector<at::Tensor>& tensors, c10::StreamId stream) {
+  std::lock_guard<std::mutex> g(c.mutex);
+  c.checkValid(name.c_str());
+  Node node;
+  node.kind = Node::Kind::kCall;
+  node.stream = stream;
+  node.name = std::move(name);
+  node.fn = fn;
+  node.iargs = std::move(iargs);
+  for (const at::Tensor& t : tensors) {
+    if (!t.defined() || !t.has_storage()) continue;
+    if (t.device().type() == c10::DeviceType::PrivateUse1) {
+      TORCH_CHECK(t.device().index() == c.device, node.name, ": an argument on ", t.device(),
+                  " in a capture of npu:", int(c.device), " (multi-device graphs are not supported)");
+      c.cpuAlias(t);  // keeps memory from outside the pool alive, as for recorded ops
+    } else {
+      node.keep.push_back(t.storage());
+    }
+  }
+  if (c.debug) node.detail = c10::str(node.iargs.size(), " arguments");
+  c.append(std::move(node));
+}
+
 }  // namespace npudist::core::graph

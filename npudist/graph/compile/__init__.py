@@ -8,9 +8,9 @@ imported, i.e. on the first ``torch.compile`` call, before anything is traced.
 Inductor then compiles npu graphs with its C++ CPU code generator (npu memory
 is host memory); see ``_inductor.py`` and docs/graph.md.
 
-Partial: ``backend="npugraphs"`` (graph replay) is not provided yet; it needs
-torch.npu.NPUGraph (issue #16). ``mode="reduce-overhead"`` warns and compiles
-without graph replay.
+``backend="npugraphs"`` (``_npugraphs.py``) replays Inductor's compiled graphs
+through torch.npu.NPUGraph. ``mode="reduce-overhead"`` warns (Inductor's graph
+replay is cuda-only, with no device hook) and compiles without graph replay.
 """
 from __future__ import annotations
 

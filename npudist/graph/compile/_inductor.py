@@ -36,9 +36,10 @@ from npudist.graph.compile import config as npu_config
 _CPU = torch.device("cpu")
 
 REDUCE_OVERHEAD_MESSAGE = (
-    "torch.compile(mode='reduce-overhead') on npu: CUDA graphs do not apply to npu, and the npu "
-    "graph backend (backend='npugraphs', replay through torch.npu.NPUGraph) is not available in "
-    "this build; the graph is compiled by Inductor and runs without graph replay."
+    "torch.compile(mode='reduce-overhead') on npu: Inductor applies graph replay (CUDA graph trees) "
+    "to cuda devices only and offers no hook through which another device supplies its graphs, so "
+    "this graph is compiled by Inductor and runs without graph replay. For graph replay on npu use "
+    "torch.compile(backend='npugraphs') (Inductor, then replay through torch.npu.NPUGraph)."
 )
 # Dynamo tracing contexts already warned for: a frame's forward and its (lazily compiled)
 # backward share one, so a training step warns once
@@ -131,6 +132,36 @@ class NPUWrapperCodegen(PythonWrapperCodegen):
     def write_header(self) -> None:
         super().write_header()
         self.header.writeline("from npudist._C import _wait_current_stream as npu_wait_current_stream")
+        self.header.writeline("from npudist.graph.compile._kernels import npu_cpp_pybinding")
+
+    def codegen_cuda_stream_enter(self, stream_idx: int):
+        # Inductor defines the stream objects of a multi-stream graph (user streams traced by
+        # Dynamo: torch.accelerator.current_stream(), torch.Stream, with-stream blocks) when it
+        # enters a device guard, which it emits for GPU device types only; npu takes no guard
+        # (compute is synchronous), so the npu wrapper defines them before the first stream block.
+        if not getattr(self, "_npu_streams_defined", False):
+            self._npu_streams_defined = True
+            self._codegen_stream_objects()
+        return super().codegen_cuda_stream_enter(stream_idx)
+
+    def _codegen_stream_objects(self) -> None:
+        from torch._inductor.stream_utils import DEFAULT_STREAM, get_stream_name
+
+        scheduler = V.graph.scheduler
+        streams = max(scheduler.node_to_stream.values(), default=0)
+        line = "from torch._dynamo.graph_bytecode_inputs import get_external_object_by_index"
+        if streams and not self.imports.contains(line):
+            self.imports.writeline(line)
+        self.writeline(f"{DEFAULT_STREAM} = torch.npu.current_stream()")
+        for idx in range(1, streams + 1):
+            user_obj = scheduler.stream_idx_to_user_obj_idx[idx]
+            self.writeline(f"{get_stream_name(idx)} = get_external_object_by_index({user_obj})")
+
+    def define_kernel(self, kernel_name, kernel_body, metadata=None, gpu=True, cpp_definition=None):
+        # C++ kernels are launched through npudist's capturable launcher (_kernels.py)
+        if npu_config.capturable_kernels and not gpu and kernel_body.lstrip().startswith("async_compile.cpp_pybinding("):
+            kernel_body = kernel_body.replace("async_compile.cpp_pybinding(", "npu_cpp_pybinding(async_compile, ", 1)
+        return super().define_kernel(kernel_name, kernel_body, metadata, gpu, cpp_definition)
 
     def generate(self, is_inference):
         try:

@@ -15,6 +15,9 @@ class NPUDeviceOpOverrides(DeviceOpOverrides):
     def set_device(self, device_idx: int) -> str:
         return f"torch.npu.set_device({device_idx})"
 
+    def current_stream(self) -> str:
+        return "torch.npu.current_stream()"
+
     def synchronize(self) -> str:
         return "torch.npu.synchronize()"
 

@@ -2,7 +2,8 @@
 
 ``register()`` calls ``register_interface_for_device`` ("npu", "npu:N"),
 ``register_backend_for_device("npu", ..., device_custom_config=config)`` and
-``register_device_op_overrides("npu", ...)``. It imports only
+``register_device_op_overrides("npu", ...)``, and registers the Dynamo
+backend ``"npugraphs"`` (``torch._dynamo.register_backend``). It imports only
 ``torch._dynamo.device_interface`` and ``torch._inductor.codegen.common``;
 the code generator itself (``_inductor.py``, which imports Inductor's C++
 and wrapper code generators, ~0.7 s) is imported the first time Inductor asks
@@ -44,6 +45,14 @@ class _NPUWrapperCodegenEntry(metaclass=_EntryMeta):
         return NPUWrapperCodegen.create(*args, **kwargs)
 
 
+def npugraphs(gm, example_inputs, **kwargs):
+    """``torch.compile(backend="npugraphs")``: Inductor, then replay through
+    ``torch.npu.NPUGraph`` (npudist.graph.compile._npugraphs)."""
+    from npudist.graph.compile._npugraphs import npugraphs as _npugraphs
+
+    return _npugraphs(gm, example_inputs, **kwargs)
+
+
 def register() -> None:
     """Registers npu with Dynamo and Inductor (idempotent; cheap once torch._dynamo is imported)."""
     global _registered
@@ -71,4 +80,10 @@ def register() -> None:
         device_custom_config=config,
     )
     register_device_op_overrides("npu", NPUDeviceOpOverrides())
+    from torch._dynamo import register_backend
+
+    try:
+        register_backend(npugraphs, name="npugraphs")
+    except AssertionError:  # "duplicate name": a real torch_npu registered it first
+        pass
     _registered = True

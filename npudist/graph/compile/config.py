@@ -24,6 +24,16 @@ to a pointwise op crashes the scheduler). cpu compiles never see these values.
 completes what the current npu stream has been made to wait for (a
 collective's ``Work.wait()``), as every eager npu op does. Turning it off is
 only safe for graphs that never read the output of a pending collective.
+
+``capturable_kernels`` (default True): the wrapper launches its C++ kernels
+through ``npudist._C._NpuKernel`` (by address) instead of Inductor's Python
+binding, so an npu graph capture records them (``backend="npugraphs"``,
+``torch.npu.graph`` around compiled code). Off: Inductor's binding, and a
+compiled kernel called while the current npu stream captures raises.
+
+``codegen_version``: not a setting; it changes whenever npudist changes the
+code it generates for npu, so Inductor's FX graph cache (keyed on this
+module) never serves wrapper code written by an older npudist.
 """
 import sys
 
@@ -33,6 +43,8 @@ loop_ordering_after_fusion: bool = False
 loop_reindexing_after_fusion: bool = False
 loop_index_inversion_in_fusion: bool = False
 wait_for_stream: bool = True
+capturable_kernels: bool = True
+codegen_version: int = 3
 
 # the torch._inductor.config names this module overrides for npu graphs
 _SCHEDULER_OVERRIDES = ("loop_ordering_after_fusion", "loop_reindexing_after_fusion", "loop_index_inversion_in_fusion")

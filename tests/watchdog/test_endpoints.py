@@ -125,7 +125,7 @@ def test_autostart_malformed_value_warns(clean_metrics_env, capsys):
     clean_metrics_env.setenv("NPUDIST_METRICS_PORT", "ninety")
     assert autostart.from_env() == []
     err = capsys.readouterr().err
-    assert "npudist.watchdog: warning: NPUDIST_METRICS_PORT: expected a TCP port number" in err
+    assert "npudist.watchdog: warning: NPUDIST_METRICS_PORT='ninety' is not valid: expected an integer from 0 to 65535" in err
     clean_metrics_env.setenv("NPUDIST_METRICS_PORT", "0")
     clean_metrics_env.setenv("NPUDIST_METRICS_ADDR", "a b")
     assert autostart.from_env() == []

@@ -75,7 +75,8 @@ void describeCollective(DeviceScope& scope, const hccl::OpState& state, const st
   DeviceEvent& e = scope.event();
   e.name = state.name + " (npu kernel)";
   e.correlation = state.profiler_correlation;
-  e.user_correlation = state.profiler_user_correlation;
+  e.user_ranges.clear();
+  if (state.profiler_user_correlation) e.user_ranges.push_back(state.profiler_user_correlation);
   scope.arg("Collective name", state.name, true);
   scope.arg("In msg nelems", std::to_string(numel(state.inputList())));
   scope.arg("Out msg nelems", std::to_string(numel(state.outputs)));

@@ -9,7 +9,7 @@
 // correlation id as the
 // event's linked correlation id: key_averages' device time per op).
 // record_function ranges become GPU_USER_ANNOTATION activities spanning the
-// device work issued inside them (innermost range only), as CUDA shows them.
+// device work issued inside them on the same thread, as CUDA shows them.
 #include "profiler/kineto_profiler.h"
 
 #include <libkineto.h>
@@ -63,6 +63,11 @@ class NpuSession : public libkineto::IActivityProfilerSession {
   }
 
   void start() override {
+    // Kineto keeps the sessions of its last configuration and starts them again
+    // for a later trace that asked for no device activity (a CPU-only profile):
+    // a session records one trace only.
+    if (spent_) return;
+    spent_ = true;
     beginSession();
     recording_ = true;
     start_ns_ = nowNs();
@@ -89,7 +94,7 @@ class NpuSession : public libkineto::IActivityProfilerSession {
     buffer_->gpuOpCount = 0;
     std::map<int, std::set<int64_t>> lanes;  // device -> streams
     // record_function ranges on the device lanes: the span of the device work
-    // issued inside the innermost open range, per (range, device, stream).
+    // issued inside each open range (on the issuing thread), per (range, device, stream).
     std::map<std::tuple<uint64_t, int, int64_t>, std::pair<int64_t, int64_t>> ranges;
     for (DeviceEvent& e : events_) {
       lanes[e.device].insert(e.stream);
@@ -119,8 +124,8 @@ class NpuSession : public libkineto::IActivityProfilerSession {
         }
       }
       buffer_->gpuOpCount++;
-      if (annotations_ && e.user_correlation) {
-        auto key = std::make_tuple(e.user_correlation, e.device, e.stream);
+      for (uint64_t user : annotations_ ? e.user_ranges : std::vector<uint64_t>{}) {
+        auto key = std::make_tuple(user, e.device, e.stream);
         auto it = ranges.find(key);
         if (it == ranges.end()) {
           ranges.emplace(key, std::make_pair(e.start_ns, e.end_ns));
@@ -171,6 +176,7 @@ class NpuSession : public libkineto::IActivityProfilerSession {
  private:
   bool annotations_;
   bool recording_ = false;
+  bool spent_ = false;
   int64_t start_ns_ = 0, end_ns_ = 0;
   std::vector<DeviceEvent> events_;
   std::unique_ptr<libkineto::CpuTraceBuffer> buffer_;
@@ -197,9 +203,10 @@ const std::set<libkineto::ActivityType>& NpuActivityProfiler::availableActivitie
 
 std::unique_ptr<libkineto::IActivityProfilerSession> NpuActivityProfiler::configure(
     const std::set<libkineto::ActivityType>& activity_types, const libkineto::Config& /*config*/) {
-  // A CPU-only profile asks for none of the device types: no session, no cost.
-  bool wanted = false;
-  for (auto t : activity_types) wanted = wanted || activities().count(t);
+  // A CPU-only profile also asks for the PrivateUse1 runtime/driver types (host
+  // side); only the device types say that npu activity is wanted.
+  const bool wanted = activity_types.count(libkineto::ActivityType::CONCURRENT_KERNEL) ||
+                      activity_types.count(libkineto::ActivityType::GPU_MEMCPY);
   if (!wanted) return nullptr;
   g_sessions_configured.fetch_add(1);
   return std::make_unique<NpuSession>(activity_types.count(libkineto::ActivityType::GPU_USER_ANNOTATION) > 0);

@@ -46,6 +46,14 @@ int64_t nowNs() { return int64_t(c10::getTime()); }
 uint64_t currentCorrelation() { return top(t_stacks.ops); }
 uint64_t currentUserCorrelation() { return top(t_stacks.user); }
 
+std::vector<uint64_t> currentUserRanges() {
+  std::vector<uint64_t> out;
+  if (!top(t_stacks.user)) return out;
+  out.reserve(t_stacks.user.size());
+  for (const Entry& e : t_stacks.user) out.push_back(e.id);
+  return out;
+}
+
 void pushCorrelation(uint64_t id, bool user) {
   auto& s = user ? t_stacks.user : t_stacks.ops;
   top(s);  // drops a previous session's leftovers
@@ -87,7 +95,7 @@ void DeviceScope::begin(EventKind kind, int device, int64_t stream) {
   e_.device = device;
   e_.stream = stream >= 0 ? stream : int64_t(core::currentStreamId(c10::DeviceIndex(device)));
   e_.correlation = currentCorrelation();
-  e_.user_correlation = currentUserCorrelation();
+  e_.user_ranges = currentUserRanges();
   e_.start_ns = nowNs();
 }
 

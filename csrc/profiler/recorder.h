@@ -32,7 +32,8 @@ struct DeviceEvent {
   int64_t start_ns = 0;    // c10::getTime() ns
   int64_t end_ns = 0;
   uint64_t correlation = 0;       // the issuing CPU op's profiler correlation id; 0: none
-  uint64_t user_correlation = 0;  // the innermost record_function range open when issued; 0: none
+  // The record_function ranges open on the issuing thread, outermost first.
+  std::vector<uint64_t> user_ranges;
   std::string name;
   // Extra fields for the trace's "args" (value already formatted; true = quote it).
   std::vector<std::pair<std::string, std::pair<std::string, bool>>> args;
@@ -51,7 +52,8 @@ int64_t nowNs();
 // The calling thread's innermost CPU op / record_function range known to the
 // profiler (pushed by Kineto through the session), 0 when none.
 uint64_t currentCorrelation();
-uint64_t currentUserCorrelation();
+uint64_t currentUserCorrelation();  // innermost
+std::vector<uint64_t> currentUserRanges();  // outermost first
 void pushCorrelation(uint64_t id, bool user);
 void popCorrelation(bool user);
 

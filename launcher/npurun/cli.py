@@ -287,7 +287,7 @@ class Launch:
         try:
             signals.install()
             cleanup.become_subreaper()
-            os.environ.update(npuenv.launcher_env(self.tag))
+            os.environ.update(npuenv.launcher_env(self.tag, a.profile_dir, a.profile_steps))
             self.preflight()
             self._start_watch()
             metrics_env = self._start_metrics()

@@ -10,7 +10,7 @@ import npudist  # noqa: F401  (registers npu)
 
 from tests.profiler.conftest import events, load_trace
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.filterwarnings("ignore:.*export_memory_timeline.*:FutureWarning")]
 
 NPU = [ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]
 KERNEL_SUFFIX = " (npu kernel)"
@@ -179,3 +179,15 @@ def test_bad_arguments_give_clear_errors(tmp_path):
     (tmp_path / "bad" / "rank0.json").write_text("{not json")
     with pytest.raises(MergeError, match="not a readable Chrome trace"):
         merge_traces(str(tmp_path / "bad"), str(tmp_path / "job.json"))
+
+
+def test_memory_timeline_exports_as_json(tmp_path):
+    m = torch.nn.Linear(64, 64).npu()
+    x = torch.randn(8, 64, device="npu")
+    with profile(activities=NPU, profile_memory=True, record_shapes=True, with_stack=True) as prof:
+        m(x).sum().backward()
+    path = tmp_path / "mem.json"
+    prof.export_memory_timeline(str(path), device="npu:0")
+    times, sizes = load_trace(path)
+    assert len(times) == len(sizes) > 0
+    assert max(max(row) for row in sizes) >= 64 * 64 * 4  # the weight's gradient at least

@@ -1,8 +1,8 @@
 // The npu's Kineto activity profiler: what torch.profiler's PrivateUse1
-// activity drives (registered in register_kineto.cpp with PyTorch's
+// activity drives (registered in register.cpp with PyTorch's
 // REGISTER_PRIVATEUSE1_PROFILER, torch/csrc/profiler/standalone/privateuse1_profiler.h).
 //
-// Only this TU pair and register_kineto.cpp see Kineto's headers; they need
+// Only this TU pair and register.cpp see Kineto's headers; they need
 // USE_KINETO defined (the wheel's libtorch is built with Kineto, but an
 // extension build does not define the macro).
 #pragma once

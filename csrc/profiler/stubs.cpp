@@ -13,6 +13,7 @@
 #include <torch/csrc/profiler/stubs/base.h>
 
 #include "core/device.h"
+#include "profiler/stubs.h"
 
 namespace npudist::profiler {
 namespace {
@@ -56,12 +57,11 @@ struct NpuStubs final : torch::profiler::impl::ProfilerStubs {
   }
 };
 
-struct Registration {
-  Registration() {
-    static NpuStubs stubs;
-    torch::profiler::impl::registerPrivateUse1Methods(&stubs);
-  }
-} g_registration;
-
 }  // namespace
+
+torch::profiler::impl::ProfilerStubs* npuProfilerStubs() {
+  static NpuStubs stubs;
+  return &stubs;
+}
+
 }  // namespace npudist::profiler

@@ -29,6 +29,12 @@ namespace {
 
 std::atomic<int64_t> g_sessions_configured{0};
 
+// The trace numbers an npu stream's lane (thread id and "stream" arg) from 1:
+// torch.npu.Stream.stream_id + 1, so the default stream is 1. Trace tools
+// (HTA, Kineto's own views) take stream 0 for "not a device stream", as CUDA
+// traces never use it. The "stream_id" arg keeps c10's id.
+int64_t laneOf(int64_t stream_id) { return stream_id + 1; }
+
 libkineto::ActivityType activityTypeOf(EventKind k) {
   switch (k) {
     case EventKind::kMemcpy:
@@ -104,8 +110,8 @@ class NpuSession : public libkineto::IActivityProfilerSession {
       a.endTime = std::max(e.end_ns, e.start_ns);
       a.id = int32_t(e.correlation);
       a.device = e.device;
-      a.resource = int32_t(e.stream);
-      a.threadId = int32_t(e.stream);
+      a.resource = int32_t(laneOf(e.stream));
+      a.threadId = int32_t(laneOf(e.stream));
       a.linked = e.correlation ? linked(int32_t(e.correlation)) : nullptr;
       if (a.linked) {
         a.flow.id = uint32_t(e.correlation);
@@ -114,7 +120,8 @@ class NpuSession : public libkineto::IActivityProfilerSession {
       }
       a.addMetadataQuoted("category", categoryOf(e.kind));
       a.addMetadata("device", e.device);
-      a.addMetadata("stream", e.stream);
+      a.addMetadata("stream", laneOf(e.stream));
+      a.addMetadata("stream_id", e.stream);
       a.addMetadata("correlation", e.correlation);
       for (auto& [k, v] : e.args) {
         if (v.second) {
@@ -145,8 +152,8 @@ class NpuSession : public libkineto::IActivityProfilerSession {
       a.endTime = span.second;
       a.id = int32_t(user);
       a.device = device;
-      a.resource = int32_t(stream);
-      a.threadId = int32_t(stream);
+      a.resource = int32_t(laneOf(stream));
+      a.threadId = int32_t(laneOf(stream));
       // Not linked: the range's CPU op already counts its ops' device time.
     }
     // Kineto keeps pointers to what is logged; the activities live in buffer_,
@@ -157,7 +164,10 @@ class NpuSession : public libkineto::IActivityProfilerSession {
           libkineto::DeviceInfo{device, 1000 + device, "npu " + std::to_string(device), "npu " + std::to_string(device)},
           start_ns_);
       for (int64_t s : streams)
-        logger.handleResourceInfo(libkineto::ResourceInfo{s, s, device, "stream " + std::to_string(s)}, start_ns_);
+        logger.handleResourceInfo(libkineto::ResourceInfo{laneOf(s), laneOf(s), device,
+                                                          "stream " + std::to_string(laneOf(s)) + " (stream_id " +
+                                                              std::to_string(s) + ")"},
+                                  start_ns_);
     }
     events_.clear();
   }

@@ -47,7 +47,8 @@ def test_training_step_device_events_link_to_their_cpu_ops(model, trace_of):
     names = {k["name"] for k in kernels}
     assert {"aten::addmm" + KERNEL_SUFFIX, "aten::mm" + KERNEL_SUFFIX} <= names, names
     for k in kernels:
-        assert k["pid"] == 0 and k["tid"] == k["args"]["stream"] == 0  # npu 0, default stream lane
+        # npu 0, the default stream's lane (lanes are stream_id + 1)
+        assert k["pid"] == 0 and k["tid"] == k["args"]["stream"] == 1 and k["args"]["stream_id"] == 0
         op = cpu_ops.get(k["args"]["External id"])
         assert op is not None, f"kernel {k['name']} is linked to no CPU op"
         assert k["name"] == op["name"] + KERNEL_SUFFIX
@@ -79,12 +80,12 @@ def test_streams_get_their_own_lanes(trace_of):
             b = x * 2
         torch.npu.synchronize()
     trace = trace_of(prof)
-    lanes = {e["name"]: e["tid"] for e in events(trace, "kernel")}
-    assert lanes["aten::add" + KERNEL_SUFFIX] == 0
-    assert lanes["aten::mul" + KERNEL_SUFFIX] == side.stream_id != 0
+    lanes = {e["name"]: (e["tid"], e["args"]["stream_id"]) for e in events(trace, "kernel")}
+    assert lanes["aten::add" + KERNEL_SUFFIX] == (1, 0)
+    assert lanes["aten::mul" + KERNEL_SUFFIX] == (side.stream_id + 1, side.stream_id) != (1, 0)
     named = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"]
              if e.get("ph") == "M" and e.get("name") == "thread_name" and e["pid"] == 0}
-    assert named.get(side.stream_id) == f"stream {side.stream_id}"
+    assert named.get(side.stream_id + 1) == f"stream {side.stream_id + 1} (stream_id {side.stream_id})"
     del a, b
 
 

@@ -34,9 +34,9 @@ def test_every_rank_writes_the_steps_asked_for(job):
         kernels = events(trace, "kernel")
         # compute on the default stream lane, collectives on the communicator's own lane
         mm = [k for k in kernels if k["name"] == "aten::addmm" + SUFFIX]
-        assert len(mm) == 4 and {k["pid"] for k in mm} == {rank} and {k["tid"] for k in mm} == {0}
+        assert len(mm) == 4 and {k["pid"] for k in mm} == {rank} and {k["tid"] for k in mm} == {1}
         colls = [k for k in kernels if k["args"].get("category") == "collective"]
-        assert colls and {k["tid"] for k in colls} != {0}
+        assert colls and len({k["tid"] for k in colls}) == 1 and {k["tid"] for k in colls} != {1}
         assert all(k["pid"] == rank for k in colls)
 
 
@@ -83,7 +83,7 @@ def test_merge_gives_one_process_per_rank(job, tmp_path):
     assert {e["pid"] for e in merged["traceEvents"]} == {0, 1}
     lanes = {(e["pid"], e["args"]["name"]) for e in merged["traceEvents"]
              if e.get("ph") == "M" and e.get("name") == "thread_name" and e["args"]["name"].startswith("npu")}
-    assert (0, "npu 0 stream 0") in lanes and (1, "npu 1 stream 0") in lanes
+    assert (0, "npu 0 stream 1 (stream_id 0)") in lanes and (1, "npu 1 stream 1 (stream_id 0)") in lanes
     # The same collective (same Seq) on both ranks, on the shared host clock: the spans overlap.
     spans = {}
     for e in merged["traceEvents"]:

@@ -272,6 +272,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
       state->profiler_correlation = profiler::currentCorrelation();
       state->profiler_user_correlation = profiler::currentUserCorrelation();
       state->profiler_stream = comm_stream_.id();
+      comms.markLaunch(state->profiler_correlation);
     }
   }
   auto work = c10::make_intrusive<WorkHCCL>(rank_, type, state, std::nullopt);

@@ -67,6 +67,23 @@ void ParamCommsRange::open(const CollectiveInfo& info, const hccl::OpState& stat
   }
 }
 
+void ParamCommsRange::markLaunch(uint64_t correlation) {
+  launch_correlation_ = correlation;
+  launch_start_ns_ = nowNs();
+}
+
+ParamCommsRange::~ParamCommsRange() {
+  if (!launch_correlation_ || !active()) return;
+  DeviceEvent e;
+  e.kind = EventKind::kLaunch;
+  e.name = "hcclLaunch";
+  e.start_ns = launch_start_ns_;
+  e.end_ns = nowNs();
+  e.correlation = launch_correlation_;
+  e.host_tid = hostThreadId();
+  record(std::move(e));
+}
+
 const char* workTitle(const std::string& name) {
   return at::hasCallbacks() && !active() ? name.c_str() : nullptr;
 }

@@ -46,6 +46,11 @@ class ParamCommsRange {
  public:
   ParamCommsRange() = default;
   void open(const CollectiveInfo& info, const hccl::OpState& state);
+  // From now until destruction this thread issues the collective of
+  // `correlation`: recorded as its host-side launch (an "hcclLaunch" runtime
+  // event, which trace tools use to tie device work to the CPU op).
+  void markLaunch(uint64_t correlation);
+  ~ParamCommsRange();
   ParamCommsRange(const ParamCommsRange&) = delete;
   ParamCommsRange& operator=(const ParamCommsRange&) = delete;
 
@@ -53,6 +58,8 @@ class ParamCommsRange {
   std::optional<c10::DebugInfoGuard> guard_;      // destroyed last
   std::unique_ptr<at::RecordFunction> rf_;        // record_param_comms
   std::unique_ptr<at::RecordFunction> title_rf_;  // hccl:<op>, destroyed first
+  uint64_t launch_correlation_ = 0;
+  int64_t launch_start_ns_ = 0;
 };
 
 // The title c10d::Work should open its range with: none while npu activity is

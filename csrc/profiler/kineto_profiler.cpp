@@ -17,6 +17,8 @@
 
 #include <c10/util/Exception.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -43,6 +45,8 @@ libkineto::ActivityType activityTypeOf(EventKind k) {
     case EventKind::kCollective:
     case EventKind::kGraphReplay:
       return libkineto::ActivityType::CONCURRENT_KERNEL;
+    case EventKind::kLaunch:
+      return libkineto::ActivityType::PRIVATEUSE1_RUNTIME;
   }
   return libkineto::ActivityType::CONCURRENT_KERNEL;
 }
@@ -57,6 +61,8 @@ const char* categoryOf(EventKind k) {
       return "collective";
     case EventKind::kGraphReplay:
       return "graph";
+    case EventKind::kLaunch:
+      return "launch";
   }
   return "kernel";
 }
@@ -102,7 +108,32 @@ class NpuSession : public libkineto::IActivityProfilerSession {
     // record_function ranges on the device lanes: the span of the device work
     // issued inside each open range (on the issuing thread), per (range, device, stream).
     std::map<std::tuple<uint64_t, int, int64_t>, std::pair<int64_t, int64_t>> ranges;
+    const int32_t pid = int32_t(getpid());
+    // The host side of each piece of device work, on the thread that issued it
+    // (PRIVATEUSE1_RUNTIME, args "correlation"): trace tools (HTA) tie device
+    // work to CPU ops through such launch events, as through cudaLaunchKernel.
+    // Synchronous work (kernels, copies, replays) occupies its thread for the
+    // span it ran; a collective's launch is its hcclLaunch event.
+    auto hostSide = [&](const DeviceEvent& e, const char* name) {
+      buffer_->emplace_activity(buffer_->span, libkineto::ActivityType::PRIVATEUSE1_RUNTIME, name);
+      libkineto::GenericTraceActivity& a = *buffer_->activities.back();
+      a.startTime = e.start_ns;
+      a.endTime = std::max(e.end_ns, e.start_ns);
+      a.id = int32_t(e.correlation);
+      a.device = pid;
+      a.resource = e.host_tid;
+      a.threadId = e.host_tid;
+      a.linked = linked(int32_t(e.correlation));
+      a.addMetadata("correlation", e.correlation);
+    };
     for (DeviceEvent& e : events_) {
+      if (e.kind == EventKind::kLaunch) {
+        if (e.correlation) hostSide(e, e.name.c_str());
+        continue;
+      }
+      if (e.correlation && e.kind != EventKind::kCollective)
+        hostSide(e, e.kind == EventKind::kMemcpy ? "npuMemcpy" : e.kind == EventKind::kGraphReplay ? "npuGraphLaunch"
+                                                                                                 : "npuLaunchKernel");
       lanes[e.device].insert(e.stream);
       buffer_->emplace_activity(buffer_->span, activityTypeOf(e.kind), e.name);
       libkineto::GenericTraceActivity& a = *buffer_->activities.back();

@@ -2,6 +2,9 @@
 
 #include <c10/util/ApproximateClock.h>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <mutex>
 
 #include "core/stream.h"
@@ -42,6 +45,11 @@ uint64_t top(std::vector<Entry>& s) {
 }  // namespace
 
 int64_t nowNs() { return int64_t(c10::getTime()); }
+
+int32_t hostThreadId() {
+  thread_local int32_t tid = int32_t(syscall(SYS_gettid));
+  return tid;
+}
 
 uint64_t currentCorrelation() { return top(t_stacks.ops); }
 uint64_t currentUserCorrelation() { return top(t_stacks.user); }
@@ -96,6 +104,7 @@ void DeviceScope::begin(EventKind kind, int device, int64_t stream) {
   e_.stream = stream >= 0 ? stream : int64_t(core::currentStreamId(c10::DeviceIndex(device)));
   e_.correlation = currentCorrelation();
   e_.user_ranges = currentUserRanges();
+  e_.host_tid = hostThreadId();
   e_.start_ns = nowNs();
 }
 

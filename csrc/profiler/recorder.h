@@ -23,6 +23,7 @@ enum class EventKind : uint8_t {
   kMemcpy,       // a copy between cpu and npu, or within npu memory
   kCollective,   // an hccl collective on its communicator's stream
   kGraphReplay,  // an npu graph replay
+  kLaunch,       // host side: a thread issuing deferred device work (a collective)
 };
 
 struct DeviceEvent {
@@ -32,6 +33,7 @@ struct DeviceEvent {
   int64_t start_ns = 0;    // c10::getTime() ns
   int64_t end_ns = 0;
   uint64_t correlation = 0;       // the issuing CPU op's profiler correlation id; 0: none
+  int32_t host_tid = 0;    // the issuing thread (Linux thread id, as torch.profiler's CPU events)
   // The record_function ranges open on the issuing thread, outermost first.
   std::vector<uint64_t> user_ranges;
   std::string name;
@@ -59,6 +61,9 @@ void popCorrelation(bool user);
 
 // Keeps an event of the session (thread-safe). Dropped when no session records.
 void record(DeviceEvent&& e);
+
+// Linux thread id of the calling thread (cached per thread).
+int32_t hostThreadId();
 
 // Opens / closes the recording window; endSession returns the events kept.
 void beginSession();

@@ -93,3 +93,15 @@ def test_merge_gives_one_process_per_rank(job, tmp_path):
     assert both
     overlapping = [s for s in both if s[0][0] <= s[1][1] and s[1][0] <= s[0][1]]
     assert overlapping, both
+
+
+def test_holistic_trace_analysis_reads_the_rank_traces(job):
+    try:
+        from hta.trace_analysis import TraceAnalysis
+    except ImportError:
+        pytest.fail("HolisticTraceAnalysis is not installed: pip install HolisticTraceAnalysis (run.sh DEPS has it)")
+    analysis = TraceAnalysis(trace_dir=str(job))
+    breakdown = analysis.get_temporal_breakdown(visualize=False)
+    assert sorted(breakdown["rank"]) == [0, 1]
+    assert (breakdown["compute_time(us)"] > 0).all(), breakdown
+    assert (breakdown["kernel_time(us)"] > 0).all(), breakdown

@@ -17,6 +17,7 @@ VENV=${NPUDIST_VENV:-.venv}
 PY="$VENV/bin/python"
 TORCH_PIN="torch==2.13.0"
 DEPS="$TORCH_PIN ninja setuptools>=64 wheel pytest>=8 pytest-timeout expecttest hypothesis numpy psutil prometheus_client"
+DEPS="$DEPS HolisticTraceAnalysis"  # tests/profiler reads npu traces with HTA (issue #18)
 
 log() { echo "[run.sh] $*" >&2; }
 

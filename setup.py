@@ -33,7 +33,7 @@ def write_build_info():
 
 def sources():
     found = []
-    for sub in ("util", "driver", "core", "hccl", "bindings"):
+    for sub in ("util", "driver", "core", "hccl", "profiler", "bindings"):
         found += glob.glob(os.path.join("csrc", sub, "**", "*.cpp"), recursive=True)
     return sorted(found)
 
@@ -74,7 +74,8 @@ setup(
         CppExtension(
             name="npudist._C",
             sources=sources(),
-            include_dirs=[os.path.join(ROOT, "csrc")],
+            # Kineto's headers (the npu activity profiler, csrc/profiler) include one another by bare name.
+            include_dirs=[os.path.join(ROOT, "csrc"), os.path.join(os.path.dirname(torch.__file__), "include", "kineto")],
             extra_compile_args=["-O2", "-g0", "-Wall", "-Wno-unused-parameter", "-Wno-sign-compare"],
         )
     ],

@@ -15,6 +15,7 @@
 #include "hccl/shm_wait.h"
 #include "hccl/watchdog.h"
 #include "hccl/work.h"
+#include "profiler/collective_events.h"
 
 namespace npudist::hccl {
 
@@ -127,6 +128,8 @@ void ProcessGroupHCCL::runBody(Engine& engine, OpState& state, const Body& body)
     if (published) engine.local().publishProgress(state.collective_seq, state.collective_seq - 1, state.kind);
   }
   std::exception_ptr err;
+  profiler::DeviceScope timed(profiler::EventKind::kCollective, state.device, state.profiler_stream);
+  if (C10_UNLIKELY(timed.on())) profiler::describeCollective(timed, state, engine.group_name);
   try {
     injectRunFault(engine, state);  // docs/fault_injection.md (partition)
     body(engine);
@@ -292,6 +295,18 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
     state->future = c10::make_intrusive<c10::ivalue::Future>(kTensorList);
   }
   if (tracked_) track(state, name, peer, run_now);
+  // PyTorch's record_param_comms range and the issuing op of the device event.
+  profiler::ParamCommsRange comms;
+  if (C10_UNLIKELY(at::hasCallbacks()) && !in_deferred) {
+    comms.open({name, stats_->name, getGroupDesc(), rank_, size_, stats_->global_ranks,
+                int64_t(state->is_p2p ? state->p2p_seq : state->collective_seq), state->is_p2p}, *state);
+    if (profiler::active() && dev >= 0) {
+      state->profiler_correlation = profiler::currentCorrelation();
+      state->profiler_user_correlation = profiler::currentUserCorrelation();
+      state->profiler_stream = comm_stream_.id();
+      comms.markLaunch(state->profiler_correlation);
+    }
+  }
   auto work = c10::make_intrusive<WorkHCCL>(rank_, type, state, std::nullopt);
 
   if (coalescing_) {

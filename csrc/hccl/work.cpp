@@ -13,6 +13,7 @@
 #include "hccl/flight_recorder.h"
 #include "hccl/group_stats.h"
 #include "util/env.h"
+#include "profiler/collective_events.h"
 
 namespace npudist::hccl {
 
@@ -67,7 +68,7 @@ WorkHCCL::WorkHCCL(int rank, c10d::OpType type, std::shared_ptr<OpState> state,
                    const std::optional<std::vector<at::Tensor>>& inputs)
     // The title only feeds a RecordFunction, which c10d::Work builds (an
     // allocation) whenever given one: give it only while someone records.
-    : c10d::Work(rank, type, at::hasCallbacks() ? state->name.c_str() : nullptr, inputs), state_(std::move(state)) {}
+    : c10d::Work(rank, type, profiler::workTitle(state->name), inputs), state_(std::move(state)) {}
 
 bool WorkHCCL::isCompleted() { return state_->done.load(std::memory_order_acquire); }
 

@@ -76,6 +76,10 @@ struct OpState {
   bool fr_started = false;   // its entry was made "started" (it ran at once)
   int64_t bytes = 0;         // nccl-tests' S: the larger of input and output bytes
   int64_t enqueue_ns = 0;    // monotonic
+  // Set while torch.profiler records npu activity (csrc/profiler): the CPU op
+  // that issued the collective, and the communicator stream it runs on.
+  uint64_t profiler_correlation = 0, profiler_user_correlation = 0;
+  int64_t profiler_stream = -1;
   // The inputs, unless they are the outputs (in-place collectives: one copy
   // of the list is enough); read them through inputList().
   std::vector<at::Tensor> inputs;

@@ -63,6 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
                         metavar="SPEC",
                         help="Inject a fault into the ranks, e.g. rank=1,step=50,kind=kill (repeatable; ';' separates "
                              "specs too). Added to NPUDIST_FAULT_INJECT; see docs/fault_injection.md.")
+    parser.add_argument("--profile", dest="profile_dir", default=None,
+                        help="Profile every rank with torch.profiler (CPU + npu) into DIR/rank<R>.json; steps are "
+                             "counted by npudist.profiler.step() calls (docs/profiling.md). Merge with "
+                             "`python -m npudist.profiler merge DIR -o job.json`.")
+    parser.add_argument("--profile-steps", "--profile_steps", dest="profile_steps", default=None,
+                        help="With --profile: record steps A..B-1, given as A:B (default 1:4).")
     return parser
 
 
@@ -215,6 +221,7 @@ def validate(args: argparse.Namespace) -> None:
         raise UsageError("--virtual-local-rank narrows CUDA_VISIBLE_DEVICES; with npus every rank would use npu:0. "
                          "Use LOCAL_RANK with torch.npu.set_device (ASCEND_RT_VISIBLE_DEVICES narrows the npus)")
     _check_metrics(args)
+    _check_profile(args)
     tag = _env.raw("NPUDIST_JOB_TAG", keep_empty=True)
     if tag is not None and not _TAG_RE.match(tag):
         raise UsageError(f"NPUDIST_JOB_TAG={tag!r} is not a valid job tag: use 1-64 letters, digits, '_' or '.'")
@@ -238,6 +245,27 @@ def _check_metrics(args: argparse.Namespace) -> None:
             raise UsageError(str(e)) from None
     if linger is not None and not linger >= 0:
         raise UsageError(f"--metrics-linger={linger}: must be >= 0 seconds")
+
+
+def _check_profile(args: argparse.Namespace) -> None:
+    out_dir, steps = getattr(args, "profile_dir", None), getattr(args, "profile_steps", None)
+    if out_dir is None:
+        if steps is not None:
+            raise UsageError("--profile-steps needs --profile DIR (the folder the per-rank traces go to)")
+        return
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageError(f"--profile={out_dir!r} is a file, not a directory")
+    parent = out_dir if os.path.isdir(out_dir) else os.path.dirname(os.path.abspath(out_dir))
+    while parent and not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"--profile={out_dir!r}: {parent!r} is not writable; choose a folder you can write")
+    if steps is not None:
+        from npudist.profiler.steps import parse_steps
+        try:
+            parse_steps(steps)
+        except ValueError as e:
+            raise UsageError(f"--profile-steps: {e}") from None
 
 
 def _check_entrypoint(args: argparse.Namespace) -> None:

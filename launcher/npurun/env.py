@@ -65,6 +65,15 @@ def device_map(nproc: int) -> list[tuple[int, str]]:
     return [(i, ids[i] if ids and i < len(ids) else str(i)) for i in range(nproc)]
 
 
-def launcher_env(tag: str) -> dict[str, str]:
-    """Variables npurun sets in its own environment so every rank inherits them."""
-    return {JOB_TAG: tag}
+def launcher_env(tag: str, profile_dir: str | None = None, profile_steps: str | None = None) -> dict[str, str]:
+    """Variables npurun sets in its own environment so every rank inherits them.
+
+    With ``--profile DIR`` the ranks get ``NPUDIST_PROFILE_DIR`` (absolute) and
+    ``NPUDIST_PROFILE_STEPS`` (npudist.profiler.step reads them).
+    """
+    env = {JOB_TAG: tag}
+    if profile_dir:
+        env["NPUDIST_PROFILE_DIR"] = os.path.abspath(profile_dir)
+        if profile_steps:
+            env["NPUDIST_PROFILE_STEPS"] = profile_steps
+    return env

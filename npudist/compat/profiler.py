@@ -1,4 +1,4 @@
-"""``torch_npu.profiler`` over ``torch.profiler`` (partial: npu device events need the profiling issue).
+"""``torch_npu.profiler`` over ``torch.profiler`` (partial: torch_npu's offline analysis and hardware counters are absent).
 
 What works: ``profile`` (a torch.profiler.profile: context manager, ``step()``,
 ``key_averages()``, ``export_chrome_trace``), ``schedule``, ``ProfilerAction``,
@@ -7,11 +7,11 @@ What works: ``profile`` (a torch.profiler.profile: context manager, ``step()``,
 ``<host>_<pid>_rank<R>``), ``_ExperimentalConfig``, ``ProfilerLevel``,
 ``AiCMetrics``, ``ExportType``, ``HostSystem`` and the ``supported_*`` queries.
 
-What is missing: the npu's own timeline (kernels, memory copies, collectives as
-device events) appears once npudist's PrivateUse1 profiler registration lands
-(issue 18); until then an NPU activity records the host-side operator events
-only. torch_npu's offline analysis (``analyse_flag``, ``analyse``), its db export
-and every knob of ``_ExperimentalConfig`` that configures Ascend hardware
+An NPU activity records the npu's own timeline (kernels, memory copies,
+collectives and graph replays as device events, npu memory with
+profile_memory=True) through npudist's PrivateUse1 profiler registration
+(docs/profiling.md). What is missing: torch_npu's offline analysis
+(``analyse_flag``, ``analyse``), its db export and every knob of ``_ExperimentalConfig`` that configures Ascend hardware
 counters (profiler_level, aic_metrics, l2_cache, op_attr, data_simplification,
 record_op_args, gc_detect_threshold, export_type, msprof_tx, host_sys, ...) are
 accepted and ignored, with one warning per process naming the ones set.

@@ -21,6 +21,7 @@
 #include "core/graph/capture_state.h"
 #include "core/npu_check.h"
 #include "core/stream.h"
+#include "profiler/memory_events.h"
 
 namespace npudist::core {
 namespace {
@@ -223,6 +224,7 @@ class DeviceCache {
     update(&DeviceStats::requested_bytes, b->small, nbytes, true);
     if (!b->small && b->size >= allocConfig().max_split_size) stats_.oversize_allocations.increase(1);
     trace("alloc", b->ptr, b->size, b->stream, b->context);
+    profiler::reportNpuMemory(b->ptr, int64_t(b->size), size_t(stats_.allocated_bytes[0].current), reserved(), device_);
     return b;
   }
 
@@ -257,6 +259,7 @@ class DeviceCache {
     if (!b->small && b->size >= allocConfig().max_split_size) stats_.oversize_allocations.decrease(1);
     b->allocated = false;
     trace("free_requested", b->ptr, b->size, b->stream, b->context);
+    profiler::reportNpuMemory(b->ptr, -int64_t(b->size), size_t(stats_.allocated_bytes[0].current), reserved(), device_);
     if (!b->uses.empty()) {
       // Reuse only after the work the recorded streams were made to wait for
       // so far has completed.

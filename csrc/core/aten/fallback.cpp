@@ -8,6 +8,7 @@
 #include "core/device.h"
 #include "core/graph/capture.h"
 #include "core/stream.h"
+#include "profiler/device_hooks.h"
 
 namespace npudist::core {
 namespace {
@@ -70,6 +71,8 @@ class FallbackCall {
     c10::DeviceGuard guard(npuDevice(device));
     waitCurrentStream(device);
     {
+      profiler::DeviceScope timed(profiler::EventKind::kKernel, device);
+      if (C10_UNLIKELY(timed.on())) timed.event().name = profiler::kernelName(schema.name());
       RedirectToNpu redirect(device);
       op_.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack_);
     }

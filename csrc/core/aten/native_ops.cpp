@@ -14,6 +14,7 @@
 #include "core/device.h"
 #include "core/graph/capture.h"
 #include "core/stream.h"
+#include "profiler/device_hooks.h"
 
 namespace npudist::core {
 namespace {
@@ -95,6 +96,8 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_b
   if (dst.is_privateuseone() && (!self.is_privateuseone() || dst.device() != self.device()))
     waitCurrentStream(dst.device().index());
   if (self.numel() == 0) return dst;
+  profiler::DeviceScope timed(profiler::EventKind::kMemcpy, (self.is_privateuseone() ? self : dst).device().index());
+  if (C10_UNLIKELY(timed.on())) profiler::describeCopy(timed, self, dst);
   at::Tensor src_cpu = cpuView(self);
   at::Tensor dst_cpu = cpuView(dst);
   if (src_cpu.dtype() == dst_cpu.dtype() && src_cpu.sizes() == dst_cpu.sizes() && src_cpu.is_contiguous() &&

@@ -13,6 +13,7 @@
 #include "core/generator.h"
 #include "core/graph/kernel_call.h"
 #include "core/stream.h"
+#include "profiler/device_hooks.h"
 
 namespace npudist::core::graph {
 namespace {
@@ -161,6 +162,8 @@ void NpuGraph::replay() {
     failOnCapturingStream(c, "replaying an npu graph (graphs cannot be captured into graphs)");
   // Whatever the stream was made to wait for (collectives) completes first.
   waitCurrentStream(device_);
+  profiler::DeviceScope timed(profiler::EventKind::kGraphReplay, device_);
+  if (C10_UNLIKELY(timed.on())) profiler::describeGraphReplay(timed, nodes_.size());
 
   // Each replay takes a fresh share of every generator it draws from, as
   // CUDA graphs read the Philox seed and offset at replay time: two replays

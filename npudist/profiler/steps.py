@@ -1,0 +1,100 @@
+"""The job-wide profiler behind ``npurun --profile`` and :func:`step`.
+
+``npurun --profile DIR --profile-steps A:B`` sets ``NPUDIST_PROFILE_DIR`` and
+``NPUDIST_PROFILE_STEPS`` in every rank. The script calls :func:`step` once at the end of
+each training step (where it would call ``prof.step()`` on a ``torch.profiler.profile``).
+Steps are numbered from 0: step k is the work between the k-th and (k+1)-th call (the
+first call starts the profiler, so step 0, before it, is never recorded). Steps A..B-1 (a
+Python range) are recorded with activities CPU and PrivateUse1 (npu); when step B ends, the
+rank writes ``DIR/rank<RANK>.json`` (torch's ``export_chrome_trace``) and stops profiling.
+A job that ends before step B writes what was recorded at exit.
+
+Without ``NPUDIST_PROFILE_DIR`` :func:`step` does nothing (one dictionary lookup).
+"""
+from __future__ import annotations
+
+import atexit
+import os
+
+PROFILE_DIR_ENV = "NPUDIST_PROFILE_DIR"
+PROFILE_STEPS_ENV = "NPUDIST_PROFILE_STEPS"
+DEFAULT_STEPS = "1:4"
+
+_state = None  # _JobProfiler once started, False when profiling is off
+
+
+def parse_steps(text: str) -> tuple[int, int]:
+    """'A:B' -> (A, B): record steps A..B-1. Raises ValueError naming the problem.
+
+    A >= 1 (step 0 runs before the first :func:`step` call, when no profiler runs yet)
+    and B > A.
+    """
+    parts = str(text).split(":")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        a, b = int(parts[0]), int(parts[1])
+    except ValueError:
+        raise ValueError(f"profile steps {text!r}: use A:B (record steps A..B-1, e.g. 2:5)") from None
+    if a < 1:
+        raise ValueError(f"profile steps {text!r}: A must be >= 1 (step 0 runs before the first "
+                         f"npudist.profiler.step() call, before the profiler starts)")
+    if b <= a:
+        raise ValueError(f"profile steps {text!r}: B must be greater than A (steps A..B-1 are recorded)")
+    return a, b
+
+
+class _JobProfiler:
+    def __init__(self, out_dir: str, first: int, end: int):
+        import torch
+        from torch.profiler import ProfilerActivity, profile, schedule
+
+        self.path = os.path.join(out_dir, f"rank{os.environ.get('RANK', '0')}.json")
+        self.written = False
+        # The first step() call starts the profiler: our step k is torch's step k-1, so steps
+        # first..end-1 are torch's first-1..end-2 (one warm-up step before them when there is one).
+        warmup = 1 if first >= 2 else 0
+        self.prof = profile(
+            activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1],
+            schedule=schedule(wait=first - 1 - warmup, warmup=warmup, active=end - first, repeat=1),
+            on_trace_ready=self._write)
+        del torch
+        self.prof.start()
+        atexit.register(self.close)
+
+    def _write(self, prof) -> None:
+        prof.export_chrome_trace(self.path)
+        self.written = True
+
+    def step(self) -> None:
+        self.prof.step()
+
+    def close(self) -> None:
+        if self.prof is not None:
+            prof, self.prof = self.prof, None
+            prof.stop()  # writes the trace if recording was underway (on_trace_ready)
+
+
+def is_profiling() -> bool:
+    """True in a rank started by ``npurun --profile`` (``NPUDIST_PROFILE_DIR`` set)."""
+    return bool(os.environ.get(PROFILE_DIR_ENV))
+
+
+def step() -> None:
+    """Marks the end of one training step for ``npurun --profile`` (see the module doc).
+
+    Does nothing unless ``NPUDIST_PROFILE_DIR`` is set. Raises ValueError for a malformed
+    ``NPUDIST_PROFILE_STEPS`` and OSError when the directory cannot be created.
+    """
+    global _state
+    if _state is None:
+        out_dir = os.environ.get(PROFILE_DIR_ENV)
+        if not out_dir:
+            _state = False
+            return
+        first, end = parse_steps(os.environ.get(PROFILE_STEPS_ENV) or DEFAULT_STEPS)
+        os.makedirs(out_dir, exist_ok=True)
+        _state = _JobProfiler(out_dir, first, end)
+        return
+    if _state:
+        _state.step()

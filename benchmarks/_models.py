@@ -37,3 +37,24 @@ class GPT(nn.Module):
         for blk in self.blocks:
             x = blk(x)
         return self.head(self.ln(x))
+
+
+def gpt_train_step(device, seed=0):
+    """A closure running one GPT() training step on `device`: [8, 128] random bytes, cross
+    entropy, backward, AdamW (foreach off, as the per-op benchmarks compare op by op). Returns
+    step() -> loss (a 0-d tensor on `device`)."""
+    torch.manual_seed(seed)
+    model = GPT().to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=False)
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randint(0, 256, (8, 128), generator=gen).to(device)
+    y = torch.randint(0, 256, (8, 128), generator=gen).to(device)
+
+    def step():
+        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step

@@ -22,28 +22,10 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
-from _models import GPT
+from _models import gpt_train_step
 
 
 
-
-def gpt_setup(device, seed=0):
-    torch.manual_seed(seed)
-    model = GPT().to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=False)
-    gen = torch.Generator().manual_seed(1)
-    x = torch.randint(0, 256, (8, 128), generator=gen).to(device)
-    y = torch.randint(0, 256, (8, 128), generator=gen).to(device)
-
-    def step():
-        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
 
 
 def timed(fn, n):
@@ -54,7 +36,7 @@ def timed(fn, n):
 
 
 def bench_gpt(reps, steps):
-    steps_fn = {"cpu": gpt_setup("cpu"), "npu": gpt_setup("npu")}
+    steps_fn = {"cpu": gpt_train_step("cpu"), "npu": gpt_train_step("npu")}
     for fn in steps_fn.values():  # warm-up (allocator caches, first-touch pages)
         for _ in range(2):
             fn()

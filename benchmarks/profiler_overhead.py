@@ -8,10 +8,10 @@
 (2) The same step with the profiler off, npu vs cpu (device_overhead's ratio): the hooks'
     cost when nobody profiles. Target npu/cpu <= 1.05.
 (3) 8 B hccl all_reduce latency, 2 ranks, profiler off: this branch vs a baseline checkout
-    without the profiler hooks (--baseline REPO, default /work/main: its .venv and built
-    extension), runs interleaved. Target: unchanged.
+    without the profiler hooks (--baseline REPO: its .venv and built extension; skipped when
+    not given), runs interleaved. Target: unchanged.
 
-    python benchmarks/profiler_overhead.py [--reps 5] [--steps 3] [--baseline /work/main]
+    python benchmarks/profiler_overhead.py [--reps 5] [--steps 3] [--baseline ../main]
                                            [--json benchmarks/results/profiler_overhead.json]
 """
 import argparse
@@ -24,31 +24,13 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _models import GPT  # noqa: E402
+from _models import gpt_train_step  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-
-def gpt_step_fn(device):
-    torch.manual_seed(0)
-    model = GPT().to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=False)
-    gen = torch.Generator().manual_seed(1)
-    x = torch.randint(0, 256, (8, 128), generator=gen).to(device)
-    y = torch.randint(0, 256, (8, 128), generator=gen).to(device)
-
-    def step():
-        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
 
 
 def run_steps(step, n):
@@ -61,7 +43,7 @@ def run_steps(step, n):
 
 
 def bench_step(reps, steps):
-    npu, cpu = gpt_step_fn("npu"), gpt_step_fn("cpu")
+    npu, cpu = gpt_train_step("npu"), gpt_train_step("cpu")
     for fn in (npu, cpu):
         for _ in range(2):
             fn()
@@ -143,7 +125,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--steps", type=int, default=3)
-    ap.add_argument("--baseline", default="/work/main",
+    ap.add_argument("--baseline", default="",
                     help="checkout without the profiler hooks, with its .venv and built extension")
     ap.add_argument("--allreduce-rounds", type=int, default=3)
     ap.add_argument("--allreduce-iters", type=int, default=2000)

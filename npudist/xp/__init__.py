@@ -46,7 +46,7 @@ from ._grids import broadcast, c_, mgrid, ogrid, r_, vander
 from ._histograms import histogram2d, histogramdd
 from ._memory_ranges import may_share_memory, shares_memory
 from ._packing import packbits, unpackbits
-from . import fft, linalg, random
+from . import fft, linalg, polynomial, random
 from .linalg import cross, dot, einsum, inner, kron, matmul, outer, tensordot, vdot, vecdot
 
 globals().update(_UFUNCS)

@@ -20,7 +20,7 @@ _PY_SCALAR_DTYPE = {bool: torch.bool, int: torch.int64, float: torch.float64, co
 class ArrayBase:
     """Memory layout of xp.ndarray: one npu tensor in ``_t``. Lower layers test
     ``isinstance(x, ArrayBase)``; npudist.xp._core.ndarray is the only subclass."""
-    __slots__ = ("_t", "__weakref__")
+    __slots__ = ("_t", "_b", "__weakref__")   # _b: the xp array a view was made from (for .base)
 
 
 def tensor_of(a):
@@ -54,8 +54,10 @@ def _as_tensor(obj, dtype=None, copy=None, device=None):
     else:
         dev = device if device is not None else _config.device()
         tp = type(obj)
-        if tp in _PY_SCALAR_DTYPE:
-            return torch.tensor(obj, dtype=tdt or _PY_SCALAR_DTYPE[tp], device=dev)
+        if tp in _PY_SCALAR_DTYPE and (tdt is None or tdt is _PY_SCALAR_DTYPE[tp]):
+            return torch.tensor(obj, dtype=_PY_SCALAR_DTYPE[tp], device=dev)
+        # a scalar cast to another dtype goes through NumPy (its casting: uint64 from a float,
+        # OverflowError for out-of-range ints, which torch.tensor would wrap or refuse)
         if isinstance(obj, (np.ndarray, np.generic)):
             a = obj
         elif hasattr(obj, "__dlpack__") and not isinstance(obj, (list, tuple)):

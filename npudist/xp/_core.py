@@ -78,7 +78,10 @@ class ndarray(ArrayBase):
         dt = to_dtype(dtype)
         from ._config import device
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        self._t = as_uint(torch.empty(shape, dtype=NP_TO_TORCH[dt], device=device()))
+        t = torch.empty(shape, dtype=NP_TO_TORCH[dt], device=device())
+        if check_order(order, ("C", "F")) == "F":
+            t = f_layout(t)
+        self._t = as_uint(t)
 
     # ---- attributes -------------------------------------------------------------------------
     @property
@@ -121,7 +124,18 @@ class ndarray(ArrayBase):
     @property
     def base(self):
         b = self._t._base
-        return None if b is None else wrap(b)
+        if b is None:
+            return None
+        # the xp array the view was made from, when it owns the memory (NumPy's collapsed base)
+        src = getattr(self, "_b", None)
+        if src is not None:
+            # src owns the memory when it spans its whole storage (uint arrays alias a plain tensor)
+            st = src._t
+            stg = st.untyped_storage()
+            if (stg.data_ptr() == b.untyped_storage().data_ptr() and st.storage_offset() == 0
+                    and st.is_contiguous() and st.numel() * st.element_size() == stg.nbytes()):
+                return src
+        return wrap(b)
 
     @property
     def data(self):

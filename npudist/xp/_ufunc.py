@@ -27,6 +27,26 @@ _BOOL = np.dtype(bool)
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 
 
+_SCALARS = {}
+
+
+def _scalar_tensor(o, tdt):
+    """A Python scalar operand as a cached host 0-d tensor of the loop dtype: NumPy casts a weak
+    scalar to the loop dtype before computing (so does this, float16 included), and PyTorch takes
+    host 0-d tensors beside npu tensors without a device copy (cheaper than a Python number,
+    which PyTorch wraps anew on every call, or an npu 0-d tensor)."""
+    key = (type(o), o, tdt)
+    try:
+        return _SCALARS[key]
+    except KeyError:
+        pass
+    t = torch.tensor(o, dtype=tdt)
+    if len(_SCALARS) >= 1024:
+        _SCALARS.clear()
+    _SCALARS[key] = t
+    return t
+
+
 def _key_type(x):
     if isinstance(x, torch.Tensor):
         return TORCH_TO_NP[x.dtype]
@@ -131,7 +151,9 @@ class ufunc:
                                         torch.tensor(x, dtype=wide, device=device) for x in ops[i:])
                             break
                         raise OverflowError(f"Python integer {o} out of bounds for {TORCH_TO_NP[tdt]}")
-                if self._scalar_ok and i == 1:
+                if tdt not in _UINT_SET:
+                    conv.append(_scalar_tensor(o, tdt))
+                elif self._scalar_ok and i == 1:
                     conv.append(o)
                 else:
                     conv.append(torch.tensor(o, dtype=tdt, device=device))

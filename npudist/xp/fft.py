@@ -1,10 +1,12 @@
 """npudist.xp.fft (matches numpy.fft, NumPy 2 precision rules: float32 -> complex64,
 other real inputs -> complex128; norm 'backward' / 'ortho' / 'forward'; ``out=`` is honoured with
 NumPy's same_kind casting)."""
+import operator
+
 import numpy as np
 import torch
 
-from ._core import check_same_kind, tensor_of, as_tensor, f64, wrap
+from ._core import check_same_kind, tensor_of, as_tensor, f64, normalize_axis, wrap
 from ._core import ndarray
 from ._creation import _dev
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
@@ -38,27 +40,66 @@ def _done(res, out):
     return out
 
 
+def _bad_points(n):
+    return ValueError(f"Invalid number of FFT data points ({n}) specified.")
+
+
+def _run(fn, t, **kwargs):
+    """fn on t; an empty batch (a zero-length axis that is not transformed) gives an empty result
+    of the right shape, as NumPy does, where PyTorch's FFT backends refuse it."""
+    if t.numel() == 0:
+        shape = fn(torch.empty(t.shape, dtype=t.dtype, device="meta"), **kwargs).shape
+        dt = t.dtype if t.is_complex() or fn in _C2R else (torch.complex64 if t.dtype == torch.float32
+                                                           else torch.complex128)
+        if fn in _C2R:
+            dt = torch.float32 if t.dtype == torch.complex64 else torch.float64
+        return torch.zeros(shape, dtype=dt, device=t.device)
+    return f64(fn, t, **kwargs)
+
+
 def _one(fn, a, n, axis, norm, complex_in=False, out=None):
     t = _t(a)
+    # NumPy 2's irfft/hfft of float16 input compute in float32 and return float16
+    half = complex_in and isinstance(a, ndarray) and a._t.dtype == torch.float16
     if complex_in and not t.is_complex():
         t = t.to(torch.complex64 if t.dtype == torch.float32 else torch.complex128)
-    if n is not None and n < 1:
-        raise ValueError(f"Invalid number of FFT data points ({n}) specified.")
-    return _done(f64(fn, t, n=n, dim=axis, norm=_norm(norm)), out)
+    axis = normalize_axis(axis, t.ndim)
+    if n is not None:
+        n = operator.index(n)
+    m = n if n is not None else (2 * (t.shape[axis] - 1) if fn in _C2R else t.shape[axis])
+    if m < 1:
+        raise _bad_points(m)
+    res = _run(fn, t, n=n, dim=axis, norm=_norm(norm))
+    return _done(res.to(torch.float16) if half else res, out)
 
 
 def _many(fn, a, s, axes, norm, default_axes=None, out=None):
     if axes is not None and len(axes) == 0 and s is None:   # NumPy: no axes, no transform
         return a if isinstance(a, ndarray) else wrap(tensor_of(a))
     t = _t(a)
+    if fn in _C2R and not t.is_complex():
+        t = t.to(torch.complex64 if t.dtype == torch.float32 else torch.complex128)
     if axes is None and s is None and default_axes is not None:
         axes = default_axes
-    kwargs = {"norm": _norm(norm)}
+    if s is not None and axes is not None and len(s) != len(axes):
+        raise ValueError("Shape and axes have different lengths.")
+    if axes is None:
+        axes = tuple(range(t.ndim - (len(s) if s is not None else t.ndim), t.ndim))
+    axes = tuple(normalize_axis(ax, t.ndim) for ax in axes)
     if s is not None:
-        kwargs["s"] = tuple(s)
-    if axes is not None:
-        kwargs["dim"] = tuple(axes)
-    return _done(f64(fn, t, **kwargs), out)
+        s = tuple(operator.index(x) for x in s)
+        lengths = list(s)
+    else:
+        lengths = [t.shape[ax] for ax in axes]
+        if fn in _C2R and axes:
+            lengths[-1] = 2 * (lengths[-1] - 1)
+    for m in lengths:
+        if m < 1:
+            raise _bad_points(m)
+    kwargs = {"norm": _norm(norm), "dim": axes}
+    if s is not None:
+        kwargs["s"] = s
+    return _done(_run(fn, t, **kwargs), out)
 
 
 def fft(a, n=None, axis=-1, norm=None, out=None):
@@ -151,5 +192,7 @@ def ifftshift(x, axes=None):
     t = tensor_of(x)
     return wrap(torch.fft.ifftshift(t, dim=axes if axes is None or isinstance(axes, int) else tuple(axes)))
 
+
+_C2R = {torch.fft.irfft, torch.fft.hfft, torch.fft.irfftn, torch.fft.irfft2}
 
 del np

@@ -2,6 +2,7 @@
 
 Integer and bool inputs compute in float64, as NumPy; float16 is rejected as NumPy rejects it.
 Singular or non-converging problems raise numpy.linalg.LinAlgError."""
+import operator
 from collections import namedtuple
 
 import numpy as np
@@ -11,6 +12,7 @@ from ._core import tensor_of, as_tensor, f64, normalize_axis, result, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._core import ndarray
 from ._reductions import sum as _sum
+from ._einsum import einsum  # noqa: F401  (xp.linalg.einsum as before)
 
 LinAlgError = np.linalg.LinAlgError
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
@@ -79,6 +81,12 @@ def dot(a, b, out=None):
         r = _bool_aware(torch.matmul, at, bt)
     else:
         r = _bool_aware(lambda x, y: torch.tensordot(x, y, dims=([x.ndim - 1], [y.ndim - 2])), at, bt)
+    if out is not None:
+        # NumPy's dot writes only into an exact match: the result's dtype and shape, C-contiguous
+        if (not isinstance(out, ndarray) or out._t.dtype != r.dtype or tuple(out.shape) != tuple(r.shape)
+                or not out._t.is_contiguous()):
+            raise ValueError("output array is not acceptable (must have the right datatype, number of "
+                             "dimensions, and be a C-Array)")
     return result(r, out)
 
 
@@ -122,30 +130,30 @@ def tensordot(a, b, axes=2):
     return wrap(_bool_aware(lambda x, y: torch.tensordot(x, y, dims=dims), at, bt))
 
 
-def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
-    """Einstein summation (matches numpy.einsum for string subscripts)."""
-    ts = [_t(o) for o in operands]
-    dt = to_dtype(np.result_type(*[TORCH_TO_NP[t.dtype] for t in ts])) if dtype is None else to_dtype(dtype)
-    ts = [t.to(NP_TO_TORCH[dt]) for t in ts]
-    r = _bool_aware(lambda *x: torch.einsum(subscripts, *x), *ts)
-    return result(r, out)
-
-
 def kron(a, b):
     at, bt = _pair(a, b, "kron")
     return wrap(_bool_aware(torch.kron, at, bt))
 
 
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    """Cross product of 3-vectors (matches numpy.cross for 3-element vectors)."""
+    """Cross product of 3-vectors (matches numpy.cross; 2-vectors as NumPy's deprecated form: z = 0,
+    two 2-vectors give the z component)."""
     at, bt = _pair(a, b, "cross")
     if axis is not None:
         axisa = axisb = axisc = axis
     at = torch.movedim(at, normalize_axis(axisa, at.ndim), -1)
     bt = torch.movedim(bt, normalize_axis(axisb, bt.ndim), -1)
-    if at.shape[-1] != 3 or bt.shape[-1] != 3:
-        raise ValueError("incompatible dimensions for cross product (dimension must be 3; 2-vectors are not "
-                         "supported)")
+    na, nb = at.shape[-1], bt.shape[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
+    if na == 2 and nb == 2:   # NumPy (deprecated there): the z component only
+        shape = torch.broadcast_shapes(at.shape, bt.shape)
+        x, y = at.broadcast_to(shape), bt.broadcast_to(shape)
+        return wrap(f64(lambda p, q: p[..., 0] * q[..., 1] - p[..., 1] * q[..., 0], x, y))
+    if na == 2:   # a 2-vector is a 3-vector with z = 0 (NumPy, deprecated there)
+        at = torch.cat([at, torch.zeros_like(at[..., :1])], -1)
+    if nb == 2:
+        bt = torch.cat([bt, torch.zeros_like(bt[..., :1])], -1)
     shape = torch.broadcast_shapes(at.shape, bt.shape)
     r = f64(torch.linalg.cross, at.broadcast_to(shape), bt.broadcast_to(shape))
     return wrap(torch.movedim(r, -1, normalize_axis(axisc, r.ndim)))
@@ -216,7 +224,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 
 def inv(a):
     """Inverse of square matrices (matches numpy.linalg.inv; LinAlgError when singular)."""
-    return wrap(_call(torch.linalg.inv, _lin(a, "inv", True)))
+    return wrap(_call(torch.linalg.inv, _lin(a, "inv", True)).contiguous())   # LAPACK's is F-ordered
 
 
 def det(a):
@@ -337,14 +345,42 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     return wrap(_call(torch.linalg.matrix_rank, t, atol=tol, rtol=rtol, hermitian=hermitian))
 
 
+def _matmul_same(x, y):
+    """x @ y in x's dtype (x, y of one dtype): ints wrap as NumPy's integer matmul (computed in
+    int64, equal modulo 2**bits), bool is logical."""
+    if x.dtype == torch.bool:
+        return _bool_aware(torch.matmul, x, y)
+    if not (x.is_floating_point() or x.is_complex()):
+        return torch.matmul(x.to(torch.int64), y.to(torch.int64)).to(x.dtype)
+    return f64(torch.matmul, x, y)
+
+
 def matrix_power(a, n):
-    """a raised to integer power n (matches numpy.linalg.matrix_power)."""
+    """a raised to integer power n (matches numpy.linalg.matrix_power: the input dtype for n >= 0,
+    ints wrapping, bool logical; n < 0 inverts first, in float). Errors: TypeError for a
+    non-integer n, LinAlgError for a non-square or singular matrix."""
     t = _t(a)
     if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
         raise LinAlgError("Last 2 dimensions of the array must be square")
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError("exponent must be an integer") from None
+    if n == 0:
+        eye = torch.eye(t.shape[-1], dtype=torch.int64, device=t.device)
+        return wrap(eye.to(t.dtype).expand(t.shape).clone())
     if n < 0:
-        t = _lin(t, "matrix_power", True)
-    return wrap(_call(torch.linalg.matrix_power, t, int(n)))
+        t = _call(torch.linalg.inv, _lin(t, "matrix_power", True)).contiguous()
+        n = -n
+    if n == 1:
+        return wrap(t.clone())
+    z = res = None
+    while n > 0:   # binary decomposition, NumPy's order of products
+        z = t if z is None else _matmul_same(z, z)
+        n, bit = divmod(n, 2)
+        if bit:
+            res = z if res is None else _matmul_same(res, z)
+    return wrap(res)
 
 
 def multi_dot(arrays, *, out=None):
@@ -358,8 +394,28 @@ def multi_dot(arrays, *, out=None):
 
 
 def cond(x, p=None):
+    """Condition number (matches numpy.linalg.cond: p None/2/-2 from singular values, other p as
+    norm(x, p) * norm(inv(x), p); singular matrices give inf, not an error; LinAlgError for empty
+    matrices and, for p other than None/2/-2, non-square ones)."""
     t = _lin(x, "cond")
-    return wrap(_call(torch.linalg.cond, t, p))
+    if t.shape[-1] == 0 or t.shape[-2] == 0:
+        raise LinAlgError("cond is not defined on empty arrays")
+    if p is None or p == 2 or p == -2:
+        s = _call(torch.linalg.svdvals, t)
+        r = s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+    else:
+        if t.shape[-1] != t.shape[-2]:
+            raise LinAlgError("Last 2 dimensions of the array must be square")
+        inv, info = f64(torch.linalg.inv_ex, t)
+        # NumPy's inverse of a singular matrix is all NaN (it then reports inf below)
+        inv = torch.where((info != 0)[..., None, None], torch.full_like(inv, float("nan")), inv)
+        r = (norm(wrap(t), p, axis=(-2, -1))._t * norm(wrap(inv), p, axis=(-2, -1))._t)
+        r = r.to(t.real.dtype if t.is_complex() else t.dtype)
+    nan = torch.isnan(r)
+    if bool(nan.any()):
+        nan = nan & ~torch.isnan(t).any(-1).any(-1)
+        r = torch.where(nan, torch.full_like(r, float("inf")), r)
+    return wrap(r)
 
 
 def tensorsolve(a, b, axes=None):

@@ -242,3 +242,17 @@ def test_binary_every_dtype_pair(name):
                     b = xp.where(b == 0, xp.asarray(1, dtype=d2), b)
                 return getattr(xp, name)(a, b)
         check()
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.int8, np.int64])
+@pytest.mark.parametrize("op", ["mul", "add", "div", "lt", "max"])
+def test_weak_python_scalar_is_cast_to_the_loop_dtype_first(dtype, op):
+    # NumPy 2 casts a Python scalar to the loop dtype, then computes; xp passes it as a host 0-d
+    # tensor of that dtype (bit-exact, float16 included)
+    a = (np.linspace(-3, 3, 50) * (1 if np.dtype(dtype).kind == "f" else 10)).astype(dtype)
+    s = 3.1 if np.dtype(dtype).kind == "f" else 7
+    f = {"mul": lambda m, x: x * s, "add": lambda m, x: x + s, "div": lambda m, x: x / s,
+         "lt": lambda m, x: x < s, "max": lambda m, x: m.maximum(x, s)}[op]
+    r, got = f(np, a), f(xp, xp.asarray(a)).get()
+    assert got.dtype == r.dtype
+    np.testing.assert_array_equal(got, r)

@@ -1,0 +1,73 @@
+"""xp.linalg routines whose NumPy details CuPy's tests check: dot's out=, matrix_power in the
+input dtype, 2-vector cross, cond of singular/empty matrices, C-ordered inverses."""
+import numpy as np
+import pytest
+
+import npudist.xp as nxp
+from tests.xp.compare import numpy_xp_compare
+
+
+@pytest.mark.parametrize("dc", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("order", ["C", "F"])
+@numpy_xp_compare(accept_error=True)
+def test_dot_out_must_match_exactly(dc, order, xp):
+    a = xp.asarray(np.arange(6.).reshape(2, 3))
+    b = xp.asarray(np.arange(12.).reshape(3, 4))
+    c = xp.zeros((2, 4), dtype=dc, order=order)
+    r = xp.dot(a, b, out=c)
+    assert r is c
+    return c
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.uint64, np.float32, np.complex64])
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, 10])
+@numpy_xp_compare(rtol=1e-4)
+def test_matrix_power(dtype, n, xp):
+    return xp.linalg.matrix_power(xp.asarray((np.arange(18) % 7).reshape(2, 3, 3).astype(dtype)), n)
+
+
+@numpy_xp_compare()
+def test_matrix_power_negative_and_inverse_are_c_ordered(xp):
+    a = xp.asarray([[2.0, 1.0], [1.0, 3.0]])
+    r, i = xp.linalg.matrix_power(a, -3), xp.linalg.inv(a)
+    assert r.flags.c_contiguous and i.flags.c_contiguous
+    return r, i
+
+
+@pytest.mark.parametrize("sa,sb", [((4, 2), (4, 2)), ((4, 2), (4, 3)), ((4, 3), (1, 2)), ((2, 3), (2, 3))])
+@pytest.mark.parametrize("dtype", [np.int16, np.float32])
+@numpy_xp_compare()
+def test_cross_2_and_3_vectors(sa, sb, dtype, xp):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return xp.cross(xp.asarray(np.arange(np.prod(sa)).reshape(sa).astype(dtype)),
+                        xp.asarray(np.arange(np.prod(sb)).reshape(sb).astype(dtype) - 3))
+
+
+@pytest.mark.parametrize("p", [None, -np.inf, -2, -1, 1, 2, np.inf, "fro"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+@numpy_xp_compare(rtol=1e-3, atol=1e-4)
+def test_cond(p, dtype, xp):
+    big = 1.0 / np.finfo(dtype).eps
+    out = []
+    for a in (np.zeros((2, 2)), np.array([[1.0, 2.0], [3.0, 4.0]])):
+        r = xp.asarray(xp.linalg.cond(xp.asarray(a.astype(dtype)), p))
+        r[r >= big] = np.inf
+        out.append(r)
+    s = np.arange(16.0).reshape(2, 2, 2, 2).astype(dtype)
+    s[0, 0] = 0
+    s[1, 1] = 0
+    r = xp.linalg.cond(xp.asarray(s), p)
+    r[r >= big] = np.inf
+    return out + [r]
+
+
+def test_cond_empty_raises():
+    with pytest.raises(np.linalg.LinAlgError, match="cond is not defined on empty arrays"):
+        nxp.linalg.cond(nxp.empty((0, 0)))
+
+
+def test_ndarray_constructor_honours_order():
+    c = nxp.ndarray((3, 2, 4), dtype=np.float32, order="F")
+    assert c.flags.f_contiguous and not c.flags.c_contiguous

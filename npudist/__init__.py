@@ -42,7 +42,7 @@ if _env.raw("NPUDIST_METRICS_PORT") or _env.raw("NPUDIST_METRICS_DIR"):
 
     _metrics_autostart.from_env()
 
-if _os.environ.get("NPUDIST_FAULT_INJECT"):  # docs/fault_injection.md; a bad spec raises here
+if _env.get_str("NPUDIST_FAULT_INJECT"):  # docs/fault_injection.md; a bad spec raises here
     from npudist import fault_inject as _fault_inject  # noqa: E402
 
     _fault_inject.configure_from_env()

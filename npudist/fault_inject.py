@@ -33,6 +33,8 @@ import os
 import signal
 import sys
 
+from npudist import _env
+
 ENV = "NPUDIST_FAULT_INJECT"
 KINDS = ("hang", "kill", "slow", "oom", "store_down", "partition")
 COMMON = ("kind", "rank", "restart")
@@ -171,7 +173,7 @@ _hook = None
 
 
 def _kill_now(spec: FaultSpec, n: int) -> None:
-    rank = os.environ.get("RANK", "0")
+    rank = _env.get_str("RANK", "0")
     sys.stdout.flush()
     sys.stderr.write(f"[npudist fault] rank {rank}: SIGKILL at step {n} (injected: {spec.text})\n")
     sys.stderr.flush()
@@ -228,12 +230,12 @@ def configure(specs: list[FaultSpec], rank: int, restart: int = 0) -> list[Fault
 
 def configure_from_env() -> list[FaultSpec]:
     """Reads NPUDIST_FAULT_INJECT, $RANK (default 0) and $TORCHELASTIC_RESTART_COUNT (default 0)."""
-    text = os.environ.get(ENV, "")
+    text = _env.get_str(ENV, "")
     specs = parse(text)
     if not specs:
         return []
-    rank = int(os.environ.get("RANK", "0") or 0)
-    restart = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") or 0)
+    rank = _env.get_int("RANK", 0, lo=0)
+    restart = _env.get_int("TORCHELASTIC_RESTART_COUNT", 0, lo=0)
     return configure(specs, rank, restart)
 
 

@@ -15,6 +15,7 @@
 #include "hccl/shm_wait.h"
 #include "hccl/watchdog.h"
 #include "hccl/work.h"
+#include "hccl/zero_copy.h"
 #include "profiler/collective_events.h"
 
 namespace npudist::hccl {
@@ -29,7 +30,7 @@ ProcessGroupHCCL::ProcessGroupHCCL(const c10::intrusive_ptr<c10d::Store>& store,
   // Settings read lazily later (some first on the stream's thread) are read
   // here once, so an invalid value raises to the caller (util/env.h).
   (void)spinBudgetNs(), (void)blockingWaitRequested(), (void)desyncDebug(), (void)execTimeout(), (void)oneshotBytes();
-  (void)FlightRecorder::captureFramesEnabled();
+  (void)FlightRecorder::captureFramesEnabled(), (void)zeroCopyEnabled();
   const std::string name = options_->group_name.empty() ? std::string("unnamed") : options_->group_name;
   engine_ = std::make_shared<Engine>(store, rank, size, name, options_->timeout, gloo_factory_);
   std::vector<int64_t> global_ranks(options_->global_ranks_in_group.begin(), options_->global_ranks_in_group.end());

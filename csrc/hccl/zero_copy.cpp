@@ -18,6 +18,7 @@
 
 #include "core/ipc.h"
 #include "hccl/local_comm.h"
+#include "util/env.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -35,8 +36,7 @@ std::atomic<int> g_enabled{-1};  // -1: not read from the environment yet
 bool zeroCopyEnabled() {
   int v = g_enabled.load(std::memory_order_relaxed);
   if (C10_LIKELY(v >= 0)) return v != 0;
-  const char* e = std::getenv("NPUDIST_HCCL_ZERO_COPY");
-  const bool on = !(e && (std::strcmp(e, "0") == 0 || std::strcmp(e, "false") == 0 || std::strcmp(e, "off") == 0));
+  const bool on = env::getBool("NPUDIST_HCCL_ZERO_COPY", true);  // docs/env_vars.md
   int expected = -1;
   g_enabled.compare_exchange_strong(expected, on ? 1 : 0);
   return g_enabled.load() != 0;

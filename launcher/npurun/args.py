@@ -80,7 +80,7 @@ def fault_specs(args: argparse.Namespace) -> str:
     from npudist import fault_inject
 
     pieces = []
-    inherited = os.environ.get(fault_inject.ENV, "")
+    inherited = _env.get_str(fault_inject.ENV, "")
     for source, text in [(fault_inject.ENV, inherited)] + [("--inject-fault", f) for f in args.inject_fault or ()]:
         try:
             fault_inject.parse(text, source)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import atexit
 import os
 
+from npudist import _env
+
 PROFILE_DIR_ENV = "NPUDIST_PROFILE_DIR"
 PROFILE_STEPS_ENV = "NPUDIST_PROFILE_STEPS"
 DEFAULT_STEPS = "1:4"
@@ -49,7 +51,7 @@ class _JobProfiler:
         import torch
         from torch.profiler import ProfilerActivity, profile, schedule
 
-        self.path = os.path.join(out_dir, f"rank{os.environ.get('RANK', '0')}.json")
+        self.path = os.path.join(out_dir, f"rank{_env.get_str('RANK', '0')}.json")
         self.written = False
         # The first step() call starts the profiler: our step k is torch's step k-1, so steps
         # first..end-1 are torch's first-1..end-2 (one warm-up step before them when there is one).
@@ -77,7 +79,7 @@ class _JobProfiler:
 
 def is_profiling() -> bool:
     """True in a rank started by ``npurun --profile`` (``NPUDIST_PROFILE_DIR`` set)."""
-    return bool(os.environ.get(PROFILE_DIR_ENV))
+    return bool(_env.get_str(PROFILE_DIR_ENV))
 
 
 def step() -> None:
@@ -88,11 +90,11 @@ def step() -> None:
     """
     global _state
     if _state is None:
-        out_dir = os.environ.get(PROFILE_DIR_ENV)
+        out_dir = _env.get_str(PROFILE_DIR_ENV)
         if not out_dir:
             _state = False
             return
-        first, end = parse_steps(os.environ.get(PROFILE_STEPS_ENV) or DEFAULT_STEPS)
+        first, end = parse_steps(_env.get_str(PROFILE_STEPS_ENV) or DEFAULT_STEPS)
         os.makedirs(out_dir, exist_ok=True)
         _state = _JobProfiler(out_dir, first, end)
         return

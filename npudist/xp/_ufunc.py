@@ -41,6 +41,8 @@ def _scalar_tensor(o, tdt):
     except KeyError:
         pass
     t = torch.tensor(o, dtype=tdt)
+    if type(t) is not torch.Tensor:  # made under tracing (xp.fuse's FakeTensor): never reuse it eagerly
+        return t
     if len(_SCALARS) >= 1024:
         _SCALARS.clear()
     _SCALARS[key] = t

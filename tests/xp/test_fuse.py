@@ -15,8 +15,10 @@ def _np(a):
 
 
 def _kernels(codes):
-    """Names of the C++ kernels Inductor generated (one 'cpp_fused_*' per fused loop nest)."""
-    return sorted({m for c in codes for m in re.findall(r"\b(cpp_fused_\w+)\s*=\s*async_compile", c)})
+    """Names of the C++ kernels Inductor generated (one 'cpp_fused_*' per fused loop nest; npu
+    wrappers bind them through npu_cpp_pybinding, docs/graph.md)."""
+    pattern = r"\b(cpp_fused_\w+)\s*=\s*(?:npu_cpp_pybinding\(\s*)?async_compile"
+    return sorted({m for c in codes for m in re.findall(pattern, c)})
 
 
 @xp.fuse(kernel_name="squared_diff")

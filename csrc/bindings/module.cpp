@@ -121,7 +121,12 @@ PYBIND11_MODULE(_C, m) {
   // wrapper calls this before each one: the same stream-order check every
   // eager npu kernel makes (one atomic load when nothing is pending).
   m.def("_wait_current_stream", translated([](int device) {
-          core::waitCurrentStream(device < 0 ? core::currentDevice() : c10::DeviceIndex(device));
+          const c10::DeviceIndex d = device < 0 ? core::currentDevice() : c10::DeviceIndex(device);
+          if (C10_UNLIKELY(core::isInBadFork())) core::checkNotInBadFork();
+          if (C10_LIKELY(!core::currentStreamHasPending(d))) return;
+          // the pending work may be a Python host function, which needs the GIL
+          py::gil_scoped_release no_gil;
+          core::waitCurrentStream(d);
         }));
   m.def("_mem_get_info", translated([](int device) {
           core::checkDeviceIndex(c10::DeviceIndex(device));

@@ -104,6 +104,12 @@ c10::Stream newStream(c10::DeviceIndex device, int priority) {
   return makeStream(device, id);
 }
 
+bool currentStreamHasPending(c10::DeviceIndex device) {
+  if (device < 0 || device >= kMaxDevices || t_deferred_depth) return false;
+  driver::Stream s = devices()[size_t(device)].table[size_t(t_current[size_t(device)])].load(std::memory_order_acquire);
+  return s && s->has_pending.load(std::memory_order_acquire);
+}
+
 void waitCurrentStream(c10::DeviceIndex device) {
   if (device < 0 || device >= kMaxDevices || t_deferred_depth) return;
   if (C10_UNLIKELY(isInBadFork())) checkNotInBadFork();

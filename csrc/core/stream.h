@@ -34,6 +34,10 @@ c10::Stream newStream(c10::DeviceIndex device, int priority);
 // current stream has been made to wait for (one atomic load when nothing).
 void waitCurrentStream(c10::DeviceIndex device);
 
+// Whether waitCurrentStream(device) would block: callers holding the GIL release
+// it first when true (a Python host function on that stream needs the GIL).
+bool currentStreamHasPending(c10::DeviceIndex device);
+
 // Queues deferred work on `stream`; it runs with `stream` current on its device.
 void launchDeferred(const c10::Stream& stream, std::function<void()> fn);
 

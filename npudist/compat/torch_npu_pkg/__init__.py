@@ -6,8 +6,8 @@ npudist.compat.torch_npu_api and docs/torch_npu_compat.md.
 """
 import torch
 
-import npudist  # noqa: F401  (registers npu when TORCH_DEVICE_BACKEND_AUTOLOAD=0)
-import npudist.compat.ops  # noqa: F401  (torch.ops.npu.npu_grouped_matmul, npu_moe_*, ...)
+import npudist  # registers npu when TORCH_DEVICE_BACKEND_AUTOLOAD=0
+import npudist.compat.ops  # torch.ops.npu.npu_grouped_matmul, npu_moe_*, ...
 import npudist.dtensor  # noqa: F401  (the fused four; DTensor strategies register when DTensor is imported)
 from npudist.compat import torch_npu_api as _api
 

@@ -1,6 +1,6 @@
 """``torch.npu``: the npu device module, with torch.cuda's names and behaviour.
 
-Devices, streams and events follow the execution model in DESIGN.md: compute
+Devices, streams and events follow the execution model in docs/architecture.md: compute
 is synchronous; streams order deferred work (collectives); ``Event.record``
 marks the point after everything the stream was made to wait for.
 

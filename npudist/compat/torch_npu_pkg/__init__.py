@@ -1,7 +1,7 @@
 """``torch_npu`` as npudist provides it where no real torch_npu is installed.
 
 Served under the name ``torch_npu`` by npudist_torch_npu_finder; never import it as
-``npudist.compat.torch_npu_pkg``. A thin layer over npudist (DESIGN.md): see
+``npudist.compat.torch_npu_pkg``. A thin layer over npudist (docs/architecture.md): see
 npudist.compat.torch_npu_api and docs/torch_npu_compat.md.
 """
 import torch

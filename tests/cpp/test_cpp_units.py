@@ -1,11 +1,14 @@
-"""C++ unit tests of the layers below torch (tests/cpp/*.cpp, harness tests/cpp/unit.h).
+"""C++ unit tests of the driver and the caching allocator (tests/cpp/*.cpp, harness tests/cpp/unit.h).
 
-Each binary is built here with the extension's compiler (``$CXX`` or ``c++``, through ccache
-when installed) into build/cpptests/, and rebuilt only when its sources change; each C++
-TEST becomes one pytest case. Building the driver's tests takes ~10 s once.
+Each binary is built here with the system compiler (``$CXX`` or ``c++``, through ccache when
+installed) into build/cpptests/, and rebuilt only when its inputs change; each C++ TEST becomes
+one pytest case. The driver's tests compile the driver's sources (no torch); the allocator's
+link against the built extension (npudist/_C*.so, which ./run.sh builds) and libtorch, and run
+without Python. Building both takes ~15 s once.
 """
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import re
@@ -18,16 +21,49 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 HERE = os.path.join(REPO, "tests", "cpp")
 OUT = os.path.join(REPO, "build", "cpptests")
 
-# binary -> (sources relative to the repository, environment it runs with)
+# binary -> sources relative to the repository, and whether it links against the extension
 BINARIES = {
-    "test_driver": (
-        ["csrc/util/env.cpp", "csrc/driver/config.cpp", "csrc/driver/host_driver.cpp",
-         "csrc/driver/stream_queue.cpp", "tests/cpp/test_driver.cpp"],
-        # the driver reads its configuration once per process
-        {"NPUDIST_DEVICE_COUNT": "2", "NPUDIST_DEVICE_MEMORY": "64MiB", "ASCEND_RT_VISIBLE_DEVICES": None},
-    ),
+    "test_driver": (["csrc/util/env.cpp", "csrc/driver/config.cpp", "csrc/driver/host_driver.cpp",
+                     "csrc/driver/stream_queue.cpp", "tests/cpp/test_driver.cpp"], False),
+    "test_allocator": (["tests/cpp/test_allocator.cpp"], True),
 }
+# runs: (name, binary, environment, cases: a prefix to select or "!prefix" to leave out, or None for all).
+# The driver and the allocator read their configuration once per process, hence one run per setting.
+_DEVICE = {"NPUDIST_DEVICE_COUNT": "2", "NPUDIST_DEVICE_MEMORY": "64MiB", "ASCEND_RT_VISIBLE_DEVICES": None,
+           "PYTORCH_NPU_ALLOC_CONF": None}
+RUNS = [
+    ("driver", "test_driver", _DEVICE, None),
+    ("allocator", "test_allocator", _DEVICE, "!expandable_"),
+    ("allocator_expandable", "test_allocator", dict(_DEVICE, PYTORCH_NPU_ALLOC_CONF="expandable_segments:True"),
+     "expandable_"),
+]
 FLAGS = ["-std=c++20", "-O1", "-g0", "-Wall", "-Wno-sign-compare", "-pthread", "-Icsrc", "-Itests/cpp"]
+
+
+def _torch_flags():
+    """Compile and link flags for a binary on the extension and libtorch (no Python at run time)."""
+    import sysconfig
+
+    import torch
+
+    tdir = os.path.dirname(torch.__file__)
+    ext = sorted(glob.glob(os.path.join(REPO, "npudist", "_C*.so")))
+    if not ext:
+        pytest.fail("npudist/_C*.so is not built: run ./run.sh build")
+    # the extension has no soname: link a copy under a library name (rebuilt with it, see _inputs_hash)
+    lib = os.path.join(OUT, "libnpudist_C_test.so")
+    shutil.copyfile(ext[-1], lib + ".tmp")
+    os.replace(lib + ".tmp", lib)
+    pylib = sysconfig.get_config_var("LIBDIR")
+    pyver = sysconfig.get_config_var("LDVERSION")
+    compile_flags = [f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}",
+                     "-isystem", os.path.join(tdir, "include"),
+                     "-isystem", os.path.join(tdir, "include", "torch", "csrc", "api", "include")]
+    # RPATH (not RUNPATH) so the extension's own dependencies resolve through it too
+    link_flags = [f"-L{OUT}", "-lnpudist_C_test", f"-L{tdir}/lib", "-ltorch_python", "-ltorch_cpu", "-lc10",
+                  f"-L{pylib}", f"-lpython{pyver}", "-Wl,--disable-new-dtags", f"-Wl,-rpath,{tdir}/lib",
+                  f"-Wl,-rpath,{pylib}", f"-Wl,-rpath,{OUT}"]
+    return compile_flags, link_flags, ext[-1]
 
 
 def _compiler():
@@ -38,11 +74,10 @@ def _compiler():
     return [ccache, cxx] if ccache else [cxx]
 
 
-def _inputs_hash(sources):
-    h = hashlib.sha256(" ".join(FLAGS).encode())
-    headers = []
-    for d in ("csrc/util", "csrc/driver", "tests/cpp"):
-        headers += sorted(os.path.join(d, f) for f in os.listdir(os.path.join(REPO, d)) if f.endswith(".h"))
+def _inputs_hash(sources, extra):
+    h = hashlib.sha256(" ".join(FLAGS + extra).encode())
+    headers = sorted(os.path.relpath(p, REPO) for p in glob.glob(os.path.join(REPO, "csrc", "**", "*.h"), recursive=True))
+    headers += sorted(os.path.relpath(p, REPO) for p in glob.glob(os.path.join(HERE, "*.h")))
     for rel in list(sources) + headers:
         with open(os.path.join(REPO, rel), "rb") as f:
             h.update(rel.encode() + b"\0" + f.read())
@@ -50,16 +85,18 @@ def _inputs_hash(sources):
 
 
 def build(name):
-    """Path of binary `name`, compiled now if its sources changed since the last build."""
-    sources, _ = BINARIES[name]
+    """Path of binary `name`, compiled now if its inputs changed since the last build."""
+    sources, on_extension = BINARIES[name]
     os.makedirs(OUT, exist_ok=True)
     binary = os.path.join(OUT, name)
     stamp = binary + ".stamp"
-    digest = _inputs_hash(sources)
+    compile_flags, link_flags, ext = _torch_flags() if on_extension else ([], [], None)
+    extra = compile_flags + link_flags + ([str(os.stat(ext).st_mtime_ns)] if ext else [])
+    digest = _inputs_hash(sources, extra)
     if os.path.exists(binary) and os.path.exists(stamp) and open(stamp).read() == digest:
         return binary
     tmp = f"{binary}.{os.getpid()}.tmp"
-    cmd = _compiler() + FLAGS + sources + ["-o", tmp]
+    cmd = _compiler() + FLAGS + compile_flags + sources + ["-o", tmp] + link_flags
     r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
     if r.returncode:
         pytest.fail(f"building {name} failed ({' '.join(cmd)}):\n{r.stderr[-4000:]}")
@@ -74,18 +111,28 @@ def _cases(name):
     return re.findall(r"^TEST\((\w+)\)", src, re.MULTILINE)
 
 
+def _selected(binary, select):
+    cases = _cases(binary)
+    if select is None:
+        return cases
+    if select.startswith("!"):
+        return [c for c in cases if not c.startswith(select[1:])]
+    return [c for c in cases if c.startswith(select)]
+
+
 @pytest.fixture(scope="module")
 def results():
-    """Runs each binary once; maps (binary, case) -> list of failure lines ([] = passed)."""
+    """Runs each run once; maps run -> ({case: failure lines, [] = passed}, the process)."""
     out = {}
-    for name, (_, env_over) in BINARIES.items():
+    for name, binary, env_over, select in RUNS:
         env = dict(os.environ)
         for k, v in env_over.items():
             if v is None:
                 env.pop(k, None)
             else:
                 env[k] = v
-        r = subprocess.run([build(name)], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        r = subprocess.run([build(binary)] + _selected(binary, select), cwd=REPO, env=env, capture_output=True,
+                           text=True, timeout=120)
         seen = {}
         for line in r.stdout.splitlines():
             kind, _, rest = line.partition(" ")
@@ -98,7 +145,7 @@ def results():
     return out
 
 
-@pytest.mark.parametrize("name,case", [(b, c) for b in BINARIES for c in _cases(b)])
+@pytest.mark.parametrize("name,case", [(run, c) for run, b, _, sel in RUNS for c in _selected(b, sel)])
 def test_cpp(results, name, case):
     seen, run = results[name]
     if case not in seen:

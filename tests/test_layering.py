@@ -11,6 +11,7 @@ anything else fails with the file, the line and the rule it breaks.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 import sys
@@ -192,12 +193,17 @@ def py_modules():
                     yield mod.removesuffix(".__init__"), path
 
 
+@functools.lru_cache(maxsize=4)
+def _known_modules(roots):
+    return {m for m, _ in py_modules()} | {"npudist._C"}  # the extension, built or not
+
+
 def py_imports(module: str, path: str):
     """Yields (imported module, line, at module level) for each npudist/npurun import in the file.
 
     ``from pkg import name`` counts as importing ``pkg.name`` when that is a module, else ``pkg``.
     Imports under ``if TYPE_CHECKING:`` are skipped (they never run)."""
-    known = {m for m, _ in py_modules()} | {"npudist._C"}  # the extension, built or not
+    known = _known_modules(tuple(PY_ROOTS))
     is_pkg = path.endswith("__init__.py")
     package = module if is_pkg else module.rpartition(".")[0]
     tree = ast.parse(open(path, encoding="utf-8").read(), path)

@@ -56,6 +56,10 @@ def _torch_flags():
     os.replace(lib + ".tmp", lib)
     pylib = sysconfig.get_config_var("LIBDIR")
     pyver = sysconfig.get_config_var("LDVERSION")
+    if not glob.glob(os.path.join(pylib, f"libpython{pyver}.so*")):
+        # the extension and libtorch_python need libpython's symbols to load, even unused
+        pytest.skip(f"this interpreter has no shared libpython{pyver} in {pylib} (built without "
+                    "--enable-shared, or Debian's libpython3-dev missing): the allocator's C++ tests need it")
     compile_flags = [f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}",
                      "-isystem", os.path.join(tdir, "include"),
                      "-isystem", os.path.join(tdir, "include", "torch", "csrc", "api", "include")]

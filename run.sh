@@ -5,6 +5,7 @@
 #   ./run.sh build          rebuild the C++ extension now (safe while tests run)
 #   ./run.sh demo [ARGS]    setup, then run the flagship job (npurun --nproc 4 examples/train_gpt.py)
 #   ./run.sh test [ARGS]    setup, then run the test suite (pytest ARGS; --full adds slow tiers)
+#   ./run.sh lint [ARGS]    ruff check (config: pyproject.toml [tool.ruff]); CI runs it before the tests
 #   ./run.sh bench NAME     setup, then run benchmarks/NAME.py
 #
 # Running it again does not reinstall or rebuild when nothing changed: the
@@ -18,6 +19,7 @@ PY="$VENV/bin/python"
 TORCH_PIN="torch==2.13.0"
 DEPS="$TORCH_PIN ninja setuptools>=64 wheel pytest>=8 pytest-timeout expecttest hypothesis numpy psutil prometheus_client"
 DEPS="$DEPS HolisticTraceAnalysis"  # tests/profiler reads npu traces with HTA (issue #18)
+DEPS="$DEPS ruff==0.17.6"  # ./run.sh lint; pinned so a new release cannot fail CI on unchanged code
 
 log() { echo "[run.sh] $*" >&2; }
 
@@ -108,6 +110,10 @@ case "$cmd" in
     ensure_prometheus
     exec "$PY" -m pytest "$@"
     ;;
+  lint)
+    setup
+    exec "$VENV/bin/ruff" check "$@" .
+    ;;
   bench)
     setup
     name=${1:?usage: ./run.sh bench NAME [ARGS]}
@@ -115,7 +121,7 @@ case "$cmd" in
     exec "$PY" "benchmarks/$name.py" "$@"
     ;;
   *)
-    sed -n '2,13p' "$0"
+    sed -n '2,14p' "$0"
     exit 2
     ;;
 esac

@@ -10,9 +10,9 @@ import os
 # autoload would import that stale build while we rebuild it.
 os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
 
-import torch  # noqa: E402
-from setuptools import setup  # noqa: E402
-from torch.utils.cpp_extension import BuildExtension, CppExtension  # noqa: E402
+import torch
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CppExtension
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 

@@ -26,10 +26,10 @@ import time
 # Sequence 1024 keeps ~3 GiB of activations alive: more than the default share of a small host.
 os.environ.setdefault("NPUDIST_DEVICE_MEMORY", "12GiB")
 
-import torch  # noqa: E402
-import torch.nn as nn  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-from _models import DecoderBlock  # noqa: E402
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from _models import DecoderBlock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -128,7 +128,7 @@ def main():
     ap.add_argument("--json", default=os.path.join(HERE, "results", "allocator.json"))
     ap.add_argument("--skip-latency", action="store_true")
     args = ap.parse_args()
-    import npudist  # noqa: F401
+    import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 
     torch.set_num_threads(1)
     os.makedirs(os.path.dirname(args.json), exist_ok=True)

@@ -67,31 +67,31 @@ def child(mode, iters, numel, lib, warmup):
     import torch
     import torch.distributed as dist
 
-    import npudist  # noqa: F401
+    import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 
     torch.set_num_threads(1)
     cg = ctypes.CDLL(lib)
     dist.init_process_group("hccl")
     if mode == "fake":
-        import torch.testing._internal.distributed.fake_pg  # noqa: F401
+        import torch.testing._internal.distributed.fake_pg
 
         group, x = dist.new_group(backend="fake"), torch.ones(numel)
-        call = lambda: dist.all_reduce(x, group=group)  # noqa: E731
+        call = lambda: dist.all_reduce(x, group=group)  # noqa: E731  (a local one-line callable)
     elif mode == "hccl_untracked":
         os.environ["NPUDIST_HCCL_WATCHDOG"] = "0"
         group, x = dist.new_group([0]), torch.ones(numel, device="npu")
-        call = lambda: dist.all_reduce(x, group=group)  # noqa: E731
+        call = lambda: dist.all_reduce(x, group=group)  # noqa: E731  (a local one-line callable)
     elif mode == "deepspeed":
         sys.path.insert(0, HERE)
         import _deepspeed_shm
 
         op, x = _deepspeed_shm.load_in_rank(os.environ["NPUDIST_BENCH_DS_LIB"], 1, 0), torch.ones(numel)
-        call = lambda: op(x)  # noqa: E731
+        call = lambda: op(x)  # noqa: E731  (a local one-line callable)
     else:
         # A group of its own, like the others: dist.all_reduce's Python path
         # for the default group differs from the one for group=...
         group, x = dist.new_group([0]), torch.ones(numel, device="npu")
-        call = lambda: dist.all_reduce(x, group=group)  # noqa: E731
+        call = lambda: dist.all_reduce(x, group=group)  # noqa: E731  (a local one-line callable)
     for _ in range(warmup):
         call()
     torch.npu.synchronize()
@@ -156,8 +156,8 @@ def main():
     print(f"{'bytes':>7} {'hccl':>9} {'untracked':>10} {'fake floor':>11} {'deepspeed':>10} "
           f"{'hccl-floor':>11} {'tracking':>9}")
     for numel in a.numel:
-        g = lambda m: results.get(f"{m}/{numel}")  # noqa: E731
-        f = lambda v: f"{v:,.0f}" if v is not None else "-"  # noqa: E731
+        g = lambda m: results.get(f"{m}/{numel}")  # noqa: E731  (a local one-line callable)
+        f = lambda v: f"{v:,.0f}" if v is not None else "-"  # noqa: E731  (a local one-line callable)
         h, u, fl, ds = g("hccl"), g("hccl_untracked"), g("fake"), g("deepspeed")
         print(f"{numel * 4:>7} {f(h):>9} {f(u):>10} {f(fl):>11} {f(ds):>10} "
               f"{f(h - fl if h and fl else None):>11} {f(h - u if h and u else None):>9}")

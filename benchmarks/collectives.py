@@ -76,7 +76,7 @@ def rank_main(args):
     import torch
     import torch.distributed as dist
 
-    import npudist  # noqa: F401
+    import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 
     torch.set_num_threads(1)
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
@@ -91,7 +91,7 @@ def rank_main(args):
     ds_all_reduce, fake = None, None
     ds_note = None
     if args.vs_deepspeed:
-        import torch.testing._internal.distributed.fake_pg  # noqa: F401  (registers "fake")
+        import torch.testing._internal.distributed.fake_pg  # registers "fake"
 
         fake = dist.new_group(backend="fake")
         backends.append("fake")

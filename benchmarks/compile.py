@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(REPO, "examples"))
 
 def block_bench(args):
     import torch
-    import npudist  # noqa: F401
+    import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
     from train_gpt import Block, GPTConfig
 
     cfg = GPTConfig()

@@ -11,7 +11,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from npudist.testing import dtensor_coverage as coverage  # noqa: E402
+from npudist.testing import dtensor_coverage as coverage
 
 if __name__ == "__main__":
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "dtensor_sweep.json")

@@ -32,10 +32,10 @@ import time
 import torch
 import torch.nn as nn
 
-import npudist  # noqa: F401
+import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _models import GPT  # noqa: E402
+from _models import GPT
 
 
 

@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RANK_SCRIPT = r'''
 import os, sys, time
 import torch, torch.distributed as dist
-import npudist  # noqa: F401
+import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 backend = sys.argv[2]
 torch.npu.set_device(int(os.environ["LOCAL_RANK"]))
 dist.init_process_group(backend)
@@ -62,7 +62,7 @@ def main():
     a = p.parse_args()
 
     import torch.distributed as dist
-    import npudist  # noqa: F401
+    import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
     hccl = dist.is_backend_available("hccl")
     npu_backend = a.npurun_backend or ("hccl" if hccl else "gloo")
 
@@ -92,8 +92,8 @@ def main():
     print(f"launcher start-up until every rank's group is initialised; {a.nproc} ranks, {a.reps} interleaved reps")
     print(f"npurun uses {npu_backend}" + ("" if npu_backend == "hccl" else
                                           " (hccl backend not registered yet: gloo on both sides)"))
-    print(f"| launcher | backend | median s | best s |")
-    print(f"|---|---|---|---|")
+    print("| launcher | backend | median s | best s |")
+    print("|---|---|---|---|")
     print(f"| torchrun --nproc-per-node {a.nproc} | gloo | {med['torchrun']:.3f} | {best['torchrun']:.3f} |")
     print(f"| npurun --nproc {a.nproc} | {npu_backend} | {med['npurun']:.3f} | {best['npurun']:.3f} |")
     ratio = statistics.median(ratios)

@@ -27,7 +27,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _models import gpt_train_step  # noqa: E402
+from _models import gpt_train_step
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -104,7 +104,7 @@ def allreduce_8b(repo, iters, reps, timeout=240):
     for p, (out, err) in zip(procs, outs):
         if p.returncode:
             raise RuntimeError(f"all_reduce worker of {repo} failed:\n{err[-2000:]}")
-    line = next(l for l in outs[0][0].splitlines() if l.startswith("LAT"))
+    line = next(ln for ln in outs[0][0].splitlines() if ln.startswith("LAT"))
     best, med = map(float, line.split()[1:])
     return best, med
 
@@ -132,7 +132,7 @@ def main():
     ap.add_argument("--json", default=os.path.join(REPO, "benchmarks", "results", "profiler_overhead.json"))
     args = ap.parse_args()
     torch.set_num_threads(1)
-    import npudist  # noqa: F401
+    import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
     load = os.getloadavg()
     step = bench_step(args.reps, args.steps)
     print(f"load average {load[0]:.1f}; GPT step, {args.reps} reps x {args.steps} steps, interleaved")

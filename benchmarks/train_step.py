@@ -33,7 +33,7 @@ def rank_main(args):
     from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 
     sys.path.insert(0, os.path.join(REPO, "examples"))
-    import npudist  # noqa: F401
+    import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
     from train_gpt import GPT, GPTConfig, build_fsdp_model
 
     lr = int(os.environ["LOCAL_RANK"])

@@ -26,7 +26,7 @@ import time
 import torch
 import torch.nn as nn
 
-import npudist  # noqa: F401
+import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 from torch.overrides import TorchFunctionMode
 
 from npudist.compat import transfer

@@ -15,7 +15,6 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,8 +23,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 
-from npudist.testing.netns import TwoHosts  # noqa: E402
-from tests.fault_inject import two_hosts  # noqa: E402
+from npudist.testing.netns import TwoHosts  # noqa: E402  (after the repository is on sys.path)
+from tests.fault_inject import two_hosts  # noqa: E402  (after the repository is on sys.path)
 
 
 def step_ms(log_text):

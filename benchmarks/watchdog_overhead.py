@@ -35,7 +35,7 @@ def worker(iters):
     import torch
     import torch.distributed as dist
 
-    import npudist  # noqa: F401
+    import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 
     torch.set_num_threads(1)
     rank = int(os.environ["RANK"])

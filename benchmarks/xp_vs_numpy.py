@@ -99,7 +99,7 @@ def bench(size, reps, tiny):
         for dt in dts:
             args_np = setup(np, dt)
             args_xp = setup(xp, dt)
-            f_np = lambda: fn(np, *args_np)  # noqa: E731
+            f_np = lambda: fn(np, *args_np)  # noqa: E731  (a local one-line callable)
             f_xp = sync_xp(lambda: fn(xp, *args_xp))
             # check the two agree before timing (a benchmark of wrong results means nothing)
             r_np, r_xp = f_np(), f_xp()

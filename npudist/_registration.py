@@ -1,6 +1,6 @@
 """Registers the npu device with PyTorch, once per process (idempotent).
 
-Order (TORCH_NOTES.md): the extension is loaded already (it registered the
+Order (docs/architecture.md, "Registration order"): the extension is loaded already (it registered the
 guard, hooks, allocator and kernels); rename PrivateUse1 to "npu"; register
 ``torch.npu``; generate the ``Tensor.npu()`` / storage methods.
 """

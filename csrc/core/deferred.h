@@ -1,7 +1,7 @@
 // The device core's one interface for deferred work: collectives, host
-// functions and graph replays reach the driver only through it (DESIGN.md,
-// "Deferred work ... reaches the driver only through the device core's
-// interface"). Code above the core (csrc/hccl, graphs) never includes driver
+// functions and graph replays reach the driver only through it (docs/architecture.md,
+// "Execution model": deferred work reaches the driver only through the device
+// core; tests/test_layering.py checks it). Code above the core (csrc/hccl, graphs) never includes driver
 // headers; a driver other than HostDriver changes nothing up here.
 #pragma once
 

@@ -1,5 +1,5 @@
 // DeviceGuardImplInterface for npu: devices, streams and events as the
-// execution model in DESIGN.md defines them (c10::Stream / c10::Event, and so
+// execution model in docs/architecture.md defines them (c10::Stream / c10::Event, and so
 // torch.Stream, torch.Event and torch.accelerator, go through it).
 #pragma once
 

@@ -1,4 +1,4 @@
-// Streams and events of the execution model (DESIGN.md).
+// Streams and events of the execution model (docs/architecture.md).
 //
 // Compute on the simulated device is synchronous; what a stream orders is
 // deferred work (collectives, host functions). A stream keeps a "frontier":

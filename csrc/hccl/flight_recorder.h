@@ -2,7 +2,7 @@
 // collectives of this process (all hccl groups), written on demand as a
 // pickle with PyTorch's flight-recorder schema (version "2.10"), so that
 // PyTorch's analyzer, torchfrtrace, reads our dumps. PyTorch's own recorder
-// cannot be used from an extension (TORCH_NOTES.md).
+// cannot be used from an extension (hidden symbols, nlohmann/json not shipped).
 #pragma once
 
 #include <cstdint>

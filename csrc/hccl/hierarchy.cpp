@@ -1,5 +1,5 @@
 // Groups spanning hosts: shared memory within each host, Gloo among one
-// leader per host (COLLECTIVES.md). Only all_reduce and broadcast — the
+// leader per host (docs/collectives.md, "How it works"). Only all_reduce and broadcast — the
 // collectives whose volume matters across hosts here — are hierarchical;
 // the others go through a Gloo group of all ranks (engine.cpp).
 #include <c10/util/Exception.h>

@@ -1,5 +1,5 @@
 // The communicator among the ranks of one group on one host: the sequence
-// protocol of COLLECTIVES.md over a shared segment. Every collective takes
+// protocol of docs/collectives.md over a shared segment. Every collective takes
 // the next sequence number; each rank publishes a descriptor and a step in
 // its control block; peers wait on steps, compare descriptors (mismatches
 // raise on every rank before data moves) and then move data through the

@@ -1,7 +1,7 @@
 // ProcessGroupHCCL: npudist's c10d::Backend, registered as "hccl".
 //
 // Collectives run on the communicator's stream behind the issuing stream's
-// pending work (DESIGN.md, execution model); a synchronous collective issued
+// pending work (docs/architecture.md, "Execution model"); a synchronous collective issued
 // on a stream with nothing pending runs at once on the caller's thread.
 // Within a host, ranks exchange data through a shared segment (LocalComm);
 // a group spanning hosts runs hierarchically with Gloo between host leaders

@@ -16,7 +16,7 @@ constexpr uint64_t kSegmentMagic = 0x6e70756863636c31ULL;  // "npuhccl1"
 constexpr int kMaxLocalRanks = 64;
 constexpr size_t kNoteBytes = 200;
 
-// What a rank announces when it arrives at a collective (COLLECTIVES.md).
+// What a rank announces when it arrives at a collective (docs/collectives.md, "How it works").
 struct alignas(64) OpDesc {
   uint64_t seq;
   uint32_t op;

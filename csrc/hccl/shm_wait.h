@@ -1,5 +1,5 @@
 // Waiting on words in shared memory across processes: spin briefly, yield,
-// then sleep on a futex, as COLLECTIVES.md prescribes for 2 cores and 4-8
+// then sleep on a futex, as docs/collectives.md describes for 2 cores and 4-8
 // ranks. Publishers wake sleepers only when one has announced itself.
 #pragma once
 

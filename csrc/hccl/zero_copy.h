@@ -1,4 +1,4 @@
-// Zero-copy collectives within a host (COLLECTIVES.md, "Later, not first").
+// Zero-copy collectives within a host (docs/collectives.md, "Zero-copy").
 //
 // npu memory is a memfd per device (HostDriver), so a rank can read and write
 // a peer's npu tensors in place once it has the peer's memory file: it takes
@@ -8,7 +8,7 @@
 // punching holes, never by truncating), so a whole-file mapping stays valid
 // across the peer's frees, reuses and expandable-segment unmaps: there is
 // nothing to invalidate, unlike a cache of per-segment mappings (the design
-// COLLECTIVES.md suggested), which would need the peer to announce frees. The
+// an early design note suggested), which would need the peer to announce frees. The
 // mapping also keeps the file alive: a peer killed mid-collective leaves its
 // memory readable here (no SIGBUS) and the survivors fail with the dead-peer
 // error from the step protocol.

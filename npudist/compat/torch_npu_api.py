@@ -26,7 +26,7 @@ def ensure_ops() -> None:
     """Registers every torch_npu op npudist implements under torch.ops.npu (once)."""
     global _ops_registered
     if not _ops_registered:
-        import npudist.compat.ops  # noqa: F401
+        import npudist.compat.ops
         import npudist.dtensor  # noqa: F401  (npu_rms_norm, npu_rotary_mul, npu_swiglu, npu_fusion_attention)
 
         _ops_registered = True

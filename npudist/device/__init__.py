@@ -1,6 +1,6 @@
 """``torch.npu``: the npu device module, with torch.cuda's names and behaviour.
 
-Devices, streams and events follow the execution model in DESIGN.md: compute
+Devices, streams and events follow the execution model in docs/architecture.md: compute
 is synchronous; streams order deferred work (collectives); ``Event.record``
 marks the point after everything the stream was made to wait for.
 
@@ -22,7 +22,7 @@ from npudist.device._devices import (
     set_device,
     synchronize,
 )
-from npudist.device._lazy import DeferredNpuCallError, _lazy_call, _lazy_init
+from npudist.device._lazy import DeferredNpuCallError, _lazy_call, _lazy_init  # noqa: F401  (torch.npu._lazy_init/_lazy_call, as torch.cuda has them)
 from npudist.device import amp, memory
 from npudist.device.torch_npu_extras import (
     can_device_access_peer,
@@ -33,7 +33,6 @@ from npudist.device.torch_npu_extras import (
     ipc_collect,
     is_autocast_enabled,
     is_bf16_supported,
-    is_current_stream_capturing,
     is_jit_compile_false,
     max_memory_cached,
     memory_cached,
@@ -62,7 +61,7 @@ from npudist.device.memory import (
     set_per_process_memory_fraction,
 )
 from npudist.device.random import (
-    _is_in_bad_fork,
+    _is_in_bad_fork,  # noqa: F401  (torch.npu._is_in_bad_fork, as torch.cuda has it)
     default_generator,
     default_generators,
     get_rng_state,

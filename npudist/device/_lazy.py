@@ -13,7 +13,7 @@ initialise either (seeding is queued and applied at init, as on CUDA).
 
 This matters beyond tidiness: DeviceMesh sets the current device from
 LOCAL_RANK only while the device module reports not initialised, and FSDP2's
-default mesh takes its device from ``current_device()`` (TORCH_NOTES.md).
+default mesh takes its device from ``current_device()`` (docs/architecture.md, "Registration order").
 
 Separately, the C++ core remembers any use of the device (by Python or C++)
 to refuse npu in a child forked after it (``_is_in_bad_fork``).

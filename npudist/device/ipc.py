@@ -237,7 +237,7 @@ def _reduce_storage(storage):
         return (_rebuild_empty_storage, (str(storage.device),))
     try:
         storage_args = _export_storage(holder)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001  (any failure becomes the cannot-share error)
         return _cannot_share(f"{type(e).__name__}: {e}")
     return (_rebuild_npu_untyped_storage, (storage_args,))
 

@@ -20,7 +20,6 @@ import sys
 import time
 from typing import Any
 
-import torch
 
 from npudist import _C
 from npudist.device._devices import _index, init, is_initialized

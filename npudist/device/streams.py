@@ -2,7 +2,7 @@
 
 Compute on the simulated npu is synchronous; a stream orders deferred work
 (collectives, host functions). A kernel issued on a stream first completes
-what that stream was made to wait for (DESIGN.md, execution model).
+what that stream was made to wait for (docs/architecture.md, "Execution model").
 """
 from __future__ import annotations
 

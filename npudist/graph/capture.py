@@ -11,7 +11,6 @@ recorded instead of run; replay runs them from C++. See docs/graph.md.
 from __future__ import annotations
 
 import gc
-from typing import Any, Callable
 
 import torch
 from torch.utils import _pytree

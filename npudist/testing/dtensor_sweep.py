@@ -211,7 +211,7 @@ def worker(args):
     import torch.distributed as dist
     from torch.distributed.device_mesh import init_device_mesh
 
-    import npudist  # noqa: F401
+    import npudist
     import npudist.dtensor  # noqa: F401  (npu fused-op strategies; harmless for aten ops)
 
     faulthandler.dump_traceback_later(args.hang_s, exit=True)

@@ -6,7 +6,7 @@ as 0-d arrays as in CuPy). See docs/xp.md. ``x.__array_namespace__()`` is the Ar
 """
 import numpy as _np
 
-import npudist as _npudist  # noqa: F401  (registers the npu device)
+import npudist as _npudist  # registers the npu device
 
 from . import _config
 from ._config import float64_mode, get_float64_mode, set_float64_mode
@@ -81,7 +81,7 @@ LinAlgError = linalg.LinAlgError
 __array_api_version__ = "2024.12"
 
 
-def astype(x, dtype, /, *, copy=True, device=None):
+def astype(x, dtype, /, *, copy=True, device=None):  # noqa: F811  (Array API's parameter name shadows xp.copy)
     """x cast to dtype (matches numpy.astype / Array API astype)."""
     return asarray(x).astype(dtype, copy=copy)
 

@@ -69,7 +69,7 @@ def _as_tensor(obj, dtype=None, copy=None, device=None):
         else:
             try:
                 a = np.asarray(obj, dtype=dtype)
-            except OverflowError as e:
+            except OverflowError:
                 raise
             if a.dtype == object:
                 raise TypeError(f"cannot make an xp array from {type(obj).__name__} {obj!r:.80}: NumPy makes it an "

@@ -12,8 +12,8 @@ import numpy as np
 import torch
 
 from . import _indexing
-from ._indexing import normalize_index_array  # noqa: F401
-from ._convert import (ArrayBase, as_tensor, check_order, check_same_kind, f64, in_order, is_f_contiguous,  # noqa: F401
+from ._indexing import normalize_index_array  # noqa: F401  (re-exported)
+from ._convert import (ArrayBase, as_tensor, check_order, check_same_kind, f64, in_order, is_f_contiguous,  # noqa: F401  (re-exported)
                        f_layout, normalize_axes, normalize_axis, operand, result_dtype, tensor_of, to_numpy)
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._ufunc import ufunc as _engine

@@ -11,7 +11,6 @@ from ._core import OPS, as_tensor, check_order, f_layout, in_order, is_f_contigu
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._core import ndarray
 from ._unsigned import plain
-from ._core import _scalar_value
 from ._manipulation import moveaxis, stack
 
 _DEFAULT_FLOAT = np.dtype(np.float64)
@@ -342,7 +341,6 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """Geometric progression (matches numpy.geomspace for real positive or negative endpoints)."""
     log10 = OPS["log10"]
     power = OPS["power"]
-    sign = OPS["sign"]
     if start == 0 or stop == 0:
         raise ValueError("Geometric sequence cannot include zero")
     s, e = asarray(float(start)), asarray(float(stop))

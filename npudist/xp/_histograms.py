@@ -5,7 +5,7 @@ import numpy as np
 import torch
 
 from ._core import as_tensor, wrap
-from ._dtypes import NP_TO_TORCH, TORCH_TO_NP
+from ._dtypes import TORCH_TO_NP
 
 
 def histogramdd(sample, bins=10, range=None, density=None, weights=None):

@@ -4,7 +4,7 @@ import contextlib
 import numpy as np
 import torch
 
-from ._core import OPS, is_f_contiguous, result_dtype, tensor_of, as_tensor, operand, result, wrap
+from ._core import OPS, is_f_contiguous, result_dtype, tensor_of, operand, result, wrap
 from ._dtypes import NP_TO_TORCH, SUPPORTED_DTYPES, TORCH_TO_NP, to_dtype
 from ._core import ndarray
 

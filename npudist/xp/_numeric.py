@@ -1,12 +1,10 @@
 """Numerical routines over arrays: gradient, unwrap, trapezoid, correlate, real_if_close, trim_zeros
 (each matches the NumPy function of the same name, algorithm and result dtype included)."""
-import operator
 
 import numpy as np
 import torch
 
 from ._core import OPS, as_tensor, normalize_axes, normalize_axis, wrap
-from ._dtypes import NP_TO_TORCH, TORCH_TO_NP
 from ._creation import asarray
 from ._misc import convolve
 from ._reductions import cumsum, diff

@@ -7,7 +7,7 @@ from collections import namedtuple
 import numpy as np
 import torch
 
-from ._core import tensor_of, as_tensor, normalize_axis, wrap
+from ._core import tensor_of, normalize_axis, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._core import ndarray
 

@@ -6,7 +6,7 @@ import operator
 import numpy as np
 import torch
 
-from ._core import tensor_of, as_tensor, f64, normalize_axes, normalize_axis, wrap
+from ._core import tensor_of, f64, normalize_axes, normalize_axis, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._core import ndarray
 from ._reductions import _mask, _out

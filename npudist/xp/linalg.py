@@ -8,7 +8,7 @@ from collections import namedtuple
 import numpy as np
 import torch
 
-from ._core import tensor_of, as_tensor, f64, normalize_axis, result, wrap
+from ._core import tensor_of, f64, normalize_axis, result, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._core import ndarray
 from ._reductions import sum as _sum
@@ -232,8 +232,8 @@ def det(a):
 
 
 def slogdet(a):
-    s, l = _call(torch.linalg.slogdet, _lin(a, "slogdet", True))
-    return SlogdetResult(wrap(s), wrap(l))
+    s, logabs = _call(torch.linalg.slogdet, _lin(a, "slogdet", True))
+    return SlogdetResult(wrap(s), wrap(logabs))
 
 
 def solve(a, b):

@@ -3,7 +3,6 @@
 Each check runs in a fresh interpreter (the import machinery is process state).
 """
 import os
-import textwrap
 
 import pytest
 

@@ -9,7 +9,7 @@ from npudist.testing.op_coverage import explain
 from npudist.testing.opinfo import compare_op
 
 warnings.filterwarnings("ignore")
-from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
+from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402  (after the warnings filter, which op_db's import triggers)
 
 # Ops npu does not support by design (failures here are explained, not bugs).
 UNSUPPORTED = {"to_sparse"}  # sparse layouts

@@ -1,4 +1,4 @@
-"""Streams, events and deferred work follow the execution model (DESIGN.md)."""
+"""Streams, events and deferred work follow the execution model (docs/architecture.md)."""
 import threading
 import time
 

@@ -1,5 +1,4 @@
 """Small models for the compile tests (kept tiny: every compile costs seconds on 2 cores)."""
-import torch
 import torch.nn as nn
 import torch.nn.functional as F
 

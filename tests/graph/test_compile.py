@@ -11,7 +11,7 @@ import torch
 import torch._dynamo
 from torch._inductor import metrics
 
-import npudist  # noqa: F401
+import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 from ._models import MLP, Block
 
 pytestmark = pytest.mark.timeout(600)

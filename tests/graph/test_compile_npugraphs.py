@@ -12,7 +12,7 @@ import torch._dynamo
 from torch._dynamo.utils import counters
 from torch._inductor import metrics
 
-import npudist  # noqa: F401
+import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 from ._models import MLP
 
 pytestmark = pytest.mark.timeout(600)

@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch._dynamo
 
-import npudist  # noqa: F401
+import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 
 pytestmark = pytest.mark.timeout(600)
 

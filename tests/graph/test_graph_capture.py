@@ -7,7 +7,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import npudist  # noqa: F401
+import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -328,7 +328,7 @@ def test_debug_dump(tmp_path):
     g = torch.npu.NPUGraph()
     g.enable_debug_mode()
     with torch.npu.graph(g):
-        y = (x * 2).relu()
+        _y = (x * 2).relu()
     path = tmp_path / "g.dot"
     g.debug_dump(str(path))
     text = path.read_text()

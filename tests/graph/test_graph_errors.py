@@ -5,7 +5,7 @@ import threading
 import pytest
 import torch
 
-import npudist  # noqa: F401
+import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -102,7 +102,7 @@ def _in_thread(fn):
 
 
 def test_global_mode_other_thread_unsafe_call_fails():
-    t = torch.ones(3, device="npu")
+    _t = torch.ones(3, device="npu")
     g, ctx = begin("global")
     box = _in_thread(lambda: torch.npu.synchronize())
     assert "not allowed while an npu graph is being captured" in box["err"]

@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-import npudist  # noqa: F401
+import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 from npudist import _C
 
 pytestmark = pytest.mark.timeout(300)

@@ -1,11 +1,10 @@
 """Bad arguments are clear errors before anything starts; --dry-run prints the plan; units."""
-import os
 import signal
 
 import pytest
 import torch
 
-import npudist  # noqa: F401
+import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 from npurun import cli, env as npuenv, output
 from torch.distributed.elastic.multiprocessing import Std
 

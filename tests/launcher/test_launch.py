@@ -36,7 +36,7 @@ def test_success_path_ranks_devices_threads_output_logs(tmp_path, shm_of):
     outs = sorted(log_dir.glob("*/attempt_0/*/stdout.log"))
     errs = sorted(log_dir.glob("*/attempt_0/*/stderr.log"))
     assert len(outs) == 4 and len(errs) == 4
-    assert f"rank=2 " in (log_dir.glob("*/attempt_0/2/stdout.log").__next__()).read_text()
+    assert "rank=2 " in (log_dir.glob("*/attempt_0/2/stdout.log").__next__()).read_text()
     assert str(log_dir) in r.stderr
     # the workers' /dev/shm files were removed by npurun after they exited
     assert shm_of(f[0]["tag"]) == []

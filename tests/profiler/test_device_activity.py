@@ -1,6 +1,5 @@
 """torch.profiler on npu (one process): device events, correlation, lanes, memory, both
 autograd-profiler paths, graph replays, schedule/tensorboard handler, bad arguments."""
-import os
 
 import pytest
 import torch

@@ -10,9 +10,8 @@ from prometheus_client.parser import text_string_to_metric_families
 import npudist.watchdog.metrics as metrics
 from npudist.watchdog.metrics import families
 from npudist.watchdog.metrics.hccl_collector import HcclCollector
-from npudist.watchdog.metrics.memory_collector import MemoryCollector
 from npudist.watchdog.metrics.process_collector import ProcessCollector
-from npudist.watchdog.metrics.steps import STEP_BUCKETS_S, StepStats
+from npudist.watchdog.metrics.steps import StepStats
 from npudist.watchdog.metrics.train_collector import TrainCollector
 
 

@@ -73,7 +73,7 @@ class Setup:
         raise AssertionError(f"{what}: {promql!r} gave {result!r} within {timeout} s\n{self.explain()}")
 
     def explain(self):
-        tail = lambda path: open(path, errors="replace").read()[-4000:] if os.path.exists(path) else ""  # noqa: E731
+        tail = lambda path: open(path, errors="replace").read()[-4000:] if os.path.exists(path) else ""  # noqa: E731  (a local one-line callable)
         try:
             targets = [(t["health"], t["lastError"], t["lastScrapeDuration"])
                        for t in self.api("targets")["activeTargets"]]
@@ -154,7 +154,7 @@ def _at_least(count):
 @pytest.mark.timeout(400)
 def test_series_reach_prometheus(setup):
     # each check waits a little: a scrape that missed a rank (a slow fetch) makes its series stale for a moment
-    expect = lambda q, check, what="": setup.wait_for(q, check, what or q, timeout=60)  # noqa: E731
+    expect = lambda q, check, what="": setup.wait_for(q, check, what or q, timeout=60)  # noqa: E731  (a local one-line callable)
     steps = setup.wait_for('npudist_train_steps_total{job="npudist"} > 20', _n(2), "both ranks' record_step counters")
     ranks = _by_rank(steps)
     assert set(ranks) == {"0", "1"}
@@ -186,7 +186,7 @@ def test_series_reach_prometheus(setup):
 @pytest.mark.timeout(400)
 def test_hccl_series_reach_prometheus(setup):
     assert HAS_HCCL_STATS, "npudist._C has no _hccl_stats: an old build; run ./run.sh build"
-    expect = lambda q, check, what="": setup.wait_for(q, check, what or q, timeout=60)  # noqa: E731
+    expect = lambda q, check, what="": setup.wait_for(q, check, what or q, timeout=60)  # noqa: E731  (a local one-line callable)
     done = setup.wait_for('npudist_hccl_collectives_completed_total{op="all_reduce", pg_desc="default_pg"} > 10',
                           _n(2), "hccl all_reduce counters")
     assert {r["metric"]["rank"] for r in done} == {"0", "1"}

@@ -70,13 +70,13 @@ def numpy_xp_compare(rtol=None, atol=None, type_check=True, accept_error=False):
             np_err = xp_err = None
             try:
                 expected = fn(*args, xp=np, **kwargs)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001  (an error on both sides is the compared result)
                 if not accept_error:
                     raise
                 np_err = e
             try:
                 actual = fn(*args, xp=nxp, **kwargs)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001  (an error on both sides is the compared result)
                 if not accept_error or np_err is None:
                     raise
                 xp_err = e

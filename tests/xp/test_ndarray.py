@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import npudist.xp as xp
-from .compare import ALL_DTYPES, assert_same, numpy_xp_compare, sample
+from .compare import ALL_DTYPES, numpy_xp_compare, sample
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: np.dtype(d).name)

@@ -1,5 +1,5 @@
 // Pinned host memory for npu: ordinary host memory that the allocator marks
-// as pinned (DESIGN.md), so tensor.pin_memory() / is_pinned() and
+// as pinned (docs/architecture.md), so tensor.pin_memory() / is_pinned() and
 // DataLoader(pin_memory=True) work as with CUDA. Copies from it are memcpy.
 #pragma once
 

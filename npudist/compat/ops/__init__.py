@@ -10,7 +10,7 @@ op's docstring and raises NotImplementedError naming the argument.
 The survey that picked them (call sites in public torch_npu training code) is
 in docs/torch_npu_compat.md.
 """
-from npudist.compat.ops import apply_adam_w, format_cast, grouped_matmul, moe_routing  # noqa: F401  (register)
+from npudist.compat.ops import apply_adam_w, format_cast, grouped_matmul, moe_routing  # register
 
 # torch_npu names whose Python signature torch.ops cannot give (``out=`` tuples)
 PYTHON_WRAPPERS = {"npu_apply_adam_w": apply_adam_w.npu_apply_adam_w}

@@ -1,13 +1,13 @@
 """``torch_npu`` as npudist provides it where no real torch_npu is installed.
 
 Served under the name ``torch_npu`` by npudist_torch_npu_finder; never import it as
-``npudist.compat.torch_npu_pkg``. A thin layer over npudist (DESIGN.md): see
+``npudist.compat.torch_npu_pkg``. A thin layer over npudist (docs/architecture.md): see
 npudist.compat.torch_npu_api and docs/torch_npu_compat.md.
 """
 import torch
 
-import npudist  # noqa: F401  (registers npu when TORCH_DEVICE_BACKEND_AUTOLOAD=0)
-import npudist.compat.ops  # noqa: F401  (torch.ops.npu.npu_grouped_matmul, npu_moe_*, ...)
+import npudist  # registers npu when TORCH_DEVICE_BACKEND_AUTOLOAD=0
+import npudist.compat.ops  # torch.ops.npu.npu_grouped_matmul, npu_moe_*, ...
 import npudist.dtensor  # noqa: F401  (the fused four; DTensor strategies register when DTensor is imported)
 from npudist.compat import torch_npu_api as _api
 

@@ -19,7 +19,7 @@ The sharding strategies reach DTensor when torch.distributed.tensor is imported:
 it already is, else right after its first import (a one-shot import hook in ``_library``), so
 any code that makes a DTensor finds them. ``register_strategies()`` does it explicitly.
 """
-from npudist.dtensor.ops import fusion_attention, rms_norm, rotary_mul, swiglu  # noqa: F401  (define the ops)
+from npudist.dtensor.ops import fusion_attention, rms_norm, rotary_mul, swiglu  # define the ops
 from npudist.dtensor.ops._library import SCHEMAS, STRATEGIES, register_strategies
 
 FORWARD_OPS = ("npu_rms_norm", "npu_rotary_mul", "npu_swiglu", "npu_fusion_attention")

@@ -32,7 +32,7 @@ def _index(device: Any) -> int | None:
 
 class NPUInterface(DeviceInterface):
     """``DeviceInterface`` for npu (the simulated device: compute is synchronous,
-    streams order deferred work such as collectives; see DESIGN.md)."""
+    streams order deferred work such as collectives; see docs/architecture.md, "Execution model")."""
 
     device = npu.device
     Event = npu.Event

@@ -208,7 +208,7 @@ class ElementwiseKernel:
             src.user("preamble", self.preamble)
         src.add('extern "C" void npudist_xp_kernel(void* const* _args, const int64_t* _meta) {',
                 "const ptrdiff_t _n = _meta[0];",
-                f"const int64_t* const _shape = _meta + 1;")
+                "const int64_t* const _shape = _meta + 1;")
         declare_raw_and_scalars(src, self.params, cargs, types, raw_offsets)
         loop_ids = [k for k, a in enumerate(cargs) if a.kind == "array"]
         refs = []

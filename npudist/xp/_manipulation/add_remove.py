@@ -5,7 +5,7 @@ import torch
 from .._core import normalize_axis, normalize_index_array, tensor_of, wrap
 
 from .join import concatenate
-from .shape import ravel, shape
+from .shape import ravel
 
 _t = tensor_of  # the package's one unwrapping helper
 

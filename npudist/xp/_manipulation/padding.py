@@ -5,7 +5,6 @@ import torch
 from .._dtypes import TORCH_TO_NP
 from .._core import tensor_of, wrap
 
-from .shape import ndim, shape
 
 _t = tensor_of  # the package's one unwrapping helper
 

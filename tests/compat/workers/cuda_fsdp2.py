@@ -1,6 +1,6 @@
 """An FSDP2 training script written for CUDA; the only change is the two torch_npu imports at the top."""
-import torch_npu  # noqa: F401
-from torch_npu.contrib import transfer_to_npu  # noqa: F401
+import torch_npu  # noqa: F401  (the one line a CUDA script adds for npu)
+from torch_npu.contrib import transfer_to_npu  # noqa: F401  (importing it redirects cuda calls to npu)
 
 import os
 

@@ -1,4 +1,4 @@
-"""init_process_group(device_id=...) then init_device_mesh, with no set_device (CUDA's rules, TORCH_NOTES.md).
+"""init_process_group(device_id=...) then init_device_mesh, with no set_device (CUDA's rules, docs/architecture.md "Registration order").
 
 On CUDA: binding the group to a device is C++ only, so torch.cuda.is_initialized()
 stays False and the current device stays 0; torch.manual_seed and the

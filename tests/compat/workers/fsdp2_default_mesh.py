@@ -10,7 +10,6 @@ LOCAL_RANK because torch.cuda.is_initialized() is still False at fully_shard.
 Rank 0 also trains an unsharded copy on cpu with the same initial weights and
 data, so the test can compare parameters after training.
 """
-import copy
 import os
 
 import torch

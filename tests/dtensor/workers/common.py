@@ -7,8 +7,8 @@ import os
 import torch
 import torch.distributed as dist
 
-import npudist  # noqa: F401
-import npudist.dtensor  # noqa: F401
+import npudist
+import npudist.dtensor  # noqa: F401  (registers the DTensor strategies of npu's fused ops)
 from npudist.testing import checks
 from npudist.testing.checks import report  # noqa: F401  (the workers import it from here)
 

@@ -88,17 +88,18 @@ for layout, (qs, ks) in shapes.items():
         p = S(d) if d is not None else S(qs.index(SQ) if layout != "SBH" else 0)  # None: sequence split
         for sparse in (0, 3):
             what = f"fusion_attention {layout} {p} sparse_mode={sparse}"
-            fn = lambda a, b, e: ops.npu_fusion_attention(a, b, e, N, layout, scale=D ** -0.5,
-                                                          sparse_mode=sparse)[0]
+            def fn(a, b, e):
+                return ops.npu_fusion_attention(a, b, e, N, layout, scale=D ** -0.5, sparse_mode=sparse)[0]
             chk.run(what, lambda: check(what, fn, [q, k, v], [p, p, p], p if d is not None else None))
     # an explicit (B, 1, Sq, Skv) mask, sharded with the batch
     mask = torch.rand(B, 1, SQ, SQ, generator=gen) > 0.7
     mask[..., 0] = False
     md = mask.npu()
     what = f"fusion_attention {layout} mask"
-    fn = lambda a, b, e, m: ops.npu_fusion_attention(a, b, e, N, layout, atten_mask=m, scale=0.3)[0]
+    def fn_mask(a, b, e, m):
+        return ops.npu_fusion_attention(a, b, e, N, layout, atten_mask=m, scale=0.3)[0]
     bd = splits[layout][0]
-    chk.run(what, lambda: check(what, fn, [q, k, v, md], [S(bd), S(bd), S(bd), R], S(bd), grad_of=[0, 1, 2]))
+    chk.run(what, lambda: check(what, fn_mask, [q, k, v, md], [S(bd), S(bd), S(bd), R], S(bd), grad_of=[0, 1, 2]))
 
 torch.npu.synchronize()
 chk.finish()

@@ -9,8 +9,8 @@ import torch.distributed as dist
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(REPO, "examples"))
 
-import npudist  # noqa: E402,F401
-from train_gpt import GPT, GPTConfig  # noqa: E402,F401
+import npudist  # noqa: E402,F401  (after examples/ is on sys.path; registers npu)
+from train_gpt import GPT, GPTConfig  # noqa: E402,F401  (after examples/ is on sys.path; the workers import it from here)
 
 from npudist.testing.checks import Checker  # noqa: E402,F401  (the workers import it from here)
 

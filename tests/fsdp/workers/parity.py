@@ -86,7 +86,7 @@ def fsdp_case(c, name, rank, world, dev, *, mp="fp32", reshard=True, meta=True, 
                str(float(full["blocks.0.fc.weight"].float().std())))
     ref = reference_from({k: v.full_tensor() if isinstance(v, DTensor) else v for k, v in full.items()}, dev)
     ropt, opt = sgd(ref.parameters()), sgd(model.parameters())
-    dp_rank, dp_world = rank, world
+    dp_rank = rank
     for step in range(STEPS):
         gb = global_batch(step, world)
         rloss, rnorm = ref_step(ref, ropt, gb.to(dev), clip=1.0)

@@ -5,7 +5,7 @@ import os
 import torch
 import torch.distributed as dist
 
-import npudist  # noqa: F401
+import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 
 
 def main():

@@ -57,7 +57,7 @@ after = None
 try:
     dist.all_reduce(torch.ones(2, device=DEV))
     torch.npu.synchronize()
-except Exception as e:  # noqa: BLE001
+except Exception as e:  # noqa: BLE001  (the error is the reported result)
     after = f"{type(e).__name__}: {e}"
 report(rank=RANK, error=err, elapsed=elapsed, after=after)
 os._exit(0)  # the group is broken: skip destroy_process_group's collectives

@@ -9,7 +9,7 @@ import sys
 import torch
 import torch.distributed as dist
 
-from common import ALL_DTYPES, FLOATS, RANK, WORLD, Checker, init, make
+from common import ALL_DTYPES, RANK, WORLD, Checker, init, make
 
 R = dist.ReduceOp
 quick = len(sys.argv) > 1 and sys.argv[1] == "quick"
@@ -241,7 +241,9 @@ def check_semantics(seed):
 
 init()
 if __import__("os").environ.get("MATRIX_PROFILE") and RANK == 0:
-    import atexit, cProfile, pstats
+    import atexit
+    import cProfile
+    import pstats
     prof = cProfile.Profile()
     prof.enable()
     atexit.register(lambda: (prof.disable(), pstats.Stats(prof, stream=sys.stderr).sort_stats("tottime").print_stats(12)))

@@ -6,7 +6,7 @@ import time
 import torch
 import torch.distributed as dist
 
-from common import RANK, WORLD, Checker, init, report
+from common import RANK, WORLD, Checker, init
 
 chk = Checker()
 init()

@@ -11,7 +11,7 @@ import time
 import torch
 import torch.distributed as dist
 
-import npudist  # noqa: F401
+import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 from npudist.testing.checks import report
 from teardown_job import our_threads
 

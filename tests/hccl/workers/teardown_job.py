@@ -36,7 +36,7 @@ def body(rank, world, mode, size=16, outdir=None):
     from torch.distributed.fsdp import fully_shard
     from torch.distributed.tensor import Shard, distribute_tensor
 
-    import npudist  # noqa: F401
+    import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 
     torch.set_num_threads(1)
     dist.init_process_group("hccl")

@@ -17,7 +17,7 @@ if RANK == 0:
     report(rank=0)
     os._exit(0)  # the store's host is gone, without any teardown
 time.sleep(2.5)  # the watchdog's store poller runs into the dead store meanwhile
-from npudist import _C  # noqa: E402
+from npudist import _C  # noqa: E402  (imported after the store's host is gone, on purpose)
 
 t0 = time.monotonic()
 _C._shutdown_threads()  # what atexit runs

@@ -12,7 +12,7 @@ import time
 import torch
 import torch.distributed as dist
 
-import npudist  # noqa: F401
+import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 from npudist import _shm_names
 
 mode = sys.argv[1]

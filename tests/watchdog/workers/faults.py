@@ -28,12 +28,12 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                                 "hccl", "workers"))
-import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
+import torch
+import torch.distributed as dist
 
-import npudist  # noqa: E402
-import npudist.watchdog  # noqa: E402
-from common import RANK, init, report  # noqa: E402
+import npudist
+import npudist.watchdog
+from common import RANK, init, report
 
 scenario = sys.argv[1]
 group_timeout = 60 if scenario in ("exec_timeout", "killed") else 3

@@ -4,6 +4,6 @@ Importing this module turns the redirection on, as torch_npu's does; it is npudi
 opt-in, reversible layer over public torch API (npudist.compat.transfer, which lists
 what is redirected). ``disable()`` turns it off again.
 """
-from npudist.compat.transfer import disable, enable, is_enabled  # noqa: F401
+from npudist.compat.transfer import disable, enable, is_enabled  # noqa: F401  (torch_npu.contrib.transfer_to_npu's names)
 
 enable()

@@ -1,0 +1,326 @@
+"""The layer rules of docs/architecture.md, checked on the source.
+
+C++ (csrc/): a file may include headers of its own folder and of the folders its folder is
+allowed to depend on (CSRC_ALLOWED), nothing above. Python (npudist/, launcher/npurun/): a
+module may import its own unit and units of a lower layer (PY_LAYERS); none imports upward,
+and no two modules import each other at module level (a circle), directly or through others.
+
+Where the code deliberately crosses a line, the exception is listed here with its reason;
+anything else fails with the file, the line and the rule it breaks.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import os
+import re
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CSRC = os.path.join(REPO, "csrc")
+
+# --- C++ ------------------------------------------------------------------------------------
+
+# A csrc file's layer is its top folder, except the profiler's hook headers: the device core
+# and hccl call them to record events, so they sit below the core (they include nothing of
+# npudist's but each other), while the profiler's implementation (.cpp files) sits above hccl.
+PROFILER_HOOK_HEADERS = {
+    "profiler/recorder.h", "profiler/device_hooks.h", "profiler/memory_events.h", "profiler/collective_events.h",
+}
+
+# layer -> the layers it may include (besides itself). The order, bottom up:
+#   util < driver < profiler_hooks < core (device, allocator, aten, graph) < hccl < profiler < bindings
+CSRC_ALLOWED = {
+    "util": set(),
+    "driver": {"util"},
+    "profiler_hooks": set(),
+    "core": {"util", "driver", "profiler_hooks"},
+    # hccl reaches the device through core (streams, deferred errors, ipc), never the driver's internals
+    "hccl": {"util", "profiler_hooks", "core"},
+    "profiler": {"util", "profiler_hooks", "core", "hccl"},
+    "bindings": {"util", "driver", "profiler_hooks", "core", "hccl", "profiler"},
+}
+
+# (including file, included file) -> reason. Deliberate crossings; keep this short.
+CSRC_EXCEPTIONS: dict[tuple[str, str], str] = {}
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+
+
+def csrc_layer(rel: str) -> str:
+    """The layer of a path relative to csrc/ (e.g. "core/allocator/caching_allocator.cpp" -> "core")."""
+    if rel in PROFILER_HOOK_HEADERS:
+        return "profiler_hooks"
+    top = rel.split("/", 1)[0]
+    if top not in CSRC_ALLOWED:
+        raise AssertionError(f"csrc/{rel}: folder {top!r} has no layer; add it to CSRC_ALLOWED in {__file__}")
+    return top
+
+
+def csrc_includes():
+    """Yields (file, line, included file) for every quoted include that names a file in csrc/."""
+    for dirpath, _, filenames in os.walk(CSRC):
+        for name in sorted(filenames):
+            if not name.endswith((".h", ".cpp")):
+                continue
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, CSRC).replace(os.sep, "/")
+            text = open(path, encoding="utf-8").read()
+            for m in _INCLUDE.finditer(text):
+                inc = m.group(1)
+                line = text.count("\n", 0, m.start()) + 1
+                if os.path.exists(os.path.join(CSRC, inc)):
+                    yield rel, line, inc
+                elif os.path.exists(os.path.join(dirpath, inc)):  # a sibling, named relative to the file
+                    yield rel, line, os.path.relpath(os.path.join(dirpath, inc), CSRC).replace(os.sep, "/")
+
+
+def csrc_violations():
+    bad = []
+    for rel, line, inc in csrc_includes():
+        src, dst = csrc_layer(rel), csrc_layer(inc)
+        if src == dst or dst in CSRC_ALLOWED[src] or (rel, inc) in CSRC_EXCEPTIONS:
+            continue
+        bad.append(f"csrc/{rel}:{line} includes {inc}: layer {src!r} may include only "
+                   f"{sorted(CSRC_ALLOWED[src] | {src})}, not {dst!r}")
+    return bad
+
+
+def test_csrc_layers_form_an_order():
+    # the allowed map itself has no circle (else "above" means nothing)
+    seen, order = set(), []
+
+    def visit(layer, path):
+        assert layer not in path, f"circular layer rule: {' -> '.join(path + [layer])}"
+        if layer in seen:
+            return
+        for dep in CSRC_ALLOWED[layer]:
+            visit(dep, path + [layer])
+        seen.add(layer)
+        order.append(layer)
+
+    for layer in CSRC_ALLOWED:
+        visit(layer, [])
+    assert set(order) == set(CSRC_ALLOWED)
+
+
+def test_csrc_includes_respect_the_layers():
+    bad = csrc_violations()
+    assert not bad, "a csrc file includes a layer above its own (docs/architecture.md):\n  " + "\n  ".join(bad)
+
+
+def test_csrc_checker_catches_an_upward_include(tmp_path, monkeypatch):
+    # hccl including the driver's internals is the example the rule exists for
+    for folder, body in [("driver", ""), ("hccl", '#include "driver/host.h"\n')]:
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "host.h").write_text(body)
+    monkeypatch.setattr(sys.modules[__name__], "CSRC", str(tmp_path))
+    bad = csrc_violations()
+    assert len(bad) == 1 and "hccl/host.h:1 includes driver/host.h" in bad[0], bad
+
+
+def test_every_csrc_folder_has_a_readme():
+    for entry in sorted(os.listdir(CSRC)):
+        if os.path.isdir(os.path.join(CSRC, entry)):
+            assert os.path.exists(os.path.join(CSRC, entry, "README.md")), f"csrc/{entry}/README.md is missing"
+
+
+# --- Python ---------------------------------------------------------------------------------
+
+# module prefix -> (unit, layer); the longest matching prefix wins. A module may import modules
+# of its own unit and of units in a lower layer.
+PY_LAYERS = {
+    "npudist._C": ("extension", 0),
+    "npudist._build_info": ("extension", 0),
+    "npudist._env": ("base", 1),
+    "npudist._compat": ("base", 1),
+    "npudist._shm_names": ("base", 1),
+    # the NotAvailableOnThisRuntime error and the torch_npu name lists: torch.npu raises it
+    "npudist.compat.names": ("base", 1),
+    "npudist.compat._public_names": ("base", 1),
+    # torch.npu; its graph-capture API (torch.npu.graph, NPUGraph) is part of it
+    "npudist.device": ("device", 2),
+    "npudist.graph.capture": ("device", 2),
+    "npudist.graph": ("graph", 3),  # torch.compile support (npudist.graph.compile)
+    "npudist.hccl": ("hccl", 3),
+    "npudist.fault_inject": ("fault_inject", 3),
+    "npudist._registration": ("registration", 4),
+    "npudist.watchdog": ("watchdog", 4),
+    "npudist.profiler": ("profiler", 4),
+    "npudist.fsdp": ("fsdp", 4),
+    "npudist.dtensor": ("dtensor", 4),
+    # `import npudist` itself: loads the extension and wires the layers below together
+    "npudist": ("npudist", 5),
+    "npudist.compat": ("compat", 6),
+    "npudist.xp": ("xp", 6),
+    "npurun": ("launcher", 6),
+    "npudist.testing": ("testing", 7),
+    # older names of testing tools, kept as re-exports of npudist.testing's modules
+    "npudist.dtensor.coverage": ("testing", 7),
+    "npudist.dtensor.sweep": ("testing", 7),
+    "npudist.dtensor._launch": ("testing", 7),
+}
+
+# (importing module, imported module) -> reason. Deliberate crossings; keep this short.
+PY_EXCEPTIONS: dict[tuple[str, str], str] = {}
+
+PY_ROOTS = [(os.path.join(REPO, "npudist"), REPO), (os.path.join(REPO, "launcher", "npurun"), os.path.join(REPO, "launcher"))]
+
+
+def py_unit(module: str):
+    """(unit, layer) of a dotted module name, or None for modules outside npudist/npurun."""
+    parts = module.split(".")
+    for n in range(len(parts), 0, -1):
+        hit = PY_LAYERS.get(".".join(parts[:n]))
+        if hit:
+            return hit
+    return None
+
+
+def _is_type_checking(node) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def py_modules():
+    """Yields (module name, path) for every module under the Python roots."""
+    for root, base in PY_ROOTS:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            for name in sorted(filenames):
+                if name.endswith(".py"):
+                    path = os.path.join(dirpath, name)
+                    mod = os.path.relpath(path, base)[:-3].replace(os.sep, ".")
+                    yield mod.removesuffix(".__init__"), path
+
+
+@functools.lru_cache(maxsize=4)
+def _known_modules(roots):
+    return {m for m, _ in py_modules()} | {"npudist._C"}  # the extension, built or not
+
+
+def py_imports(module: str, path: str):
+    """Yields (imported module, line, at module level) for each npudist/npurun import in the file.
+
+    ``from pkg import name`` counts as importing ``pkg.name`` when that is a module, else ``pkg``.
+    Imports under ``if TYPE_CHECKING:`` are skipped (they never run)."""
+    known = _known_modules(tuple(PY_ROOTS))
+    is_pkg = path.endswith("__init__.py")
+    package = module if is_pkg else module.rpartition(".")[0]
+    tree = ast.parse(open(path, encoding="utf-8").read(), path)
+
+    def walk(nodes, top):
+        for node in nodes:
+            if _is_type_checking(node):
+                continue
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    yield a.name, node.lineno, top
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    mod = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    mod = node.module
+                for a in node.names:
+                    sub = f"{mod}.{a.name}"
+                    yield (sub if sub in known else mod), node.lineno, top
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                child = getattr(node, field, None)
+                if isinstance(child, list) and not isinstance(node, ast.Import):
+                    # a def's body runs later (a lazy import), an if/try's body now
+                    inner_top = top and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                    if isinstance(node, ast.ClassDef):
+                        inner_top = top
+                    yield from walk(child, inner_top)
+
+    for imported, line, top in walk(tree.body, True):
+        if py_unit(imported) is not None:
+            yield imported, line, top
+
+
+def py_upward_imports():
+    bad = []
+    for mod, path in py_modules():
+        src = py_unit(mod)
+        for imported, line, _ in py_imports(mod, path):
+            dst = py_unit(imported)
+            if dst[0] == src[0] or dst[1] < src[1] or (mod, imported) in PY_EXCEPTIONS:
+                continue
+            bad.append(f"{os.path.relpath(path, REPO)}:{line} ({mod}, unit {src[0]!r}, layer {src[1]}) "
+                       f"imports {imported} (unit {dst[0]!r}, layer {dst[1]})")
+    return bad
+
+
+def py_import_cycles():
+    """Circles among module-level imports (lazy imports inside functions are how a circle is broken)."""
+    graph = {}
+    for mod, path in py_modules():
+        graph[mod] = {imp for imp, _, top in py_imports(mod, path) if top and imp != mod}
+    # a package's __init__ runs before its submodules: `import a.b` imports `a` first, which is no
+    # circle; only edges to modules that are not the importer's own ancestors count
+    for mod in graph:
+        graph[mod] = {d for d in graph[mod] if not mod.startswith(d + ".") and d in graph}
+    index, low, stack, on, sccs, counter = {}, {}, [], set(), [], [0]
+
+    def strong(v):  # Tarjan's strongly connected components
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                sccs.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    return sccs
+
+
+def test_every_python_module_has_a_layer():
+    missing = [mod for mod, _ in py_modules() if py_unit(mod) is None]
+    assert not missing, f"modules without a layer (add them to PY_LAYERS): {missing}"
+
+
+def test_python_imports_never_go_upward():
+    bad = py_upward_imports()
+    assert not bad, "a module imports a layer above its own (docs/architecture.md):\n  " + "\n  ".join(bad)
+
+
+def test_python_modules_import_no_circle():
+    cycles = py_import_cycles()
+    assert not cycles, "modules that import each other at module level: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def test_python_checker_sees_an_upward_import():
+    # the device layer importing the launcher would be upward
+    assert py_unit("npudist.device.memory")[1] < py_unit("npurun.cli")[1]
+    assert py_unit("npudist.graph.capture") == py_unit("npudist.device")
+    assert py_unit("npudist.graph.compile.config") == ("graph", 3)
+    assert py_unit("torch") is None
+
+
+def test_python_checker_finds_a_circle_and_an_upward_import(tmp_path, monkeypatch):
+    pkg = tmp_path / "npudist"
+    (pkg / "device").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from npudist import b\n")
+    (pkg / "b.py").write_text("import npudist.a\n")
+    (pkg / "device" / "__init__.py").write_text("def f():\n    import npudist.xp\n")
+    monkeypatch.setattr(sys.modules[__name__], "PY_ROOTS", [(str(pkg), str(tmp_path))])
+    assert py_import_cycles() == [["npudist.a", "npudist.b"]]
+    bad = py_upward_imports()
+    assert len(bad) == 1 and "npudist/device/__init__.py:2" in bad[0] and "imports npudist.xp" in bad[0], bad

@@ -12,7 +12,7 @@ mode (npudist.xp._config).
 import numpy as np
 import torch
 
-from . import _config
+from . import _config, _host
 from ._convert import ArrayBase, as_tensor, check_same_kind, operand
 from ._unsigned import UINT, UIntTensor, as_uint
 from ._dtypes import DEMOTE_TORCH, NP_TO_TORCH, TORCH_TO_NP, to_dtype
@@ -25,6 +25,10 @@ _PY_TYPES = (int, float, complex, bool)
 _UINT_SET = frozenset(UINT)
 _BOOL = np.dtype(bool)
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+_NO = object()   # the host fast path declined: take the PyTorch path
+_host_view = _host.host_view
+_new_result = _host.new_result
+_any_capture = _host.capturing
 
 
 _SCALARS = {}
@@ -104,6 +108,11 @@ class ufunc:
     def __call__(self, *args, out=None, where=True, casting="same_kind", dtype=None, order="K", subok=True,
                  signature=None):
         nin = self.nin
+        if (where is True and dtype is None and order == "K" and signature is None and len(args) == nin
+                and _state.float64_mode == "off" and not _any_capture()):
+            r = self._host(args, out, casting)
+            if r is not _NO:
+                return r
         if len(args) != nin:
             if len(args) > nin and out is None:
                 out = args[nin:] if len(args) - nin > 1 else args[nin]
@@ -177,6 +186,101 @@ class ufunc:
         if out is None:
             out = (None,) * self.nout
         return tuple(self._finish(r, o, where, casting, TORCH_TO_NP[d]) for r, o, d in zip(res, out, out_tdts))
+
+    def _host(self, args, out, casting):
+        """NumPy's loop on zero-copy views of the operands' npu memory (npudist.xp._host), for
+        small results; _NO when the call does not qualify (the PyTorch path runs instead). NumPy
+        errors (casting, overflow, no loop) also decline, so xp's own error is raised."""
+        nd = self._array_type
+        key = []
+        views = []
+        shape = None
+        dev = None
+        like = None
+        same = True
+        for a in args:
+            tp = type(a)
+            if tp is nd:
+                t = a._t
+                try:
+                    h = a._h
+                    if h[0] is not t or h[3].data_ptr() != h[1]:
+                        h = _host_view(a, t)
+                except AttributeError:
+                    h = _host_view(a, t)
+                if h is None:
+                    return _NO
+                v = h[2]
+                views.append(v)
+                key.append(t.dtype)
+                if dev is None:
+                    dev = h[4]
+                    shape = v.shape
+                    like = h[3]
+                elif h[4] != dev:
+                    return _NO
+                elif v.shape != shape:
+                    same = False
+            elif tp in _PY_TYPES:
+                views.append(a)
+                key.append(tp)
+            else:
+                return _NO
+        if dev is None:
+            return _NO
+        if not same:
+            try:
+                shape = np.broadcast_shapes(*(v.shape for v in views if type(v) is np.ndarray))
+            except ValueError:
+                return _NO
+            like = None
+        size = 1
+        for n in shape:
+            size *= n
+        key = tuple(key)
+        try:
+            loop = self._cache[(key, None)]
+        except KeyError:
+            loop = self._resolve(key, None)
+        if size > _host.SMALL and not _host.numpy_faster(self.__name__, loop):
+            return _NO
+        if out is None:
+            if self.nout == 1:
+                tdt = loop[-1]
+                r, v = _new_result(shape, tdt, dev, like if like is not None and like.dtype == tdt else None, nd)
+                _host.wait(dev)
+                try:
+                    _host.run1(self._np, views, v)
+                except (TypeError, ValueError, OverflowError):
+                    return _NO
+                return r
+            res = []
+            ov = []
+            for tdt in loop[self.nin:]:
+                r, v = _new_result(shape, tdt, dev, like if like is not None and like.dtype == tdt else None, nd)
+                res.append(r)
+                ov.append(v)
+            casting = "same_kind"
+        else:
+            if type(out) is not tuple:
+                out = (out,)
+            if len(out) != self.nout:
+                return _NO
+            ov = []
+            for o in out:
+                if type(o) is not nd:
+                    return _NO
+                h = _host_view(o, o._t)
+                if h is None or h[4] != dev:
+                    return _NO
+                ov.append(h[2])
+            res = out
+        _host.wait(dev)
+        try:
+            _host.run(self._np, views, tuple(ov), casting)
+        except (TypeError, ValueError, OverflowError):
+            return _NO
+        return res[0] if self.nout == 1 else tuple(res)
 
     def _compute(self, conv, out_tdts):
         mode = _state.float64_mode

@@ -46,7 +46,7 @@ _UINTT = UIntTensor
 
 def host_view(a, t):
     """The zero-copy NumPy view of xp array ``a`` whose tensor is ``t`` (C-contiguous, on npu,
-    non-empty), cached on ``a`` as ``(t, address, view, plain tensor, device index)``. Returns
+    non-empty), cached on ``a`` as ``(t, address, view, plain tensor, device index, torch dtype)``. Returns
     None if ``t`` cannot be viewed (the caller takes the torch path)."""
     h = getattr(a, "_h", None)
     if h is not None and h[0] is t and h[3].data_ptr() == h[1]:
@@ -62,7 +62,7 @@ def host_view(a, t):
         return None
     ptr = p.data_ptr()
     v = np.ndarray(tuple(p.shape), TORCH_TO_NP[p.dtype], _BIG.from_address(ptr))
-    h = a._h = (t, ptr, v, p, p.device.index or 0)
+    h = a._h = (t, ptr, v, p, p.device.index or 0, p.dtype)
     return h
 
 
@@ -79,7 +79,7 @@ def new_result(shape, tdt, device, like, nd):
     r = object.__new__(nd)
     u = t.as_subclass(_UINTT) if tdt in _UINT_TDT else t
     r._t = u
-    r._h = (u, ptr, v, t, device)
+    r._h = (u, ptr, v, t, device, tdt)
     return r, v
 
 

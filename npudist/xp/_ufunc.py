@@ -212,7 +212,7 @@ class ufunc:
                     return _NO
                 v = h[2]
                 views.append(v)
-                key.append(t.dtype)
+                key.append(h[5])   # the dtype (no attribute lookup through UIntTensor's __torch_function__)
                 if dev is None:
                     dev = h[4]
                     shape = v.shape

@@ -86,6 +86,9 @@ def new_result(shape, tdt, device, like, nd):
 _UINT_TDT = frozenset({torch.uint16, torch.uint32, torch.uint64})
 _DEVICES = {}
 
+# False: every ufunc call takes the PyTorch path (benchmarks/xp_host_loops.py times both sides).
+ENABLED = True
+
 # Results up to this many elements are always computed by NumPy's loops (below it fixed
 # per-call costs dominate); larger ones by whichever side numpy_faster picks.
 SMALL = 4096

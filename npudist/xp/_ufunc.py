@@ -109,7 +109,7 @@ class ufunc:
                  signature=None):
         nin = self.nin
         if (where is True and dtype is None and order == "K" and signature is None and len(args) == nin
-                and _state.float64_mode == "off" and not _any_capture()):
+                and _state.float64_mode == "off" and _host.ENABLED and not _any_capture()):
             r = self._host(args, out, casting)
             if r is not _NO:
                 return r

@@ -89,8 +89,8 @@ _DEVICES = {}
 # False: every ufunc call takes the PyTorch path (benchmarks/xp_host_loops.py times both sides).
 ENABLED = True
 
-# Results up to this many elements are always computed by NumPy's loops (below it fixed
-# per-call costs dominate); larger ones by whichever side numpy_faster picks.
+# Results up to this many elements: NumPy's loops where host_small says so (below it fixed
+# per-call costs dominate); larger ones: where numpy_faster says so.
 SMALL = 4096
 
 # ufuncs whose NumPy loop beats PyTorch's CPU kernel per thread at 1M elements (measured with
@@ -107,13 +107,39 @@ NUMPY_FASTER = frozenset({
 _UNSIGNED = frozenset({torch.uint16, torch.uint32, torch.uint64})
 
 
+# ufuncs whose PyTorch path is several torch ops (zero-divisor and shift-range guards, NumPy's
+# edge rules): there NumPy's loop is also the faster side on small arrays. For the others,
+# PyTorch's single kernel costs about what the host path's Python allocation and view do
+# (measured: xp.add on 16 float32, 4.4 us PyTorch vs 4.7 us host loop), so they stay on PyTorch.
+MULTI_OP = frozenset({
+    "floor_divide", "remainder", "fmod", "divmod", "left_shift", "right_shift", "power", "cbrt", "spacing",
+    "modf", "bitwise_count", "sign", "copysign", "ldexp", "heaviside", "frexp",
+})
+# complex operands: xp's PyTorch path orders complex numbers lexicographically in several ops
+LEX = frozenset({"less", "less_equal", "greater", "greater_equal", "maximum", "minimum", "fmax", "fmin"})
+_COMPLEX = frozenset({torch.complex64, torch.complex128})
+
+
+def host_small(name, loop):
+    """Whether a call of ufunc ``name`` with torch dtypes ``loop`` (loop and operands; Python scalar
+    types are ignored) and at most SMALL elements
+    runs NumPy's loop: for unsigned 16/32/64-bit dtypes, for the ufuncs of MULTI_OP, and for the
+    lexicographic complex comparisons; otherwise PyTorch's kernel is as fast."""
+    if name in MULTI_OP:
+        return True
+    for d in loop:
+        if type(d) is torch.dtype and (d in _UNSIGNED or (d in _COMPLEX and name in LEX)):
+            return True
+    return False
+
+
 def numpy_faster(name, loop):
-    """Whether a large call of ufunc ``name`` with torch loop dtypes ``loop`` runs NumPy's loop:
+    """Whether a large call of ufunc ``name`` with torch dtypes ``loop`` (loop and operands) runs NumPy's loop:
     always for uint16/32/64 (NumPy's loops are exact; xp's PyTorch path emulates them), and with
     one PyTorch intra-op thread for the ufuncs of NUMPY_FASTER (NumPy's loops are
     single-threaded: with more threads PyTorch's kernels are the faster side)."""
     for d in loop:
-        if d in _UNSIGNED:
+        if type(d) is torch.dtype and d in _UNSIGNED:
             return True
     return name in NUMPY_FASTER and torch.get_num_threads() == 1
 

@@ -29,6 +29,8 @@ _NO = object()   # the host fast path declined: take the PyTorch path
 _host_view = _host.host_view
 _new_result = _host.new_result
 _any_capture = _host.capturing
+_ERR, _IGNORE, _BIG = _host._ERR, getattr(_host, "_IGNORE", None), _host._BIG
+_wait = _host._C._wait_current_stream
 
 
 _SCALARS = {}
@@ -76,6 +78,10 @@ class ufunc:
         self.nargs = nin + nout
         self._scalar_ok = scalar_ok
         self._cache = {}
+        # which calls may run NumPy's loop on npu memory (npudist.xp._host: the measured choice)
+        self._host_multi = name in _host.MULTI_OP
+        self._host_lex = name in _host.LEX
+        self._host_big = name in _host.NUMPY_FASTER
         self.identity = self._np.identity
         self.__doc__ = doc or f"Elementwise {name} on the npu (matches numpy.{np_name or name})."
 
@@ -109,7 +115,8 @@ class ufunc:
                  signature=None):
         nin = self.nin
         if (where is True and dtype is None and order == "K" and signature is None and len(args) == nin
-                and _state.float64_mode == "off" and _host.ENABLED and not _any_capture()):
+                and _state.float64_mode == "off" and _host.ENABLED and not _any_capture()
+                and self._host_worth(args)):
             r = self._host(args, out, casting)
             if r is not _NO:
                 return r
@@ -187,6 +194,23 @@ class ufunc:
             out = (None,) * self.nout
         return tuple(self._finish(r, o, where, casting, TORCH_TO_NP[d]) for r, o, d in zip(res, out, out_tdts))
 
+    def _host_worth(self, args):
+        """Cheap pre-check (no views made): whether the host path may be chosen for this call, so
+        the calls that stay on PyTorch pay almost nothing for it (exact choice in _host)."""
+        if self._host_multi:
+            return True
+        nd = self._array_type
+        for a in args:
+            if type(a) is nd:
+                t = a._t
+                if type(t) is UIntTensor:
+                    return True
+                if self._host_lex and t.is_complex():
+                    return True
+                if self._host_big and t.numel() > _host.SMALL and torch.get_num_threads() == 1:
+                    return True
+        return False
+
     def _host(self, args, out, casting):
         """NumPy's loop on zero-copy views of the operands' npu memory (npudist.xp._host), for
         small results; _NO when the call does not qualify (the PyTorch path runs instead). NumPy
@@ -217,6 +241,7 @@ class ufunc:
                     dev = h[4]
                     shape = v.shape
                     like = h[3]
+                    like_dt = h[5]
                 elif h[4] != dev:
                     return _NO
                 elif v.shape != shape:
@@ -242,17 +267,31 @@ class ufunc:
             loop = self._cache[(key, None)]
         except KeyError:
             loop = self._resolve(key, None)
-        if size > _host.SMALL and not _host.numpy_faster(self.__name__, loop):
+        if not (_host.host_small(self.__name__, loop + key) if size <= _host.SMALL else
+                _host.numpy_faster(self.__name__, loop + key)):
             return _NO
         if out is None:
-            if self.nout == 1:
+            if self.nout == 1 and _ERR is not None:   # the hot path, inlined (~1 us of the ~5 us call)
                 tdt = loop[-1]
-                r, v = _new_result(shape, tdt, dev, like if like is not None and like.dtype == tdt else None, nd)
-                _host.wait(dev)
+                t = torch.empty_like(like) if like is not None and like_dt is tdt else \
+                    torch.empty(shape, dtype=tdt, device=_host.torch_device(dev))
+                ptr = t.data_ptr()
+                v = np.ndarray(shape, TORCH_TO_NP[tdt], _BIG.from_address(ptr))
+                _wait(dev)
+                tok = _ERR.set(_IGNORE)
                 try:
-                    _host.run1(self._np, views, v)
+                    self._np(*views, out=v)
                 except (TypeError, ValueError, OverflowError):
                     return _NO
+                finally:
+                    _ERR.reset(tok)
+                r = object.__new__(nd)
+                if tdt in _UINT_SET:
+                    u = r._t = as_uint(t)
+                    r._h = (u, ptr, v, t, dev, tdt)
+                else:
+                    r._t = t
+                    r._h = (t, ptr, v, t, dev, tdt)
                 return r
             res = []
             ov = []

@@ -38,6 +38,15 @@ def _data(dt, seed=0, n=16):
     return v
 
 
+@pytest.fixture
+def force_host(monkeypatch):
+    """Every qualifying small call takes the host path (the measured choice keeps some on
+    PyTorch; exactness is checked for all of them here)."""
+    from npudist.xp._ufunc import ufunc
+    monkeypatch.setattr(ufunc, "_host_worth", lambda self, args: True)
+    monkeypatch.setattr(_host, "host_small", lambda name, loop: True)
+
+
 def _host_made(r):
     """The result came from the NumPy-loop path (its cached view is set when allocated there)."""
     return getattr(r, "_h", None) is not None and r._h[0] is r._t
@@ -65,7 +74,7 @@ def _numpy_result(name, *args):
 
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("name", BINARY)
-def test_binary_every_dtype_matches_numpy(name, dt):
+def test_binary_every_dtype_matches_numpy(name, dt, force_host):
     a, b = _data(dt), _data(dt, seed=1)
     if name == "power" and np.dtype(dt).kind in "iu":
         b = np.abs(b.astype(np.int64) % 5).astype(dt)  # negative integer powers raise (checked below)
@@ -84,7 +93,7 @@ def test_binary_every_dtype_matches_numpy(name, dt):
 
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("name", UNARY)
-def test_unary_every_dtype_matches_numpy(name, dt):
+def test_unary_every_dtype_matches_numpy(name, dt, force_host):
     if (name, dt) == ("sign", "bool"):
         # NumPy's call casts bool to int8 for sign; xp resolves loops with ufunc.resolve_dtypes, which
         # has no bool loop, so xp raises TypeError on either path (a known gap of xp's dtype table)
@@ -103,7 +112,7 @@ def test_unary_every_dtype_matches_numpy(name, dt):
 
 
 @pytest.mark.parametrize("dt", ["int8", "uint8", "uint64", "float16", "float32", "complex64"])
-def test_python_scalars_are_weak_as_numpy(dt):
+def test_python_scalars_are_weak_as_numpy(dt, force_host):
     a = _data(dt)
     for s in (3, 2.5, True, -1):
         expected = _numpy_result("multiply", a, s)
@@ -124,7 +133,7 @@ def test_out_of_range_python_int():
     _same(xp.asarray(np.arange(4, dtype=np.uint8)) > -1, np.arange(4, dtype=np.uint8) > -1)
 
 
-def test_numpy_raise_errstate_of_the_user_is_not_applied():
+def test_numpy_raise_errstate_of_the_user_is_not_applied(force_host):
     a = xp.asarray(np.array([1.0, 0.0], dtype=np.float32))
     with np.errstate(all="raise"):
         r = a / 0.0
@@ -133,7 +142,7 @@ def test_numpy_raise_errstate_of_the_user_is_not_applied():
           np.array([0, 1], dtype=np.int32))
 
 
-def test_broadcasting_and_mixed_dtypes():
+def test_broadcasting_and_mixed_dtypes(force_host):
     a = np.arange(4, dtype=np.int16).reshape(4, 1)
     b = np.linspace(0, 1, 5, dtype=np.float32)
     r = xp.add(xp.asarray(a), xp.asarray(b))
@@ -144,7 +153,7 @@ def test_broadcasting_and_mixed_dtypes():
     _same(xp.asarray(z) + 1, z + 1)   # 0-d
 
 
-def test_out_argument():
+def test_out_argument(force_host):
     a, b = _data("int32"), _data("int32", seed=1)
     o = xp.empty(16, dtype=xp.int64)
     r = xp.add(xp.asarray(a), xp.asarray(b), out=o)
@@ -170,7 +179,7 @@ def test_out_argument():
     _same(o4, np.array([2.0, -1.0, 4.0, -1.0]))
 
 
-def test_two_outputs():
+def test_two_outputs(force_host):
     a = _data("float64")
     fr, ip = xp.modf(xp.asarray(a))
     efr, eip = np.modf(a)
@@ -182,7 +191,7 @@ def test_two_outputs():
     _same(r, er)
 
 
-def test_result_is_npu_memory_from_the_caching_allocator():
+def test_result_is_npu_memory_from_the_caching_allocator(force_host):
     a = xp.ones(1000, dtype=xp.float64)
     before = torch.npu.memory_allocated()
     r = a + a
@@ -193,7 +202,7 @@ def test_result_is_npu_memory_from_the_caching_allocator():
     assert torch.npu.memory_allocated() == before
 
 
-def test_views_follow_the_array():
+def test_views_follow_the_array(force_host):
     a = xp.asarray(np.arange(6, dtype=np.float32))
     _same(a + 1, np.arange(6, dtype=np.float32) + 1)
     a.shape = (2, 3)                    # a new tensor: the cached view is not reused
@@ -205,7 +214,7 @@ def test_views_follow_the_array():
     assert float(xp.asnumpy(a + 0)[0, 0]) == 200
 
 
-def test_noncontiguous_takes_the_torch_path_with_the_same_result():
+def test_noncontiguous_takes_the_torch_path_with_the_same_result(force_host):
     base = np.arange(32, dtype=np.float32).reshape(4, 8)
     a = xp.asarray(base)[:, ::2]
     r = a * 2
@@ -213,7 +222,7 @@ def test_noncontiguous_takes_the_torch_path_with_the_same_result():
     _same(r, base[:, ::2] * 2)
 
 
-def test_waits_for_work_pending_on_the_current_stream():
+def test_waits_for_work_pending_on_the_current_stream(force_host):
     a = xp.zeros(16, dtype=xp.float32)
     t = xp.to_torch(a)
     s = torch.npu.current_stream()
@@ -227,7 +236,7 @@ def test_waits_for_work_pending_on_the_current_stream():
     assert xp.asnumpy(r).tolist() == [8.0] * 16
 
 
-def test_pending_work_writing_the_output_completes_first():
+def test_pending_work_writing_the_output_completes_first(force_host):
     o = xp.zeros(16, dtype=xp.float32)
     t = xp.to_torch(o)
     s = torch.npu.current_stream()
@@ -236,7 +245,7 @@ def test_pending_work_writing_the_output_completes_first():
     assert xp.asnumpy(o).tolist() == [2.0] * 16   # the pending fill ran before, not after
 
 
-def test_graph_capture_takes_the_torch_path_and_replays():
+def test_graph_capture_takes_the_torch_path_and_replays(force_host):
     a = xp.ones(16, dtype=xp.float32)
     b = xp.ones(16, dtype=xp.float32)
     a + b  # warm-up outside capture
@@ -270,14 +279,14 @@ def test_large_arrays_choose_per_op(monkeypatch):
     np.testing.assert_allclose(xp.asnumpy(xp.exp(f)), np.exp(np.linspace(0, 1, n)), rtol=1e-15)
 
 
-def test_errors_stay_xp_errors():
+def test_errors_stay_xp_errors(force_host):
     with pytest.raises(TypeError, match="xp.bitwise_and is not defined"):
         xp.bitwise_and(xp.ones(3), xp.ones(3))
     with pytest.raises(ValueError, match="negative integer powers"):
         xp.power(xp.asarray(np.arange(3)), -1)
 
 
-def test_other_threads_see_consistent_results():
+def test_other_threads_see_consistent_results(force_host):
     a = xp.asarray(np.arange(16, dtype=np.int64))
     errors = []
 
@@ -291,3 +300,25 @@ def test_other_threads_see_consistent_results():
     for t in ts:
         t.join(60)
     assert not errors
+
+
+def test_measured_choice_on_small_arrays():
+    f = xp.asarray(np.arange(1, 17, dtype=np.float32))
+    i = xp.asarray(np.arange(1, 17, dtype=np.int64))
+    u = xp.asarray(np.arange(1, 17, dtype=np.uint32))
+    c = xp.asarray(np.arange(16, dtype=np.complex64))
+    assert not _host_made(f + f)                  # one PyTorch kernel: as fast as the host path
+    assert not _host_made(i > 3)
+    assert _host_made(i // 3)                     # several torch ops on the PyTorch path
+    assert _host_made(i % 3)
+    assert _host_made(u + u)                      # unsigned: exact NumPy loop
+    assert _host_made(u / u)                      # an unsigned operand, float64 loop
+    assert _host_made(c < c)                      # lexicographic complex order
+    _same(i // 3, np.arange(1, 17) // 3)
+    _same(u / u, np.ones(16))
+    _host.ENABLED = False
+    try:
+        assert not _host_made(u + u)
+        _same(u + u, np.arange(1, 17, dtype=np.uint32) * 2)
+    finally:
+        _host.ENABLED = True

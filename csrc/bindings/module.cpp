@@ -119,9 +119,12 @@ PYBIND11_MODULE(_C, m) {
         }));
   // Compiled (Inductor) kernels run outside the dispatcher, so the generated
   // wrapper calls this before each one: the same stream-order check every
-  // eager npu kernel makes (one atomic load when nothing is pending).
+  // eager npu kernel makes (one atomic load when nothing is pending). The GIL is
+  // released while waiting: pending work may be Python (a host func) that needs it.
   m.def("_wait_current_stream", translated([](int device) {
-          core::waitCurrentStream(device < 0 ? core::currentDevice() : c10::DeviceIndex(device));
+          c10::DeviceIndex d = device < 0 ? core::currentDevice() : c10::DeviceIndex(device);
+          py::gil_scoped_release no_gil;
+          core::waitCurrentStream(d);
         }));
   m.def("_mem_get_info", translated([](int device) {
           core::checkDeviceIndex(c10::DeviceIndex(device));

@@ -2,8 +2,10 @@
 
 On the host driver npu memory is host memory, so a C-contiguous npu tensor can be read and written
 by NumPy through a zero-copy ``numpy.ndarray`` view of its buffer. For small arrays PyTorch's
-dispatch costs many times NumPy's whole call (``torch.add`` on 16 elements ~4x ``np.add`` idle,
-30-50x under load), so xp's ufuncs run NumPy's loop on views instead: the result is allocated as an
+dispatch costs many times NumPy's whole call (``torch.add`` on 16 elements ~4-8x ``np.add``), so
+xp's ufuncs may run NumPy's loop on views instead (a measured per-call choice: host_small,
+numpy_faster; plain single-kernel calls on small arrays stay on PyTorch, which is as fast once a
+result tensor has to be allocated from Python): the result is allocated as an
 npu tensor (through the npu caching allocator, so ``torch.npu.memory_stats`` stay true) and NumPy
 writes it with ``out=``. NumPy computing the values makes dtypes, NaN, overflow and casting
 NumPy's own.

@@ -20,7 +20,8 @@ _PY_SCALAR_DTYPE = {bool: torch.bool, int: torch.int64, float: torch.float64, co
 class ArrayBase:
     """Memory layout of xp.ndarray: one npu tensor in ``_t``. Lower layers test
     ``isinstance(x, ArrayBase)``; npudist.xp._core.ndarray is the only subclass."""
-    __slots__ = ("_t", "_b", "__weakref__")   # _b: the xp array a view was made from (for .base)
+    # _b: the xp array a view was made from (for .base); _h: cached NumPy view (npudist.xp._host)
+    __slots__ = ("_t", "_b", "_h", "__weakref__")
 
 
 def tensor_of(a):

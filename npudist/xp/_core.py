@@ -2,8 +2,8 @@
 ``wrap``/``result``, and the ufunc engine instances behind its operators.
 
 Layering (no import cycle; tests/xp/test_structure.py checks it): _dtypes, _config, _unsigned ->
-_convert (operand conversion, axes, memory order) -> _indexing (index normalisation), _ufunc (the
-ufunc engine), _ufunc_kernels -> _core (this module) -> the family modules (_creation,
+_convert (operand conversion, axes, memory order) -> _indexing (index normalisation), _host
+(NumPy's loops on npu memory), _ufunc (the ufunc engine), _ufunc_kernels -> _core (this module) -> the family modules (_creation,
 _manipulation, _reductions, ...), which import the core and never the reverse at import time.
 The NumPy methods that are family routines (``a.sum()``, ``a.sort()``, ...) are real methods here
 that call their family module when they run (as cupy._core calls into cupy for a few routines).

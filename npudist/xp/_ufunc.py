@@ -12,7 +12,7 @@ mode (npudist.xp._config).
 import numpy as np
 import torch
 
-from . import _config
+from . import _config, _host
 from ._convert import ArrayBase, as_tensor, check_same_kind, operand
 from ._unsigned import UINT, UIntTensor, as_uint
 from ._dtypes import DEMOTE_TORCH, NP_TO_TORCH, TORCH_TO_NP, to_dtype
@@ -25,6 +25,12 @@ _PY_TYPES = (int, float, complex, bool)
 _UINT_SET = frozenset(UINT)
 _BOOL = np.dtype(bool)
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+_NO = object()   # the host fast path declined: take the PyTorch path
+_host_view = _host.host_view
+_new_result = _host.new_result
+_any_capture = _host.capturing
+_ERR, _IGNORE, _BIG = _host._ERR, getattr(_host, "_IGNORE", None), _host._BIG
+_wait = _host._C._wait_current_stream
 
 
 _SCALARS = {}
@@ -72,6 +78,10 @@ class ufunc:
         self.nargs = nin + nout
         self._scalar_ok = scalar_ok
         self._cache = {}
+        # which calls may run NumPy's loop on npu memory (npudist.xp._host: the measured choice)
+        self._host_multi = name in _host.MULTI_OP
+        self._host_lex = name in _host.LEX
+        self._host_big = name in _host.NUMPY_FASTER
         self.identity = self._np.identity
         self.__doc__ = doc or f"Elementwise {name} on the npu (matches numpy.{np_name or name})."
 
@@ -104,6 +114,12 @@ class ufunc:
     def __call__(self, *args, out=None, where=True, casting="same_kind", dtype=None, order="K", subok=True,
                  signature=None):
         nin = self.nin
+        if (where is True and dtype is None and order == "K" and signature is None and len(args) == nin
+                and _state.float64_mode == "off" and _host.ENABLED and not _any_capture()
+                and self._host_worth(args)):
+            r = self._host(args, out, casting)
+            if r is not _NO:
+                return r
         if len(args) != nin:
             if len(args) > nin and out is None:
                 out = args[nin:] if len(args) - nin > 1 else args[nin]
@@ -177,6 +193,133 @@ class ufunc:
         if out is None:
             out = (None,) * self.nout
         return tuple(self._finish(r, o, where, casting, TORCH_TO_NP[d]) for r, o, d in zip(res, out, out_tdts))
+
+    def _host_worth(self, args):
+        """Cheap pre-check (no views made): whether the host path may be chosen for this call, so
+        the calls that stay on PyTorch pay almost nothing for it (exact choice in _host)."""
+        if self._host_multi:
+            return True
+        nd = self._array_type
+        for a in args:
+            if type(a) is nd:
+                t = a._t
+                if type(t) is UIntTensor:
+                    return True
+                if self._host_lex and t.is_complex():
+                    return True
+                if self._host_big and t.numel() > _host.SMALL and torch.get_num_threads() == 1:
+                    return True
+        return False
+
+    def _host(self, args, out, casting):
+        """NumPy's loop on zero-copy views of the operands' npu memory (npudist.xp._host), for
+        small results; _NO when the call does not qualify (the PyTorch path runs instead). NumPy
+        errors (casting, overflow, no loop) also decline, so xp's own error is raised."""
+        nd = self._array_type
+        key = []
+        views = []
+        shape = None
+        dev = None
+        like = None
+        same = True
+        for a in args:
+            tp = type(a)
+            if tp is nd:
+                t = a._t
+                try:
+                    h = a._h
+                    if h[0] is not t or h[3].data_ptr() != h[1]:
+                        h = _host_view(a, t)
+                except AttributeError:
+                    h = _host_view(a, t)
+                if h is None:
+                    return _NO
+                v = h[2]
+                views.append(v)
+                key.append(h[5])   # the dtype (no attribute lookup through UIntTensor's __torch_function__)
+                if dev is None:
+                    dev = h[4]
+                    shape = v.shape
+                    like = h[3]
+                    like_dt = h[5]
+                elif h[4] != dev:
+                    return _NO
+                elif v.shape != shape:
+                    same = False
+            elif tp in _PY_TYPES:
+                views.append(a)
+                key.append(tp)
+            else:
+                return _NO
+        if dev is None:
+            return _NO
+        if not same:
+            try:
+                shape = np.broadcast_shapes(*(v.shape for v in views if type(v) is np.ndarray))
+            except ValueError:
+                return _NO
+            like = None
+        size = 1
+        for n in shape:
+            size *= n
+        key = tuple(key)
+        try:
+            loop = self._cache[(key, None)]
+        except KeyError:
+            loop = self._resolve(key, None)
+        if not (_host.host_small(self.__name__, loop + key) if size <= _host.SMALL else
+                _host.numpy_faster(self.__name__, loop + key)):
+            return _NO
+        if out is None:
+            if self.nout == 1 and _ERR is not None:   # the hot path, inlined (~1 us of the ~5 us call)
+                tdt = loop[-1]
+                t = torch.empty_like(like) if like is not None and like_dt is tdt else \
+                    torch.empty(shape, dtype=tdt, device=_host.torch_device(dev))
+                ptr = t.data_ptr()
+                v = np.ndarray(shape, TORCH_TO_NP[tdt], _BIG.from_address(ptr))
+                _wait(dev)
+                tok = _ERR.set(_IGNORE)
+                try:
+                    self._np(*views, out=v)
+                except (TypeError, ValueError, OverflowError):
+                    return _NO
+                finally:
+                    _ERR.reset(tok)
+                r = object.__new__(nd)
+                if tdt in _UINT_SET:
+                    u = r._t = as_uint(t)
+                    r._h = (u, ptr, v, t, dev, tdt)
+                else:
+                    r._t = t
+                    r._h = (t, ptr, v, t, dev, tdt)
+                return r
+            res = []
+            ov = []
+            for tdt in loop[self.nin:]:
+                r, v = _new_result(shape, tdt, dev, like if like is not None and like.dtype == tdt else None, nd)
+                res.append(r)
+                ov.append(v)
+            casting = "same_kind"
+        else:
+            if type(out) is not tuple:
+                out = (out,)
+            if len(out) != self.nout:
+                return _NO
+            ov = []
+            for o in out:
+                if type(o) is not nd:
+                    return _NO
+                h = _host_view(o, o._t)
+                if h is None or h[4] != dev:
+                    return _NO
+                ov.append(h[2])
+            res = out
+        _host.wait(dev)
+        try:
+            _host.run(self._np, views, tuple(ov), casting)
+        except (TypeError, ValueError, OverflowError):
+            return _NO
+        return res[0] if self.nout == 1 else tuple(res)
 
     def _compute(self, conv, out_tdts):
         mode = _state.float64_mode

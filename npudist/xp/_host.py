@@ -1,0 +1,190 @@
+"""NumPy's own loops on npu memory: the ufunc engine's fast path (issue 21 step 6).
+
+On the host driver npu memory is host memory, so a C-contiguous npu tensor can be read and written
+by NumPy through a zero-copy ``numpy.ndarray`` view of its buffer. For small arrays PyTorch's
+dispatch costs many times NumPy's whole call (``torch.add`` on 16 elements ~4-8x ``np.add``), so
+xp's ufuncs may run NumPy's loop on views instead (a measured per-call choice: host_small,
+numpy_faster; plain single-kernel calls on small arrays stay on PyTorch, which is as fast once a
+result tensor has to be allocated from Python): the result is allocated as an
+npu tensor (through the npu caching allocator, so ``torch.npu.memory_stats`` stay true) and NumPy
+writes it with ``out=``. NumPy computing the values makes dtypes, NaN, overflow and casting
+NumPy's own.
+
+Rules that keep this safe (each checked per call, all cheap):
+- stream order: ``npudist._C._wait_current_stream`` first, the check every eager npu op makes, so
+  work the current stream waits for (a pending collective, another stream's event) completes
+  before NumPy reads or writes;
+- graph capture: while any npu graph capture is under way (``_C._any_capture``) nothing runs
+  here; the PyTorch path is taken so the capture records the op;
+- only plain (or xp's unsigned) npu tensors, C-contiguous, non-empty, one device; tracing tensors
+  (xp.fuse's FakeTensors) are a different type and never reach NumPy;
+- NumPy's floating-point error state is set to 'ignore' for the call, so a small array neither
+  warns nor raises where the PyTorch path would not (xp's semantics: no FP warnings).
+
+Views are cached on the xp array (slot ``_h``: the tensor, its address, the view), checked against
+the array's current tensor and address on every use.
+"""
+import ctypes
+
+import numpy as np
+import torch
+
+from npudist import _C
+
+from ._dtypes import TORCH_TO_NP
+from ._unsigned import UIntTensor
+
+try:  # NumPy 2's FP-error state is a context variable; setting it directly costs ~0.2 us
+    from numpy._core._multiarray_umath import _extobj_contextvar as _ERR
+    with np.errstate(all="ignore"):
+        _IGNORE = _ERR.get()
+except ImportError:  # pragma: no cover - another NumPy layout: fall back to np.errstate (slower)
+    _ERR = None
+
+_BIG = ctypes.c_char * (1 << 46)   # a ctypes type spanning any buffer; from_address makes no copy
+_PLAIN = torch.Tensor
+_UINTT = UIntTensor
+
+
+def host_view(a, t):
+    """The zero-copy NumPy view of xp array ``a`` whose tensor is ``t`` (C-contiguous, on npu,
+    non-empty), cached on ``a`` as ``(t, address, view, plain tensor, device index, torch dtype)``. Returns
+    None if ``t`` cannot be viewed (the caller takes the torch path)."""
+    h = getattr(a, "_h", None)
+    if h is not None and h[0] is t and h[3].data_ptr() == h[1]:
+        return h
+    tp = type(t)
+    if tp is _PLAIN:
+        p = t
+    elif tp is _UINTT:
+        p = t.as_subclass(_PLAIN)
+    else:
+        return None
+    if not p.is_contiguous() or p.device.type != "npu" or p.numel() == 0:
+        return None
+    ptr = p.data_ptr()
+    v = np.ndarray(tuple(p.shape), TORCH_TO_NP[p.dtype], _BIG.from_address(ptr))
+    h = a._h = (t, ptr, v, p, p.device.index or 0, p.dtype)
+    return h
+
+
+def new_result(shape, tdt, device, like, nd):
+    """A new xp array (class ``nd``) of ``shape`` / torch dtype ``tdt`` on npu ``device`` (index) allocated by
+    the npu caching allocator, and its NumPy view. ``like``: a plain tensor of that shape and
+    dtype whose ``empty_like`` is the cheaper allocation, or None."""
+    if like is not None:
+        t = torch.empty_like(like)
+    else:
+        t = torch.empty(shape, dtype=tdt, device=torch_device(device))
+    ptr = t.data_ptr()
+    v = np.ndarray(shape, TORCH_TO_NP[tdt], _BIG.from_address(ptr))
+    r = object.__new__(nd)
+    u = t.as_subclass(_UINTT) if tdt in _UINT_TDT else t
+    r._t = u
+    r._h = (u, ptr, v, t, device, tdt)
+    return r, v
+
+
+_UINT_TDT = frozenset({torch.uint16, torch.uint32, torch.uint64})
+_DEVICES = {}
+
+# False: every ufunc call takes the PyTorch path (benchmarks/xp_host_loops.py times both sides).
+ENABLED = True
+
+# Results up to this many elements: NumPy's loops where host_small says so (below it fixed
+# per-call costs dominate); larger ones: where numpy_faster says so.
+SMALL = 4096
+
+# ufuncs whose NumPy loop beats PyTorch's CPU kernel per thread at 1M elements (measured with
+# benchmarks/xp_vs_numpy.py --threads 1: arithmetic, comparisons, min/max, sqrt, rounding and bit
+# ops are NumPy's SIMD loops; PyTorch wins the transcendental functions, which stay on torch).
+NUMPY_FASTER = frozenset({
+    "add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "fmod", "negative", "positive",
+    "absolute", "fabs", "square", "sqrt", "reciprocal", "sign", "maximum", "minimum", "fmax", "fmin",
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
+    "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift",
+    "right_shift", "floor", "ceil", "trunc", "rint", "isnan", "isinf", "isfinite", "signbit", "copysign",
+    "divmod", "conjugate",
+})
+_UNSIGNED = frozenset({torch.uint16, torch.uint32, torch.uint64})
+
+
+# ufuncs whose PyTorch path is several torch ops (zero-divisor and shift-range guards, NumPy's
+# edge rules): there NumPy's loop is also the faster side on small arrays. For the others,
+# PyTorch's single kernel costs about what the host path's Python allocation and view do
+# (measured: xp.add on 16 float32, 4.4 us PyTorch vs 4.7 us host loop), so they stay on PyTorch.
+MULTI_OP = frozenset({
+    "floor_divide", "remainder", "fmod", "divmod", "left_shift", "right_shift", "power", "cbrt", "spacing",
+    "modf", "bitwise_count", "sign", "copysign", "ldexp", "heaviside", "frexp",
+})
+# complex operands: xp's PyTorch path orders complex numbers lexicographically in several ops
+LEX = frozenset({"less", "less_equal", "greater", "greater_equal", "maximum", "minimum", "fmax", "fmin"})
+_COMPLEX = frozenset({torch.complex64, torch.complex128})
+
+
+def host_small(name, loop):
+    """Whether a call of ufunc ``name`` with torch dtypes ``loop`` (loop and operands; Python scalar
+    types are ignored) and at most SMALL elements
+    runs NumPy's loop: for unsigned 16/32/64-bit dtypes, for the ufuncs of MULTI_OP, and for the
+    lexicographic complex comparisons; otherwise PyTorch's kernel is as fast."""
+    if name in MULTI_OP:
+        return True
+    for d in loop:
+        if type(d) is torch.dtype and (d in _UNSIGNED or (d in _COMPLEX and name in LEX)):
+            return True
+    return False
+
+
+def numpy_faster(name, loop):
+    """Whether a large call of ufunc ``name`` with torch dtypes ``loop`` (loop and operands) runs NumPy's loop:
+    always for uint16/32/64 (NumPy's loops are exact; xp's PyTorch path emulates them), and with
+    one PyTorch intra-op thread for the ufuncs of NUMPY_FASTER (NumPy's loops are
+    single-threaded: with more threads PyTorch's kernels are the faster side)."""
+    for d in loop:
+        if type(d) is torch.dtype and d in _UNSIGNED:
+            return True
+    return name in NUMPY_FASTER and torch.get_num_threads() == 1
+
+
+def torch_device(index):
+    """The cached ``torch.device('npu', index)``."""
+    d = _DEVICES.get(index)
+    if d is None:
+        d = _DEVICES[index] = torch.device("npu", index)
+    return d
+
+
+def run1(npfn, args, out):
+    """``npfn(*args, out=out)`` with NumPy's FP errors ignored (one output, into a new array)."""
+    if _ERR is not None:
+        tok = _ERR.set(_IGNORE)
+        try:
+            npfn(*args, out=out)
+        finally:
+            _ERR.reset(tok)
+        return
+    with np.errstate(all="ignore"):
+        npfn(*args, out=out)
+
+
+def run(npfn, args, outs, casting):
+    """``npfn(*args, out=outs, casting=casting)`` with NumPy's FP errors ignored."""
+    if _ERR is not None:
+        tok = _ERR.set(_IGNORE)
+        try:
+            npfn(*args, out=outs, casting=casting)
+        finally:
+            _ERR.reset(tok)
+        return
+    with np.errstate(all="ignore"):
+        npfn(*args, out=outs, casting=casting)
+
+
+def wait(device_index):
+    """Stream order before NumPy touches npu memory (see the module docstring)."""
+    _C._wait_current_stream(device_index)
+
+
+def capturing():
+    """True while any npu graph capture is under way in the process (then: the torch path)."""
+    return _C._any_capture()

@@ -57,7 +57,8 @@ def bench(n, reps):
         for dt in dts:
             npa = [_data(n, dt, s) for s in range(nargs)]
             xpa = [xp.asarray(a) for a in npa]
-            f_np = lambda: fn(np, *npa)  # noqa: E731
+            def f_np(fn=fn, npa=npa):
+                return fn(np, *npa)
             f_on, f_off = _xp(lambda: fn(xp, *xpa), True), _xp(lambda: fn(xp, *xpa), False)
             for on in (True, False):   # both xp variants agree with NumPy before timing
                 _host.ENABLED = on

@@ -2,6 +2,7 @@
 equal NumPy's exactly (dtype, values, NaN, overflow, casting, out=), the memory stays npu memory
 allocated by the npu caching allocator, pending stream work completes first, graph capture takes
 the PyTorch path, and calls that do not qualify still give xp's results and errors."""
+import gc
 import threading
 import time
 import warnings
@@ -193,6 +194,8 @@ def test_two_outputs(force_host):
 
 def test_result_is_npu_memory_from_the_caching_allocator(force_host):
     a = xp.ones(1000, dtype=xp.float64)
+    gc.collect()                 # earlier tests' garbage must not be freed inside the measurement
+    torch.npu.synchronize()      # nor their stream-deferred frees
     before = torch.npu.memory_allocated()
     r = a + a
     assert _host_made(r)

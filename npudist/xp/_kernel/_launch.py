@@ -121,6 +121,26 @@ def scalar_buffer(value, dtype, name):
         raise OverflowError(f"kernel scalar {name!r}: {e}") from None
 
 
+def pointers_and_raw_meta(cargs, types, params, meta):
+    """The kernel's argument pointers: scalar arguments as ``types``-typed host buffers (kept in
+    the returned ``keep`` list for the call), arrays by data pointer; for each ``raw`` argument
+    its shape/strides are appended to ``meta`` (in place). Returns (ptrs, keep, raw_offsets),
+    raw_offsets[k] = (offset in meta, ndim, contiguous)."""
+    raw_offsets, ptrs, keep = {}, [], []
+    for k, (a, t) in enumerate(zip(cargs, types)):
+        if a.kind == "scalar":
+            buf = scalar_buffer(a.value, t, params[k].name)
+            keep.append(buf)
+            ptrs.append(buf.ctypes.data)
+            continue
+        ptrs.append(a.tensor.data_ptr())
+        if a.kind == "raw":
+            m, contig = raw_meta(a)
+            raw_offsets[k] = (len(meta), a.tensor.dim(), contig)
+            meta += m
+    return ptrs, keep, raw_offsets
+
+
 def new_output(shape, dtype, device_id):
     return wrap(torch.empty(shape, dtype=NP_TO_TORCH[dtype], device=torch.device("npu", device_id)))
 

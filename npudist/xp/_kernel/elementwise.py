@@ -177,19 +177,7 @@ class ElementwiseKernel:
         meta = [n] + list(lshape)
         for st in strides:
             meta += st
-        raw_offsets = {}
-        ptrs, keep = [], []
-        for k, (a, t) in enumerate(zip(cargs, types)):
-            if a.kind == "scalar":
-                buf = _launch.scalar_buffer(a.value, t, self.params[k].name)
-                keep.append(buf)
-                ptrs.append(buf.ctypes.data)
-                continue
-            ptrs.append(a.tensor.data_ptr())
-            if a.kind == "raw":
-                m, contig = _launch.raw_meta(a)
-                raw_offsets[k] = (len(meta), a.tensor.dim(), contig)
-                meta += m
+        ptrs, keep, raw_offsets = _launch.pointers_and_raw_meta(cargs, types, self.params, meta)
         # the code depends on: types, kinds, raw ndims/contiguity, loop ndim, unit inner strides
         unit = tuple(st[-1] == 1 for st in strides)
         key = (types, tuple(a.kind for a in cargs), tuple(sorted(raw_offsets.items())), nd, unit)

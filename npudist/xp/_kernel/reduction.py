@@ -170,18 +170,7 @@ class ReductionKernel:
             meta += merged_o[j] + in_r[j]
         for j in range(len(out_loop)):
             meta += merged_o[len(in_loop) + j]
-        raw_offsets, ptrs, keep = {}, [], []
-        for k, (a, t) in enumerate(zip(cargs, types)):
-            if a.kind == "scalar":
-                buf = _launch.scalar_buffer(a.value, t, self.params[k].name)
-                keep.append(buf)
-                ptrs.append(buf.ctypes.data)
-                continue
-            ptrs.append(a.tensor.data_ptr())
-            if a.kind == "raw":
-                m, contig = _launch.raw_meta(a)
-                raw_offsets[k] = (len(meta), a.tensor.dim(), contig)
-                meta += m
+        ptrs, keep, raw_offsets = _launch.pointers_and_raw_meta(cargs, types, self.params, meta)
         unit = tuple(st[-1] == 1 for st in in_r)
         key = (types, tuple(a.kind for a in cargs), tuple(sorted(raw_offsets.items())), on, rn, unit)
         lib = self._libs.get(key)

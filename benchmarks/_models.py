@@ -1,26 +1,10 @@
-"""Models shared by the benchmarks: a GPT-style pre-norm decoder block and a small GPT."""
+"""Models of the benchmarks: a small GPT of npudist.testing.models.DecoderBlock (the block the tests
+use too), and a training step of it."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-
-class DecoderBlock(nn.Module):
-    """Causal self-attention + 4x GELU MLP, pre-LayerNorm; x: (batch, seq, d) float."""
-
-    def __init__(self, d, heads):
-        super().__init__()
-        self.heads = heads
-        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
-        self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
-
-    def forward(self, x):
-        b, t, d = x.shape
-        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
-        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
-        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+from npudist.testing.models import DecoderBlock
 
 
 class GPT(nn.Module):

@@ -12,7 +12,9 @@ import torch._dynamo
 from torch._inductor import metrics
 
 import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
-from ._models import MLP, Block
+from npudist.testing.models import DecoderBlock
+
+from ._models import MLP
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -55,7 +57,7 @@ def test_mlp_forward_backward_match_eager():
 
 
 def test_transformer_block_forward_backward_match_eager():
-    eager, module = _pair(Block)
+    eager, module = _pair(DecoderBlock)
     x = torch.randn(2, 8, 16, device="npu")
     _check_fwd_bwd(eager, module, x, rtol=1e-4, atol=1e-5)
     assert metrics.generated_kernel_count > 0

@@ -148,21 +148,35 @@ def f_layout(t):
     return t.permute(rev).contiguous().permute(rev)
 
 
+def k_layout(t, proto):
+    """A new copy of t (proto's shape) laid out in proto's axis order: NumPy's order='K' (axes
+    sorted by descending absolute stride, stable; C- and F-contiguous prototypes give C and F)."""
+    n = proto.ndim
+    if proto.is_contiguous():
+        perm = list(range(n))
+    elif is_f_contiguous(proto):
+        perm = list(range(n - 1, -1, -1))
+    else:
+        perm = sorted(range(n), key=lambda i: -abs(proto.stride(i)))
+    inv = sorted(range(n), key=perm.__getitem__)
+    return t.permute(perm).clone(memory_format=torch.contiguous_format).permute(inv)
+
+
 def in_order(t, order, like=None, copy=False):
     """t laid out as numpy's order= asks ('C', 'F', 'A': F if ``like`` (or t) is F- and not
-    C-contiguous, 'K': keep the strides of ``like``/t). Copies only when needed unless copy=True."""
+    C-contiguous, 'K': keep the axis order of ``like``/t). Copies only when needed unless copy=True."""
     src = t if like is None else like
     if order == "A":
         order = "F" if is_f_contiguous(src) and not src.is_contiguous() else "C"
     if order == "K":
         if like is not None and like is not t and like.ndim == t.ndim and like.ndim > 1 and not like.is_contiguous():
-            if is_f_contiguous(like):
-                return f_layout(t)
-        return t.clone(memory_format=torch.preserve_format) if copy else t
+            return k_layout(t, like)
+        return k_layout(t, t) if copy else t
     if order == "F":
         if is_f_contiguous(t) and not copy:
             return t
-        return f_layout(t)
+        r = f_layout(t)
+        return r.clone() if r is t else r
     if t.is_contiguous() and not copy:
         return t
     return t.clone(memory_format=torch.contiguous_format)

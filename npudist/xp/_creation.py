@@ -21,6 +21,8 @@ def _dt(dtype, default=_DEFAULT_FLOAT):
 
 
 def _shape(shape):
+    if shape is None:
+        raise TypeError("Use () not None as shape arguments")
     if isinstance(shape, (tuple, list)):
         return tuple(operator.index(s) for s in shape)
     return (operator.index(shape),)
@@ -177,7 +179,12 @@ def _fill(shape, value, dtype, device, order="C"):
 def _new_order(t, order):
     """A new array in order 'C' or 'F' (NumPy's creation functions take only those two)."""
     o = check_order(order, ("C", "F"))
-    return f_layout(t) if o == "F" and t.ndim > 1 else t
+    return _zero_strides(f_layout(t) if o == "F" and t.ndim > 1 else t)
+
+
+def _zero_strides(t):
+    """NumPy 2 allocates zero-size arrays with all strides 0 (views of them keep theirs)."""
+    return t.as_strided(t.shape, (0,) * t.ndim) if t.numel() == 0 and t.ndim else t
 
 
 def empty(shape, dtype=float, order="C", *, device=None, like=None):
@@ -235,7 +242,7 @@ def _like_order(t, proto, order, shape_given):
     o = check_order(order)
     if o in ("K", "A") and shape_given:
         o = "C"
-    return in_order(t, o, like=proto) if o != "C" else t
+    return _zero_strides(in_order(t, o, like=proto) if o != "C" else t)
 
 
 def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
@@ -284,6 +291,8 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
     n = max(0, math.ceil((stop - start) / step)) if not isinstance(start, complex) else None
     if n is None:
         raise TypeError("arange with complex arguments is not supported")
+    if dt.kind == "b" and n > 2:
+        raise TypeError("arange() is only supported for booleans when the result has at most length 2.")
     dev = _dev(device)
     if dt.kind in "iub":
         t = torch.arange(start, start + n * step, step, dtype=torch.int64, device=dev)[:n]
@@ -316,7 +325,11 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     steps = steps.reshape((-1,) + (1,) * delta.ndim)
     if div > 0:
         step = true_divide(delta, div)
-        y = add(multiply(steps, step), s)
+        if bool(torch.any(step._t == 0)):
+            # a step that underflows to 0: NumPy scales i / div by delta instead of i * step
+            y = add(multiply(true_divide(steps, div), delta), s)
+        else:
+            y = add(multiply(steps, step), s)
     else:
         step = wrap(torch.full(delta._t.shape, float("nan"), dtype=NP_TO_TORCH[dt_calc], device=s._t.device))
         y = add(multiply(steps, delta), s)

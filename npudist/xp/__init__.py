@@ -14,7 +14,8 @@ from ._dtypes import UnsupportedDTypeError
 from ._core import ndarray
 from ._ufuncs import UFUNCS as _UFUNCS, ufunc
 from ._creation import (arange, array, asanyarray, asarray, ascontiguousarray, asfortranarray, require, asnumpy, copy, diag, diagflat, empty,
-                        empty_like, eye, from_dlpack, frombuffer, fromfunction, fromiter, full, full_like, geomspace,
+                        empty_like, eye, from_dlpack, frombuffer, fromfile, fromfunction, fromiter, fromstring,
+                        genfromtxt, loadtxt, full, full_like, geomspace,
                         identity, indices, linspace, logspace, meshgrid, ones, ones_like, to_torch, tri, tril, triu,
                         zeros, zeros_like)
 from ._manipulation import (append, array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays,

@@ -86,6 +86,9 @@ def _as_tensor(obj, dtype=None, copy=None, device=None):
             a = a.astype(a.dtype.newbyteorder("="))
         if a.dtype.kind in "iu" and a.dtype.char in "qQ":
             a = a.view(np.dtype(a.dtype.name))   # long long vs long: the same dtype, torch knows only one
+        if a.ndim > 1 and a.flags.f_contiguous and not a.flags.c_contiguous and a.flags.writeable:
+            rev = tuple(range(a.ndim - 1, -1, -1))     # a Fortran-ordered input stays Fortran (NumPy's 'K')
+            return torch.from_numpy(a.T).to(dev).permute(rev)
         if not a.flags.c_contiguous or not a.flags.writeable:
             a = np.array(a, order="C", copy=True)
         t = torch.from_numpy(np.asarray(a))
@@ -141,11 +144,19 @@ def is_f_contiguous(t):
 
 
 def f_layout(t):
-    """A Fortran-ordered (column-major) copy of t, with t's shape and values."""
+    """t laid out Fortran-ordered (column-major, NumPy's canonical F strides: size-1 axes
+    included), with t's shape and values; t itself when it already has those strides."""
     if t.ndim < 2:
         return t.contiguous()
-    rev = tuple(range(t.ndim - 1, -1, -1))
-    return t.permute(rev).contiguous().permute(rev)
+    strides, s = [], 1
+    for n in t.shape:
+        strides.append(s)
+        s *= max(n, 1)
+    if t.stride() == tuple(strides):
+        return t
+    out = t.new_empty_strided(tuple(t.shape), tuple(strides))
+    out.copy_(t)
+    return out
 
 
 def k_layout(t, proto):

@@ -67,22 +67,41 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
 
 
 def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, like=None):
-    """Array from array-like data, copying by default (matches numpy.array)."""
+    """Array from array-like data, copying by default (matches numpy.array).
+
+    copy=True: always a new array, laid out as ``order`` asks ('K' keeps the input's axis order,
+    'F' gives NumPy's canonical Fortran strides); copy=None: a copy only when dtype/order need one;
+    copy=False: never a copy (ValueError as NumPy when one is needed). ``ndmin`` prepends axes
+    (a view whose ``base`` is the input when no copy was made)."""
     order = check_order(order)
-    src = obj._t if isinstance(obj, ndarray) else None
-    a = asarray(obj, dtype=dtype, copy=copy if copy is not True else True)
-    if order != "K" or src is not None:
-        t = in_order(a._t, order, like=src)
-        if t is not a._t:
-            a = wrap(t)
+    dt = None if dtype is None else to_dtype(dtype)
+    src = obj._t if isinstance(obj, ndarray) else obj if isinstance(obj, torch.Tensor) else None
+    if copy is False or copy is None:
+        t = as_tensor(obj, dtype=dt, copy=copy)
+        t2 = in_order(t, order)
+        if t2 is not t and copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        t = t2
+    else:
+        t = as_tensor(obj, dtype=dt)
+        shared = src is not None and t.data_ptr() == src.data_ptr()
+        if order == "F" and not shared:
+            t = f_layout(t)                       # NumPy's canonical F strides (size-1 axes too)
+        else:
+            t = in_order(t, order, like=src, copy=shared)
+    a = obj if isinstance(obj, ndarray) and t is obj._t else wrap(t)
     if ndmin and a.ndim < ndmin:
-        a = wrap(a._t.reshape((1,) * (ndmin - a.ndim) + tuple(a._t.shape)))
+        v = wrap(a._t.reshape((1,) * (ndmin - a.ndim) + tuple(a._t.shape)))
+        v._b = a                                  # a view of a: NumPy's base
+        a = v
     return a
 
 
 def ascontiguousarray(a, dtype=None, *, like=None):
     """C-contiguous array, at least 1-d (matches numpy.ascontiguousarray)."""
     t = as_tensor(a, dtype=None if dtype is None else to_dtype(dtype))
+    if isinstance(a, ndarray) and t is a._t and t.ndim and t.is_contiguous():
+        return a                                  # NumPy returns the input itself then
     return wrap(t.contiguous() if t.ndim else t.reshape(1))
 
 
@@ -240,8 +259,8 @@ def _like(a, dtype, shape):
 def _like_order(t, proto, order, shape_given):
     """The memory order of a *_like result (NumPy: 'K' and 'A' follow the prototype's layout)."""
     o = check_order(order)
-    if o in ("K", "A") and shape_given:
-        o = "C"
+    if o == "K" and shape_given and t.ndim != proto.ndim:
+        o = "C"                                   # NumPy: 'K' keeps the axis order only at equal ndim
     return _zero_strides(in_order(t, o, like=proto) if o != "C" else t)
 
 
@@ -457,12 +476,39 @@ def fromfunction(function, shape, *, dtype=float, **kwargs):
     return function(*indices(shape, dtype=dtype), **kwargs)
 
 
+# Reading bytes, files and text is host I/O: NumPy parses on the host, the result is copied onto
+# the npu once (as cupy.fromfile/loadtxt/... do). Byte orders other than the native one become native.
+
 def frombuffer(buffer, dtype=float, count=-1, offset=0):
+    """Array from a bytes-like object (matches numpy.frombuffer; the data is copied to the npu)."""
     return asarray(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset))
 
 
 def fromiter(iterable, dtype, count=-1):
+    """Array from an iterable (matches numpy.fromiter; the data is copied to the npu)."""
     return asarray(np.fromiter(iterable, dtype=dtype, count=count))
+
+
+def fromfile(file, dtype=float, count=-1, sep="", offset=0):
+    """Array from a binary or text file (matches numpy.fromfile; read on the host, copied to the npu)."""
+    return asarray(np.fromfile(file, dtype=dtype, count=count, sep=sep, offset=offset))
+
+
+def fromstring(string, dtype=float, count=-1, *, sep):
+    """Array from text data (matches numpy.fromstring, ``sep`` required as in NumPy 2)."""
+    return asarray(np.fromstring(string, dtype=dtype, count=count, sep=sep))
+
+
+def loadtxt(*args, **kwargs):
+    """Array from a text file (matches numpy.loadtxt, all its arguments; parsed on the host, copied
+    to the npu)."""
+    return asarray(np.loadtxt(*args, **kwargs))
+
+
+def genfromtxt(*args, **kwargs):
+    """Array from a text file with missing values handled (matches numpy.genfromtxt; masked and
+    structured results are refused as xp has no such arrays)."""
+    return asarray(np.genfromtxt(*args, **kwargs))
 
 
 def copy(a, order="K", subok=False):

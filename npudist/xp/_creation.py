@@ -76,14 +76,17 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, like=N
     order = check_order(order)
     dt = None if dtype is None else to_dtype(dtype)
     src = obj._t if isinstance(obj, ndarray) else obj if isinstance(obj, torch.Tensor) else None
+    dev = None
+    if isinstance(obj, ndarray) and (obj._t.device.index or 0) != current_device_id():
+        dev = _dev(current_device_id())          # another npu's array is copied onto the current one (CuPy)
     if copy is False or copy is None:
-        t = as_tensor(obj, dtype=dt, copy=copy)
+        t = as_tensor(obj, dtype=dt, copy=copy, device=dev)
         t2 = in_order(t, order)
         if t2 is not t and copy is False:
             raise ValueError("Unable to avoid copy while creating an array as requested.")
         t = t2
     else:
-        t = as_tensor(obj, dtype=dt)
+        t = as_tensor(obj, dtype=dt, device=dev)
         shared = src is not None and t.data_ptr() == src.data_ptr()
         if order == "F" and not shared:
             t = f_layout(t)                       # NumPy's canonical F strides (size-1 axes too)

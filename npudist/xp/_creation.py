@@ -150,6 +150,15 @@ def require(a, dtype=None, requirements=None, *, like=None):
 asanyarray = asarray
 
 
+def asarray_chkfinite(a, dtype=None, order=None):
+    """asarray that refuses infinities and NaNs (matches numpy.asarray_chkfinite: ValueError; an
+    inf/nan converted to an integer dtype raises NumPy's OverflowError/ValueError first)."""
+    arr = asarray(a, dtype=dtype, order=order)
+    if arr.dtype.kind in "fc" and not bool(torch.isfinite(arr._t).all()):
+        raise ValueError("array must not contain infs or NaNs")
+    return arr
+
+
 def asnumpy(a, stream=None, order="C", out=None):
     """NumPy copy of an xp array (or of anything array-like; matches cupy.asnumpy)."""
     if isinstance(a, ndarray):

@@ -5,7 +5,6 @@ import operator
 import numpy as np
 import torch
 
-from . import _config
 from ._core import as_tensor, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._core import ndarray

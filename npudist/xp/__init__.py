@@ -13,8 +13,9 @@ from ._config import float64_mode, get_float64_mode, set_float64_mode
 from ._dtypes import UnsupportedDTypeError
 from ._core import ndarray
 from ._ufuncs import UFUNCS as _UFUNCS, ufunc
-from ._creation import (arange, array, asanyarray, asarray, ascontiguousarray, asfortranarray, require, asnumpy, copy, diag, diagflat, empty,
-                        empty_like, eye, from_dlpack, frombuffer, fromfunction, fromiter, full, full_like, geomspace,
+from ._creation import (arange, array, asanyarray, asarray, asarray_chkfinite, ascontiguousarray, asfortranarray, require, asnumpy, copy, diag, diagflat, empty,
+                        empty_like, eye, from_dlpack, frombuffer, fromfile, fromfunction, fromiter, fromstring,
+                        genfromtxt, loadtxt, full, full_like, geomspace,
                         identity, indices, linspace, logspace, meshgrid, ones, ones_like, to_torch, tri, tril, triu,
                         zeros, zeros_like)
 from ._manipulation import (append, array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays,

@@ -86,6 +86,9 @@ def _as_tensor(obj, dtype=None, copy=None, device=None):
             a = a.astype(a.dtype.newbyteorder("="))
         if a.dtype.kind in "iu" and a.dtype.char in "qQ":
             a = a.view(np.dtype(a.dtype.name))   # long long vs long: the same dtype, torch knows only one
+        if a.ndim > 1 and a.flags.f_contiguous and not a.flags.c_contiguous and a.flags.writeable:
+            rev = tuple(range(a.ndim - 1, -1, -1))     # a Fortran-ordered input stays Fortran (NumPy's 'K')
+            return torch.from_numpy(a.T).to(dev).permute(rev)
         if not a.flags.c_contiguous or not a.flags.writeable:
             a = np.array(a, order="C", copy=True)
         t = torch.from_numpy(np.asarray(a))
@@ -141,28 +144,50 @@ def is_f_contiguous(t):
 
 
 def f_layout(t):
-    """A Fortran-ordered (column-major) copy of t, with t's shape and values."""
+    """t laid out Fortran-ordered (column-major, NumPy's canonical F strides: size-1 axes
+    included), with t's shape and values; t itself when it already has those strides."""
     if t.ndim < 2:
         return t.contiguous()
-    rev = tuple(range(t.ndim - 1, -1, -1))
-    return t.permute(rev).contiguous().permute(rev)
+    strides, s = [], 1
+    for n in t.shape:
+        strides.append(s)
+        s *= max(n, 1)
+    if t.stride() == tuple(strides):
+        return t
+    out = t.new_empty_strided(tuple(t.shape), tuple(strides))
+    out.copy_(t)
+    return out
+
+
+def k_layout(t, proto):
+    """A new copy of t (proto's shape) laid out in proto's axis order: NumPy's order='K' (axes
+    sorted by descending absolute stride, stable; C- and F-contiguous prototypes give C and F)."""
+    n = proto.ndim
+    if proto.is_contiguous():
+        perm = list(range(n))
+    elif is_f_contiguous(proto):
+        perm = list(range(n - 1, -1, -1))
+    else:
+        perm = sorted(range(n), key=lambda i: -abs(proto.stride(i)))
+    inv = sorted(range(n), key=perm.__getitem__)
+    return t.permute(perm).clone(memory_format=torch.contiguous_format).permute(inv)
 
 
 def in_order(t, order, like=None, copy=False):
     """t laid out as numpy's order= asks ('C', 'F', 'A': F if ``like`` (or t) is F- and not
-    C-contiguous, 'K': keep the strides of ``like``/t). Copies only when needed unless copy=True."""
+    C-contiguous, 'K': keep the axis order of ``like``/t). Copies only when needed unless copy=True."""
     src = t if like is None else like
     if order == "A":
         order = "F" if is_f_contiguous(src) and not src.is_contiguous() else "C"
     if order == "K":
         if like is not None and like is not t and like.ndim == t.ndim and like.ndim > 1 and not like.is_contiguous():
-            if is_f_contiguous(like):
-                return f_layout(t)
-        return t.clone(memory_format=torch.preserve_format) if copy else t
+            return k_layout(t, like)
+        return k_layout(t, t) if copy else t
     if order == "F":
         if is_f_contiguous(t) and not copy:
             return t
-        return f_layout(t)
+        r = f_layout(t)
+        return r.clone() if r is t else r
     if t.is_contiguous() and not copy:
         return t
     return t.clone(memory_format=torch.contiguous_format)

@@ -162,7 +162,7 @@ class ndarray(ArrayBase):
     @property
     def mT(self):
         if self._t.ndim < 2:
-            raise ValueError("matrix transpose (mT) needs an array with at least 2 dimensions")
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
         return wrap(self._t.transpose(-1, -2))
 
     @property

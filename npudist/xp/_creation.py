@@ -21,6 +21,8 @@ def _dt(dtype, default=_DEFAULT_FLOAT):
 
 
 def _shape(shape):
+    if shape is None:
+        raise TypeError("Use () not None as shape arguments")
     if isinstance(shape, (tuple, list)):
         return tuple(operator.index(s) for s in shape)
     return (operator.index(shape),)
@@ -65,22 +67,44 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
 
 
 def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, like=None):
-    """Array from array-like data, copying by default (matches numpy.array)."""
+    """Array from array-like data, copying by default (matches numpy.array).
+
+    copy=True: always a new array, laid out as ``order`` asks ('K' keeps the input's axis order,
+    'F' gives NumPy's canonical Fortran strides); copy=None: a copy only when dtype/order need one;
+    copy=False: never a copy (ValueError as NumPy when one is needed). ``ndmin`` prepends axes
+    (a view whose ``base`` is the input when no copy was made)."""
     order = check_order(order)
-    src = obj._t if isinstance(obj, ndarray) else None
-    a = asarray(obj, dtype=dtype, copy=copy if copy is not True else True)
-    if order != "K" or src is not None:
-        t = in_order(a._t, order, like=src)
-        if t is not a._t:
-            a = wrap(t)
+    dt = None if dtype is None else to_dtype(dtype)
+    src = obj._t if isinstance(obj, ndarray) else obj if isinstance(obj, torch.Tensor) else None
+    dev = None
+    if isinstance(obj, ndarray) and (obj._t.device.index or 0) != current_device_id():
+        dev = _dev(current_device_id())          # another npu's array is copied onto the current one (CuPy)
+    if copy is False or copy is None:
+        t = as_tensor(obj, dtype=dt, copy=copy, device=dev)
+        t2 = in_order(t, order)
+        if t2 is not t and copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        t = t2
+    else:
+        t = as_tensor(obj, dtype=dt, device=dev)
+        shared = src is not None and t.data_ptr() == src.data_ptr()
+        if order == "F" and not shared:
+            t = f_layout(t)                       # NumPy's canonical F strides (size-1 axes too)
+        else:
+            t = in_order(t, order, like=src, copy=shared)
+    a = obj if isinstance(obj, ndarray) and t is obj._t else wrap(t)
     if ndmin and a.ndim < ndmin:
-        a = wrap(a._t.reshape((1,) * (ndmin - a.ndim) + tuple(a._t.shape)))
+        v = wrap(a._t.reshape((1,) * (ndmin - a.ndim) + tuple(a._t.shape)))
+        v._b = a                                  # a view of a: NumPy's base
+        a = v
     return a
 
 
 def ascontiguousarray(a, dtype=None, *, like=None):
     """C-contiguous array, at least 1-d (matches numpy.ascontiguousarray)."""
     t = as_tensor(a, dtype=None if dtype is None else to_dtype(dtype))
+    if isinstance(a, ndarray) and t is a._t and t.ndim and t.is_contiguous():
+        return a                                  # NumPy returns the input itself then
     return wrap(t.contiguous() if t.ndim else t.reshape(1))
 
 
@@ -124,6 +148,15 @@ def require(a, dtype=None, requirements=None, *, like=None):
 
 
 asanyarray = asarray
+
+
+def asarray_chkfinite(a, dtype=None, order=None):
+    """asarray that refuses infinities and NaNs (matches numpy.asarray_chkfinite: ValueError; an
+    inf/nan converted to an integer dtype raises NumPy's OverflowError/ValueError first)."""
+    arr = asarray(a, dtype=dtype, order=order)
+    if arr.dtype.kind in "fc" and not bool(torch.isfinite(arr._t).all()):
+        raise ValueError("array must not contain infs or NaNs")
+    return arr
 
 
 def asnumpy(a, stream=None, order="C", out=None):
@@ -177,7 +210,12 @@ def _fill(shape, value, dtype, device, order="C"):
 def _new_order(t, order):
     """A new array in order 'C' or 'F' (NumPy's creation functions take only those two)."""
     o = check_order(order, ("C", "F"))
-    return f_layout(t) if o == "F" and t.ndim > 1 else t
+    return _zero_strides(f_layout(t) if o == "F" and t.ndim > 1 else t)
+
+
+def _zero_strides(t):
+    """NumPy 2 allocates zero-size arrays with all strides 0 (views of them keep theirs)."""
+    return t.as_strided(t.shape, (0,) * t.ndim) if t.numel() == 0 and t.ndim else t
 
 
 def empty(shape, dtype=float, order="C", *, device=None, like=None):
@@ -233,9 +271,9 @@ def _like(a, dtype, shape):
 def _like_order(t, proto, order, shape_given):
     """The memory order of a *_like result (NumPy: 'K' and 'A' follow the prototype's layout)."""
     o = check_order(order)
-    if o in ("K", "A") and shape_given:
-        o = "C"
-    return in_order(t, o, like=proto) if o != "C" else t
+    if o == "K" and shape_given and t.ndim != proto.ndim:
+        o = "C"                                   # NumPy: 'K' keeps the axis order only at equal ndim
+    return _zero_strides(in_order(t, o, like=proto) if o != "C" else t)
 
 
 def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
@@ -284,6 +322,8 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
     n = max(0, math.ceil((stop - start) / step)) if not isinstance(start, complex) else None
     if n is None:
         raise TypeError("arange with complex arguments is not supported")
+    if dt.kind == "b" and n > 2:
+        raise TypeError("arange() is only supported for booleans when the result has at most length 2.")
     dev = _dev(device)
     if dt.kind in "iub":
         t = torch.arange(start, start + n * step, step, dtype=torch.int64, device=dev)[:n]
@@ -316,7 +356,11 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     steps = steps.reshape((-1,) + (1,) * delta.ndim)
     if div > 0:
         step = true_divide(delta, div)
-        y = add(multiply(steps, step), s)
+        if bool(torch.any(step._t == 0)):
+            # a step that underflows to 0: NumPy scales i / div by delta instead of i * step
+            y = add(multiply(true_divide(steps, div), delta), s)
+        else:
+            y = add(multiply(steps, step), s)
     else:
         step = wrap(torch.full(delta._t.shape, float("nan"), dtype=NP_TO_TORCH[dt_calc], device=s._t.device))
         y = add(multiply(steps, delta), s)
@@ -444,12 +488,39 @@ def fromfunction(function, shape, *, dtype=float, **kwargs):
     return function(*indices(shape, dtype=dtype), **kwargs)
 
 
+# Reading bytes, files and text is host I/O: NumPy parses on the host, the result is copied onto
+# the npu once (as cupy.fromfile/loadtxt/... do). Byte orders other than the native one become native.
+
 def frombuffer(buffer, dtype=float, count=-1, offset=0):
+    """Array from a bytes-like object (matches numpy.frombuffer; the data is copied to the npu)."""
     return asarray(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset))
 
 
 def fromiter(iterable, dtype, count=-1):
+    """Array from an iterable (matches numpy.fromiter; the data is copied to the npu)."""
     return asarray(np.fromiter(iterable, dtype=dtype, count=count))
+
+
+def fromfile(file, dtype=float, count=-1, sep="", offset=0):
+    """Array from a binary or text file (matches numpy.fromfile; read on the host, copied to the npu)."""
+    return asarray(np.fromfile(file, dtype=dtype, count=count, sep=sep, offset=offset))
+
+
+def fromstring(string, dtype=float, count=-1, *, sep):
+    """Array from text data (matches numpy.fromstring, ``sep`` required as in NumPy 2)."""
+    return asarray(np.fromstring(string, dtype=dtype, count=count, sep=sep))
+
+
+def loadtxt(*args, **kwargs):
+    """Array from a text file (matches numpy.loadtxt, all its arguments; parsed on the host, copied
+    to the npu)."""
+    return asarray(np.loadtxt(*args, **kwargs))
+
+
+def genfromtxt(*args, **kwargs):
+    """Array from a text file with missing values handled (matches numpy.genfromtxt; masked and
+    structured results are refused as xp has no such arrays)."""
+    return asarray(np.genfromtxt(*args, **kwargs))
 
 
 def copy(a, order="K", subok=False):

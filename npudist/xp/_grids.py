@@ -5,45 +5,70 @@ import operator
 import numpy as np
 import torch
 
-from . import _config
 from ._core import as_tensor, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._core import ndarray
-from ._creation import asarray
+from ._creation import arange, asarray, indices
 from ._manipulation import broadcast_arrays, concatenate
 from ._misc import result_type
 
 
 class _Grid:
+    """numpy.mgrid / numpy.ogrid: NumPy's algorithm (dtype from result_type(0, starts, stops,
+    steps); a complex step is a point count; start/stop may be arrays), computed with xp ops."""
+
     def __init__(self, sparse):
         self.sparse = sparse
 
-    def _axis(self, s):
+    @staticmethod
+    def _check(s, name):
         if not isinstance(s, slice):
-            raise TypeError(f"{'ogrid' if self.sparse else 'mgrid'} takes slices, got {type(s).__name__}")
-        start = 0 if s.start is None else s.start
-        step = 1 if s.step is None else s.step
-        stop = s.stop
-        dev = _config.device()
-        if isinstance(step, complex):
-            num = int(abs(step))
-            return torch.linspace(float(start), float(stop), num, dtype=torch.float64, device=dev), True
-        is_float = any(isinstance(v, (float, np.floating)) for v in (start, stop, step))
-        if is_float:
-            n = max(0, math.ceil((stop - start) / step))
-            return torch.arange(n, dtype=torch.float64, device=dev) * step + start, True
-        return torch.arange(start, stop, step, dtype=torch.int64, device=dev), False
+            raise TypeError(f"{name} takes slices, got {type(s).__name__}")
+
+    def _one(self, key):
+        start = 0 if key.start is None else key.start
+        step, stop = key.step, key.stop
+        if isinstance(step, (complex, np.complexfloating)):
+            length = int(abs(step))
+            typ = result_type(start, stop, abs(step))
+            step = (stop - start) / float(length - 1) if length != 1 else length
+            return arange(0, length, 1, dtype=typ) * step + start
+        return arange(start, stop, step)
 
     def __getitem__(self, key):
-        if isinstance(key, slice):
-            return wrap(self._axis(key)[0])
-        parts = [self._axis(s) for s in key]
-        dt = torch.float64 if any(f for _, f in parts) else torch.int64
-        vecs = [v.to(dt) for v, _ in parts]
-        n = len(vecs)
+        name = "ogrid" if self.sparse else "mgrid"
+        if not isinstance(key, tuple):
+            self._check(key, name)
+            return self._one(key)
+        size, num_list = [], [0]
+        for kk in key:
+            self._check(kk, name)
+            start = 0 if kk.start is None else kk.start
+            step = 1 if kk.step is None else kk.step
+            if isinstance(step, (complex, np.complexfloating)):
+                step = abs(step)
+                size.append(int(step))
+            else:
+                size.append(math.ceil((kk.stop - start) / step))
+            num_list += [start, kk.stop, step]
+        typ = result_type(*num_list)
+        nn = [arange(n, dtype=typ) for n in size] if self.sparse else indices(size, typ)
+        for k, kk in enumerate(key):
+            start = 0 if kk.start is None else kk.start
+            step = 1 if kk.step is None else kk.step
+            if isinstance(step, (complex, np.complexfloating)):
+                step = int(abs(step))
+                if step != 1:
+                    step = (kk.stop - start) / float(step - 1)
+            nn[k] = nn[k] * step + start
         if self.sparse:
-            return tuple(wrap(v.reshape([-1 if i == j else 1 for j in range(n)])) for i, v in enumerate(vecs))
-        return wrap(torch.stack(torch.meshgrid(*vecs, indexing="ij")))
+            slobj = [None] * len(size)
+            for k in range(len(size)):
+                slobj[k] = slice(None)
+                nn[k] = nn[k][tuple(slobj)]
+                slobj[k] = None
+            return tuple(nn)
+        return nn
 
 
 mgrid = _Grid(False)

@@ -188,7 +188,7 @@ def trim_zeros(filt, trim="fb", axis=None):
     if not isinstance(trim, str) or not set(trim) <= {"f", "b"} or not trim:
         raise ValueError(f"unexpected character(s) in `trim`: {trim!r}")
     if t.ndim == 0:
-        raise ValueError("trim_zeros needs an array with at least 1 dimension")
+        return a                                   # NumPy 2.2+: a 0-d array has nothing to trim
     axes = normalize_axes(axis, t.ndim)
     nz = t != 0
     key = [slice(None)] * t.ndim

@@ -187,12 +187,19 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         if t.is_complex():
             raise TypeError("unique(axis=...) of complex arrays is not supported")
         moved = torch.movedim(t, axis, 0)
-        rows = moved.reshape(moved.shape[0], -1)
-        vals_r, inv, cnt = torch.unique(rows, dim=0, return_inverse=True, return_counts=True)
-        n = rows.shape[0]
-        idx = torch.full((vals_r.shape[0],), n, dtype=torch.int64, device=t.device)
-        idx = idx.scatter_reduce(0, inv, torch.arange(n, device=t.device), reduce="amin")
-        vals = torch.movedim(vals_r.reshape((vals_r.shape[0],) + tuple(moved.shape[1:])), 0, axis)
+        n = moved.shape[0]
+        if n == 0 or moved[0].numel() == 0:
+            # empty slices along axis are all equal (NumPy: one unique slice, or none when there are none)
+            k = min(n, 1)
+            z = torch.zeros(k, dtype=torch.int64, device=t.device)
+            vals, idx, cnt = torch.movedim(moved[:k], 0, axis), z, torch.full((k,), n, dtype=torch.int64, device=t.device)
+            inv = torch.zeros(n, dtype=torch.int64, device=t.device)
+        else:
+            rows = moved.reshape(n, -1)
+            vals_r, inv, cnt = torch.unique(rows, dim=0, return_inverse=True, return_counts=True)
+            idx = torch.full((vals_r.shape[0],), n, dtype=torch.int64, device=t.device)
+            idx = idx.scatter_reduce(0, inv, torch.arange(n, device=t.device), reduce="amin")
+            vals = torch.movedim(vals_r.reshape((vals_r.shape[0],) + tuple(moved.shape[1:])), 0, axis)
     res = [wrap(vals)]
     if return_index:
         res.append(wrap(idx))

@@ -65,3 +65,29 @@ def test_r_c_ix_and_triangle_indices():
             np.testing.assert_array_equal(u.get(), v)
     for u, v in zip(xp.mask_indices(3, xp.triu, 1), np.mask_indices(3, np.triu, 1)):
         np.testing.assert_array_equal(u.get(), v)
+
+
+def _same_grid(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same_grid(g, w)
+        return
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.get(), want)
+
+
+@pytest.mark.parametrize("name", ["mgrid", "ogrid"])
+def test_grids_numpy_algorithm(name):
+    x, y = np.zeros(10)[:, None], np.ones(10)[:, None]
+    X, Y = xp.asarray(x), xp.asarray(y)
+    g, n = getattr(xp, name), getattr(np, name)
+    _same_grid(g[0:], n[0:])
+    _same_grid(g[-10:10], n[-10:10])
+    _same_grid(g[-10:10:10j], n[-10:10:10j])
+    _same_grid(g[X:Y:10j], n[x:y:10j])                       # array bounds, complex step
+    _same_grid(g[-10:10:10j, -10:10:10j], n[-10:10:10j, -10:10:10j])
+    _same_grid(g[X:Y:10j, X:Y:10j], n[x:y:10j, x:y:10j])
+    _same_grid(g[0:3, 0:2.5:0.5], n[0:3, 0:2.5:0.5])
+    with pytest.raises(TypeError):
+        g[1]

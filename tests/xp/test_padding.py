@@ -32,3 +32,16 @@ def test_pad_complex_extremes():
     a = (np.arange(12).reshape(3, 4) + 1j * np.arange(12)[::-1].reshape(3, 4)).astype(np.complex64)
     for mode in ("maximum", "minimum"):
         np.testing.assert_array_equal(xp.pad(a, 2, mode, stat_length=2).get(), np.pad(a, 2, mode, stat_length=2))
+
+
+@pytest.mark.parametrize("mode", ["reflect", "symmetric"])
+@pytest.mark.parametrize("dtype", [np.int64, np.int8, np.float64])
+def test_odd_reflection_wider_than_the_axis(mode, dtype):
+    """NumPy pads one period per step, reflecting the padded array about its current edge."""
+    for shape, pw in (((2, 3), [1, 2]), ((2, 3), [[1, 2], [3, 4]]), ((2, 3), [[7, 9], [0, 11]]), ((5,), 13),
+                      ((1, 4), [[2, 3], [5, 6]]), ((3, 1), [[2, 13], [4, 4]])):
+        a = (np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape) * 3 - 2).astype(dtype)
+        want = np.pad(a, pw, mode=mode, reflect_type="odd")
+        got = xp.pad(xp.asarray(a), pw, mode=mode, reflect_type="odd")
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.get(), want)

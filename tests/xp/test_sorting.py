@@ -29,3 +29,13 @@ def test_set_routines_of_bool_and_complex():
             got, want = getattr(xp, f)(a, b).get(), getattr(np, f)(a, b)
             assert got.dtype == want.dtype
             np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("shape,axis", [((0,), 0), ((3, 0, 2), 2), ((3, 0, 2), 0), ((0, 3), 1)])
+def test_unique_axis_of_empty_slices(shape, axis):
+    """Empty slices along axis are all equal: NumPy returns one of them (or none when there are none)."""
+    want = np.unique(np.empty(shape), return_index=True, return_inverse=True, return_counts=True, axis=axis)
+    got = xp.unique(xp.empty(shape), return_index=True, return_inverse=True, return_counts=True, axis=axis)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_array_equal(g.get(), w)

@@ -2,7 +2,7 @@
 import numpy as np
 import torch
 
-from .._core import normalize_axis, normalize_index_array, tensor_of, wrap
+from .._core import ndarray, normalize_axis, normalize_index_array, tensor_of, wrap
 
 from .join import concatenate
 from .shape import ravel
@@ -22,8 +22,15 @@ def delete(arr, obj, axis=None):
         keep[torch.arange(n, device=t.device)[_slice_idx(obj, n)]] = False
     else:
         idx = _t(obj)
+        if idx.numel() == 0 and not isinstance(obj, (ndarray, torch.Tensor)):
+            idx = idx.long()                      # NumPy: an empty list/tuple is an empty index
         if idx.dtype == torch.bool:
+            if idx.ndim != 1 or idx.shape[0] != n:
+                raise ValueError(f"boolean array argument obj to delete must be one dimensional and match the "
+                                 f"axis length of {n}")
             keep = ~idx
+        elif idx.is_floating_point() or idx.is_complex():
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
         else:
             keep[normalize_index_array(idx.reshape(-1), n)] = False
     return wrap(t.index_select(axis, torch.nonzero(keep).reshape(-1)))

@@ -30,6 +30,8 @@ def copyto(dst, src, casting="same_kind", where=True):
     if casting != "unsafe" and isinstance(o, torch.Tensor) and not np.can_cast(TORCH_TO_NP[st.dtype], dst.dtype, casting):
         raise TypeError(f"Cannot cast array data from {TORCH_TO_NP[st.dtype]} to {dst.dtype} according to the rule "
                         f"{casting!r}")
+    while st.ndim > dst._t.ndim and st.shape[0] == 1:
+        st = st[0]                                # NumPy drops leading length-1 axes of src
     try:
         st = st.to(dst._t.dtype).broadcast_to(dst._t.shape)
     except RuntimeError:
@@ -38,8 +40,12 @@ def copyto(dst, src, casting="same_kind", where=True):
     if where is True:
         dst._t.copy_(st)
     else:
+        if type(where) in (int, float, complex):
+            where = bool(where)                   # a Python scalar is weak: any value casts to bool
         w = _t(where)
-        w = w if w.dtype == torch.bool else w != 0     # NumPy casts where= to bool
+        if w.dtype != torch.bool:                 # NumPy casts a where= array to bool with the 'safe' rule
+            raise TypeError(f"Cannot cast array data from {TORCH_TO_NP[w.dtype]!r} to dtype('bool') according "
+                            f"to the rule 'safe'")
         try:
             w = w.broadcast_to(dst._t.shape)
         except RuntimeError:

@@ -25,6 +25,9 @@ def squeeze(a, axis=None):
     t = _t(a)
     if axis is None:
         return wrap(t.reshape([s for s in t.shape if s != 1]))
+    if t.ndim == 0:
+        normalize_axes(axis, 1)                   # NumPy: a 0-d array takes axis 0 / -1 (AxisError otherwise)
+        return wrap(t.view(()))
     axes = normalize_axes(axis, t.ndim)
     for ax in axes:
         if t.shape[ax] != 1:

@@ -28,6 +28,39 @@ def _pad_index(mode, n, before, after, device):
     raise ValueError(f"pad mode {mode!r} is not supported; use constant, edge, reflect, symmetric or wrap")
 
 
+def _reflect_odd(t, ax, before, after, include_edge):
+    """reflect/symmetric padding with reflect_type='odd' along ``ax``: NumPy's algorithm, which
+    fills at most one period per step, each step reflecting the already padded array about its
+    current edge value (2 * edge - mirrored values), so pads wider than the axis keep growing."""
+    n = t.shape[ax]
+    shape = list(t.shape)
+    shape[ax] = n + before + after
+    padded = t.new_empty(shape)
+    padded.narrow(ax, before, n).copy_(t)
+    left, right = before, after
+    while left > 0 or right > 0:
+        size = padded.shape[ax]
+        old = size - right - left
+        if include_edge:
+            old, off = old // n * n, 1
+        else:
+            old, off = (old - 1) // (n - 1) * (n - 1), 0
+        if left > 0:
+            c = min(old, left)
+            chunk = padded.narrow(ax, left - off + 1, c).flip(ax)
+            chunk = 2 * padded.narrow(ax, left, 1) - chunk
+            padded.narrow(ax, left - c, c).copy_(chunk)
+            left -= c
+        if right > 0:
+            c = min(old, right)
+            top = size - right + off - 2               # the mirrored values run down from here
+            chunk = padded.narrow(ax, top - c + 1, c).flip(ax)
+            chunk = 2 * padded.narrow(ax, size - right - 1, 1) - chunk
+            padded.narrow(ax, size - right, c).copy_(chunk)
+            right -= c
+    return padded
+
+
 def _pairs(value, ndim, name):
     a = np.broadcast_to(np.asarray(value), (ndim, 2)) if np.ndim(value) <= 2 else None
     if a is None:
@@ -60,7 +93,7 @@ def _stat(mode, chunk, ax):
 
 def pad(array, pad_width, mode="constant", **kwargs):
     """Pads an array (matches numpy.pad: modes constant, edge, wrap, reflect and symmetric (with
-    reflect_type 'even', or 'odd' within one period), maximum, minimum, mean, median (with
+    reflect_type 'even' or 'odd'), maximum, minimum, mean, median (with
     stat_length), linear_ramp (end_values), empty, and a callable mode; an axis is padded after
     the axes before it, as NumPy does)."""
     t = _t(array)
@@ -139,19 +172,9 @@ def pad(array, pad_width, mode="constant", **kwargs):
                 parts.append(r.flip(ax))
             t = torch.cat(parts, dim=ax)
             continue
-        padded = t.index_select(ax, _pad_index(mode, n, b, e, t.device))
-        if odd and mode in ("reflect", "symmetric"):
-            period = n - 1 if mode == "reflect" else n
-            if b > period or e > period:
-                raise NotImplementedError("pad(reflect_type='odd') wider than one period of the axis is not "
-                                          "supported")
-            first, last = t.narrow(ax, 0, 1), t.narrow(ax, n - 1, 1)
-            parts = []
-            if b:
-                parts.append(2 * first - padded.narrow(ax, 0, b))
-            parts.append(t)
-            if e:
-                parts.append(2 * last - padded.narrow(ax, b + n, e))
-            padded = torch.cat(parts, dim=ax)
+        if odd and mode in ("reflect", "symmetric") and not (mode == "reflect" and n == 1):
+            padded = _reflect_odd(t, ax, b, e, mode == "symmetric")
+        else:
+            padded = t.index_select(ax, _pad_index(mode, n, b, e, t.device))
         t = padded
     return wrap(t)

@@ -1,7 +1,10 @@
 """Rearranging: flip, fliplr, flipud, roll, rot90 (matches NumPy's)."""
+import operator
+
+import numpy as np
 import torch
 
-from .._core import normalize_axes, normalize_axis, tensor_of, wrap
+from .._core import ndarray, normalize_axes, normalize_axis, tensor_of, wrap
 
 
 _t = tensor_of  # the package's one unwrapping helper
@@ -22,20 +25,35 @@ def flipud(m):
 
 
 def roll(a, shift, axis=None):
-    """Rolls elements along axes (matches numpy.roll)."""
+    """Rolls elements along axes (matches numpy.roll: ``shift`` and ``axis`` broadcast together,
+    shifts of a repeated axis add up; ``shift`` may be an xp array (its values are read to the
+    host); NumPy's ValueError/AxisError/TypeError for bad arguments)."""
     t = _t(a)
     if axis is None:
-        return wrap(torch.roll(t.reshape(-1), int(shift) if not isinstance(shift, (tuple, list)) else sum(shift)
-                               ).reshape(t.shape))
-    shift = tuple(shift) if isinstance(shift, (tuple, list)) else (shift,)
-    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    if len(shift) == 1 and len(axes) > 1:
-        shift = shift * len(axes)
-    if len(axes) == 1 and len(shift) > 1:
-        axes = axes * len(shift)
-    return wrap(torch.roll(t, tuple(int(s) for s in shift), tuple(normalize_axis(x, t.ndim) for x in axes)))
+        return wrap(roll(wrap(t.reshape(-1)), shift, 0)._t.reshape(t.shape))
+    axes = [normalize_axis(operator.index(x), t.ndim) for x in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+    if isinstance(shift, ndarray):
+        shift = shift.tolist()
+    b = np.broadcast(np.array(shift, dtype=object), np.array(axes if isinstance(axis, (tuple, list)) else axes[0]))
+    if b.ndim > 1:
+        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
+    shifts = dict.fromkeys(range(t.ndim), 0)
+    for sh, ax in b:
+        shifts[int(ax)] += int(sh)
+    dims = [ax for ax, sh in shifts.items() if sh]
+    if not dims:
+        return wrap(t.clone())
+    return wrap(torch.roll(t, tuple(shifts[d] for d in dims), tuple(dims)))
 
 
 def rot90(m, k=1, axes=(0, 1)):
+    """Rotates by 90 degrees k times in the plane of ``axes`` (matches numpy.rot90, its ValueErrors)."""
     t = _t(m)
+    axes = tuple(axes)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    if axes[0] == axes[1] or abs(axes[0] - axes[1]) == t.ndim:
+        raise ValueError("Axes must be different.")
+    if not (-t.ndim <= axes[0] < t.ndim and -t.ndim <= axes[1] < t.ndim):
+        raise ValueError(f"Axes={axes} out of range for array of ndim={t.ndim}.")
     return wrap(torch.rot90(t, k, [normalize_axis(x, t.ndim) for x in axes]))

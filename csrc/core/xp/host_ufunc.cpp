@@ -13,6 +13,7 @@
 #define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
 #define PY_ARRAY_UNIQUE_SYMBOL npudist_xp_host_ARRAY_API
 #include <numpy/arrayobject.h>
+#include <numpy/ufuncobject.h>
 
 #include <ATen/Parallel.h>
 #include <torch/csrc/Dtype.h>
@@ -21,6 +22,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 
 #include <algorithm>
+#include <cfenv>
 #include <cstring>
 #include <unordered_map>
 #include <vector>
@@ -64,8 +66,13 @@ constexpr uint32_t kPyInt = 0x81, kPyFloat = 0x82, kPyComplex = 0x83, kPyBool = 
 struct Loop {
   bool ok = false;  // false: NumPy has no loop (or xp refuses a dtype): always decline
   int nout = 0;
+  c10::ScalarType in[3] = {c10::ScalarType::Undefined, c10::ScalarType::Undefined, c10::ScalarType::Undefined};
   c10::ScalarType out[2] = {c10::ScalarType::Undefined, c10::ScalarType::Undefined};
   bool any_unsigned = false;
+  // NumPy's own 1-d inner loop for exactly these dtypes (the ufunc's legacy loop table), or null:
+  // called directly when every operand already has its loop dtype (no cast), else NumPy's call runs
+  PyUFuncGenericFunction fn = nullptr;
+  void* fdata = nullptr;
 };
 
 struct HostUfunc {
@@ -95,6 +102,76 @@ PyObject* npView(const at::Tensor& t, int npy) {
   PyArray_Descr* d = PyArray_DescrFromType(npy);  // new reference, stolen below
   if (!d) return nullptr;
   return PyArray_NewFromDescr(&PyArray_Type, d, nd, dims, nullptr, t.data_ptr(), NPY_ARRAY_CARRAY, nullptr);
+}
+
+// A Python scalar as one element of loop dtype `st` in `buf`, where the value is exactly what NumPy's
+// weak-scalar conversion gives (integers in range, floats to float32/64 by C's rounding, ints that
+// convert exactly); false otherwise (then NumPy's own call runs and converts or refuses).
+bool packScalar(PyObject* o, uint32_t code, c10::ScalarType st, char* buf) {
+  long long iv = 0;
+  double dv = 0, di = 0;
+  bool is_int = false;
+  if (code == kPyBool) {
+    iv = o == Py_True;
+    is_int = true;
+  } else if (code == kPyInt) {
+    int overflow = 0;
+    iv = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || (iv == -1 && PyErr_Occurred())) {
+      PyErr_Clear();
+      return false;
+    }
+    is_int = true;
+  } else if (code == kPyFloat) {
+    dv = PyFloat_AS_DOUBLE(o);
+  } else if (code == kPyComplex) {
+    dv = PyComplex_RealAsDouble(o);
+    di = PyComplex_ImagAsDouble(o);
+  } else {
+    return false;
+  }
+  auto inRange = [&](long long lo, long long hi) { return is_int && iv >= lo && iv <= hi; };
+  auto exactInFloat = [&](long long lim) { return iv >= -lim && iv <= lim; };
+  switch (st) {
+    case c10::ScalarType::Bool:
+      if (code != kPyBool) return false;
+      *reinterpret_cast<bool*>(buf) = iv != 0;
+      return true;
+#define XP_INT_CASE(ST, T, LO, HI)             \
+  case c10::ScalarType::ST:                    \
+    if (!inRange(LO, HI)) return false;        \
+    *reinterpret_cast<T*>(buf) = T(iv);        \
+    return true;
+      XP_INT_CASE(Char, int8_t, -128, 127)
+      XP_INT_CASE(Byte, uint8_t, 0, 255)
+      XP_INT_CASE(Short, int16_t, -32768, 32767)
+      XP_INT_CASE(UInt16, uint16_t, 0, 65535)
+      XP_INT_CASE(Int, int32_t, INT32_MIN, INT32_MAX)
+      XP_INT_CASE(UInt32, uint32_t, 0, UINT32_MAX)
+      XP_INT_CASE(Long, int64_t, INT64_MIN, INT64_MAX)
+      XP_INT_CASE(UInt64, uint64_t, 0, INT64_MAX)
+#undef XP_INT_CASE
+    case c10::ScalarType::Float:
+      if (code == kPyComplex || (is_int && !exactInFloat(1LL << 24))) return false;
+      *reinterpret_cast<float*>(buf) = is_int ? float(iv) : float(dv);
+      return true;
+    case c10::ScalarType::Double:
+      if (code == kPyComplex || (is_int && !exactInFloat(1LL << 53))) return false;
+      *reinterpret_cast<double*>(buf) = is_int ? double(iv) : dv;
+      return true;
+    case c10::ScalarType::ComplexFloat:
+      if (is_int && !exactInFloat(1LL << 24)) return false;
+      reinterpret_cast<float*>(buf)[0] = is_int ? float(iv) : float(dv);
+      reinterpret_cast<float*>(buf)[1] = float(di);
+      return true;
+    case c10::ScalarType::ComplexDouble:
+      if (is_int && !exactInFloat(1LL << 53)) return false;
+      reinterpret_cast<double*>(buf)[0] = is_int ? double(iv) : dv;
+      reinterpret_cast<double*>(buf)[1] = di;
+      return true;
+    default:
+      return false;  // float16: NumPy's own conversion
+  }
 }
 
 // The loop for `key` (cached; on a miss xp's own resolver runs: NumPy's resolve_dtypes).
@@ -135,6 +212,24 @@ const Loop* findLoop(HostUfunc* self, uint32_t key, const uint32_t* codes, int n
       if (npyType(st) < 0) loop.ok = false;
       if (isUnsigned(st)) loop.any_unsigned = true;
       if (i >= self->nin) loop.out[i - self->nin] = st;
+      else loop.in[i] = st;
+    }
+    if (loop.ok && std::strcmp(Py_TYPE(self->np_ufunc)->tp_name, "numpy.ufunc") == 0) {
+      auto* uf = reinterpret_cast<PyUFuncObject*>(self->np_ufunc);
+      const int nargs = self->nin + self->nout;
+      if (uf->nin == self->nin && uf->nout == self->nout && uf->core_enabled == 0 && uf->types && uf->functions) {
+        for (int k = 0; k < uf->ntypes && !loop.fn; ++k) {
+          bool match = true;
+          for (int j = 0; j < nargs && match; ++j) {
+            const c10::ScalarType st = j < self->nin ? loop.in[j] : loop.out[j - self->nin];
+            match = int(uf->types[k * nargs + j]) == npyType(st);
+          }
+          if (match) {
+            loop.fn = uf->functions[k];
+            loop.fdata = uf->data ? uf->data[k] : nullptr;
+          }
+        }
+      }
     }
   }
   Py_XDECREF(res);
@@ -231,13 +326,61 @@ PyObject* call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObjec
     outs[k] = empty_memory_format(first->sizes(), loop->out[k], std::nullopt, first->device(), std::nullopt,
                                   std::nullopt);
 
+  // NumPy's own inner loop called directly when no operand needs a cast (NumPy's ufunc machinery
+  // around it would only pick this same loop); else NumPy's full call below
+  bool direct = loop->fn != nullptr;
+  alignas(16) char scal[3][16];
+  char* ptrs[5];
+  npy_intp steps[5];
+  for (Py_ssize_t i = 0; i < n && direct; ++i) {
+    if (tobj[i]) {
+      const at::Tensor& ten = THPVariable_Unpack(tobj[i]);
+      direct = ten.scalar_type() == loop->in[i];
+      ptrs[i] = static_cast<char*>(ten.data_ptr());
+      steps[i] = npy_intp(ten.element_size());
+    } else {
+      direct = packScalar(args[i], codes[i], loop->in[i], scal[i]);
+      ptrs[i] = scal[i];
+      steps[i] = 0;
+    }
+  }
+  PyObject* res = nullptr;
+  if (direct) {
+    for (int k = 0; k < loop->nout; ++k) {
+      ptrs[n + k] = static_cast<char*>(outs[k].data_ptr());
+      steps[n + k] = npy_intp(outs[k].element_size());
+    }
+    if (C10_UNLIKELY(currentStreamHasPending(dev))) {
+      PyThreadState* ts = PyEval_SaveThread();
+      try {
+        waitCurrentStream(dev);
+      } catch (...) {
+        PyEval_RestoreThread(ts);
+        throw;
+      }
+      PyEval_RestoreThread(ts);
+    }
+    npy_intp count = npy_intp(numel);
+    loop->fn(ptrs, &count, steps, loop->fdata);
+    std::feclearexcept(FE_ALL_EXCEPT);  // xp ignores NumPy's FP errors (NumPy clears them before its loops)
+    if (PyErr_Occurred()) {             // a loop's own error (integer power to a negative power, ...)
+      if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError) ||
+          PyErr_ExceptionMatches(PyExc_OverflowError)) {
+        PyErr_Clear();
+        return declined();
+      }
+      return nullptr;
+    }
+    res = Py_None;
+    Py_INCREF(res);
+  }
+
   // NumPy's call: views of the operands, Python scalars as they are (NumPy's weak scalars)
   PyObject* cargs[4] = {nullptr, nullptr, nullptr, nullptr};
   PyObject* oviews[2] = {nullptr, nullptr};
   PyObject* outarg = nullptr;
-  PyObject* res = nullptr;
   bool ok = true;
-  for (Py_ssize_t i = 0; i < n && ok; ++i) {
+  for (Py_ssize_t i = 0; i < n && ok && !direct; ++i) {
     if (tobj[i]) {
       const at::Tensor& ten = THPVariable_Unpack(tobj[i]);
       cargs[i] = npView(ten, npyType(ten.scalar_type()));
@@ -251,7 +394,7 @@ PyObject* call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObjec
     oviews[k] = npView(outs[k], npyType(loop->out[k]));
     ok = oviews[k] != nullptr;
   }
-  if (ok) {
+  if (ok && !direct) {
     if (loop->nout == 1) {
       outarg = oviews[0];
       Py_INCREF(outarg);
@@ -260,7 +403,7 @@ PyObject* call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObjec
       ok = outarg != nullptr;
     }
   }
-  if (ok) {
+  if (ok && !direct) {
     cargs[n] = outarg;
     // stream order: the check every eager npu op makes (pending work on the current stream first)
     if (C10_UNLIKELY(currentStreamHasPending(dev))) {
@@ -294,6 +437,10 @@ PyObject* call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObjec
       Py_XDECREF(p[1]);
     }
   } views_holder{oviews};
+  if (!ok) {
+    Py_XDECREF(res);
+    return nullptr;
+  }
   if (!res) {
     // NumPy refused (casting, an out-of-range Python int, ...): the general path raises xp's error
     if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError) ||

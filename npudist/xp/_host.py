@@ -216,7 +216,7 @@ def fast_ufunc(uf, state):
                as_uint, globals(), state, _ERR, _IGNORE)
 
 
-def numpy_first(np_fn, array_type, big=False):
+def numpy_first(np_fn, array_type, big=False, unsigned=True):
     """Decorator for an xp function whose NumPy counterpart ``np_fn`` takes the same arguments
     and returns new arrays (no views): calls first run ``np_fn`` on zero-copy views of the npu
     buffers (C: ``npudist._C._XpHostFunc``), its results copied into new npu memory (the npu
@@ -226,7 +226,8 @@ def numpy_first(np_fn, array_type, big=False):
     Qualifies: exact xp arrays among the arguments (positional or keyword: C-contiguous,
     non-empty, on one npu, no conjugate/negative bit) with at most SMALL elements each — or,
     with ``big`` (NumPy measured faster per thread at 1M elements, BENCHMARKS.md) and one torch
-    thread, any size; uint16/32/64 arrays at any size. Never: ``out=``, torch tensors, NumPy
+    thread, any size; with ``unsigned`` (default), calls with a uint16/32/64 array at any size
+    (xp's PyTorch path emulates those dtypes with several torch ops). Never: ``out=``, torch tensors, NumPy
     arrays or xp subclasses as arguments, a graph capture under way, float64 modes other than
     'off', ENABLED false, NumPy raising TypeError/ValueError/OverflowError/IndexError (the xp
     function then raises its own error), a result NumPy returns into one of the views, or a
@@ -235,7 +236,7 @@ def numpy_first(np_fn, array_type, big=False):
         cls = getattr(_C, "_XpHostFunc", None)
         if cls is None or _ERR is None:
             return f
-        fast = cls(np_fn, big, array_type, _UINTT, as_uint, globals(), _config.state, _ERR, _IGNORE)
+        fast = cls(np_fn, big, unsigned, array_type, _UINTT, as_uint, globals(), _config.state, _ERR, _IGNORE)
 
         @functools.wraps(f)
         def numpy_first_call(*args, **kwargs):

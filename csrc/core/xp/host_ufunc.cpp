@@ -579,7 +579,8 @@ struct HostFunc {
   PyObject* state;
   PyObject* errvar;
   PyObject* ignore;
-  bool big_ok;  // NumPy's function measured faster at size with one torch thread
+  bool big_ok;   // NumPy's function measured faster at size with one torch thread
+  bool uint_ok;  // NumPy's function at any size when an array is uint16/32/64 (xp emulates those)
 };
 
 c10::ScalarType fromNpy(int t) {
@@ -713,7 +714,7 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
   }
   PyObject* res = nullptr;
   if (ok && any_array &&
-      (numel <= small || unsig || (self->big_ok && at::get_num_threads() == 1))) {
+      (numel <= small || (unsig && self->uint_ok) || (self->big_ok && at::get_num_threads() == 1))) {
     if (C10_UNLIKELY(currentStreamHasPending(dev.index()))) {
       PyThreadState* ts = PyEval_SaveThread();
       try {
@@ -785,9 +786,9 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
 
 PyObject* hostFuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   PyObject *np_fn, *array_type, *uint_type, *as_uint, *host_dict, *state, *errvar, *ignore;
-  int big_ok;
-  if (!PyArg_ParseTuple(args, "OpOOOO!OOO:_XpHostFunc", &np_fn, &big_ok, &array_type, &uint_type, &as_uint,
-                        &PyDict_Type, &host_dict, &state, &errvar, &ignore))
+  int big_ok, uint_ok;
+  if (!PyArg_ParseTuple(args, "OppOOOO!OOO:_XpHostFunc", &np_fn, &big_ok, &uint_ok, &array_type, &uint_type,
+                        &as_uint, &PyDict_Type, &host_dict, &state, &errvar, &ignore))
     return nullptr;
   if (!PyType_Check(array_type) || !PyType_Check(uint_type) || !PyContextVar_CheckExact(errvar)) {
     PyErr_SetString(PyExc_TypeError,
@@ -805,6 +806,7 @@ PyObject* hostFuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     *fields[i] = values[i];
   }
   self->big_ok = big_ok != 0;
+  self->uint_ok = uint_ok != 0;
   return reinterpret_cast<PyObject*>(self);
 }
 
@@ -875,7 +877,7 @@ PyObject* hostUfuncTypeObject() {
     hostFuncType.tp_basicsize = sizeof(HostFunc);
     hostFuncType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
     hostFuncType.tp_doc =
-        "_XpHostFunc(np_fn, big_ok, array_type, uint_type, as_uint, host_dict, state, errvar, ignore)\n\n"
+        "_XpHostFunc(np_fn, big_ok, uint_ok, array_type, uint_type, as_uint, host_dict, state, errvar, ignore)\n\n"
         "npudist.xp's host path for a NumPy function: calling it with the xp function's arguments runs np_fn "
         "with exact xp arrays replaced by zero-copy views of their npu buffers and returns its result copied "
         "into new npu memory as xp arrays, or None when the call does not qualify (then xp's own code runs).";

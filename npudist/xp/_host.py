@@ -223,7 +223,7 @@ def numpy_first(np_fn, array_type, big=False, unsigned=True):
     caching allocator) as xp arrays, so values and dtypes are NumPy's; the xp function runs
     instead when the call does not qualify.
 
-    Qualifies: exact xp arrays among the arguments (positional or keyword: C-contiguous,
+    Qualifies: exact xp arrays among the arguments (positional or keyword: any strides,
     non-empty, on one npu, no conjugate/negative bit) with at most SMALL elements each — or,
     with ``big`` (NumPy measured faster per thread at 1M elements, BENCHMARKS.md) and one torch
     thread, any size; with ``unsigned`` (default), calls with a uint16/32/64 array at any size
@@ -231,16 +231,25 @@ def numpy_first(np_fn, array_type, big=False, unsigned=True):
     arrays or xp subclasses as arguments, a graph capture under way, float64 modes other than
     'off', ENABLED false, NumPy raising TypeError/ValueError/OverflowError/IndexError (the xp
     function then raises its own error), a result NumPy returns into one of the views, or a
-    result dtype xp does not hold. Stream order and FP-error handling are this module's rules."""
+    result dtype xp does not hold. Results keep NumPy's memory order (C, or Fortran when NumPy's
+    result is Fortran-ordered). ``array_type`` may be a zero-argument callable returning the
+    class (for ndarray's own methods, decorated before the class exists); it is called once, at
+    the first call. Stream order and FP-error handling are this module's rules."""
     def deco(f):
         cls = getattr(_C, "_XpHostFunc", None)
         if cls is None or _ERR is None:
             return f
-        fast = cls(np_fn, big, unsigned, array_type, _UINTT, as_uint, globals(), _config.state, _ERR, _IGNORE)
+        made = []
+
+        def fast(*args, **kwargs):   # replaced by the C object at the first call
+            kind = array_type if isinstance(array_type, type) else array_type()
+            made.append(cls(np_fn, big, unsigned, kind, _UINTT, as_uint, globals(), _config.state, _ERR, _IGNORE))
+            numpy_first_call._host_fast = made[0]
+            return made[0](*args, **kwargs)
 
         @functools.wraps(f)
         def numpy_first_call(*args, **kwargs):
-            r = fast(*args, **kwargs)
+            r = (made[0] if made else fast)(*args, **kwargs)
             if r is not None:
                 return r
             return f(*args, **kwargs)

@@ -242,7 +242,15 @@ def test_functions_decline_unusual_calls():
     assert xp.sum._host_fast(a, out=o) is None
     r = xp.sum(a, out=o)
     assert r is o and float(xp.asnumpy(o)) == 120.0
-    assert xp.sum._host_fast(a[::2]) is None                      # non-contiguous
+    _same(xp.sum._host_fast(a[::2]), np.sum(np.arange(16, dtype=np.float32)[::2]))   # strided views too
+    m = xp.asarray(np.arange(12, dtype=np.int32).reshape(3, 4))
+    f = xp.ascontiguousarray._host_fast(m.T)                      # NumPy's transpose copy
+    _same(f, np.ascontiguousarray(np.arange(12, dtype=np.int32).reshape(3, 4).T))
+    assert f.flags.c_contiguous
+    k = m.T.astype(np.float64)                                    # order='K' keeps NumPy's (Fortran) order
+    _same(k, np.arange(12, dtype=np.int32).reshape(3, 4).T.astype(np.float64))
+    assert k.flags.f_contiguous and not k.flags.c_contiguous
+    assert m.astype(np.int32, copy=False) is m                   # NumPy returns its input: xp returns m
     assert xp.sort._host_fast(a, descending=True) is None         # not NumPy's argument: xp's own code
     _same(xp.sort(a, descending=True), np.arange(16, dtype=np.float32)[::-1])
     with pytest.raises(Exception):
@@ -253,5 +261,5 @@ def test_functions_decline_unusual_calls():
 
 
 def test_decorated_functions_keep_their_names_and_docs():
-    for f in (xp.sum, xp.argmax, xp.sort, xp.where, xp.std):
-        assert f.__doc__ and f.__name__ in ("sum", "argmax", "sort", "where", "std")
+    for f in (xp.sum, xp.argmax, xp.sort, xp.where, xp.std, xp.ascontiguousarray, xp.ndarray.astype):
+        assert f.__doc__ and f.__name__ in ("sum", "argmax", "sort", "where", "std", "ascontiguousarray", "astype")

@@ -618,12 +618,21 @@ PyObject* viewOf(PyObject* o, PyObject* array_type, PyObject* uint_type, c10::De
   if (tt == (PyTypeObject*)THPVariableClass || tt == (PyTypeObject*)uint_type) {
     const at::Tensor& ten = THPVariable_Unpack(t);
     const int npy = ten.defined() ? npyType(ten.scalar_type()) : -1;
-    if (npy >= 0 && ten.is_privateuseone() && ten.is_contiguous() && ten.numel() > 0 && !ten.is_conj() &&
+    if (npy >= 0 && ten.is_privateuseone() && ten.numel() > 0 && ten.dim() <= NPY_MAXDIMS && !ten.is_conj() &&
         !ten.is_neg() && !ten.requires_grad() && (dev->index() < 0 || ten.device() == *dev)) {
       *dev = ten.device();
       *numel = std::max<int64_t>(*numel, ten.numel());
       *unsig = *unsig || isUnsigned(ten.scalar_type());
-      v = npView(ten, npy);
+      // any strides (a transposed or sliced array is a strided NumPy view of the same buffer)
+      npy_intp dims[NPY_MAXDIMS], strides[NPY_MAXDIMS];
+      const int nd = int(ten.dim());
+      for (int i = 0; i < nd; ++i) {
+        dims[i] = npy_intp(ten.size(i));
+        strides[i] = npy_intp(ten.stride(i) * ten.element_size());
+      }
+      PyArray_Descr* d = PyArray_DescrFromType(npy);
+      v = d ? PyArray_NewFromDescr(&PyArray_Type, d, nd, dims, strides, ten.data_ptr(), NPY_ARRAY_WRITEABLE, nullptr)
+            : nullptr;
       if (!v) PyErr_Clear();
     }
   }
@@ -635,7 +644,13 @@ PyObject* viewOf(PyObject* o, PyObject* array_type, PyObject* uint_type, c10::De
 PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev) {
   PyObject* arr = nullptr;
   if (PyArray_Check(r)) {
-    arr = PyArray_FromAny(r, nullptr, 0, 0, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, nullptr);
+    auto* ra = reinterpret_cast<PyArrayObject*>(r);
+    if (PyArray_IS_F_CONTIGUOUS(ra) && !PyArray_IS_C_CONTIGUOUS(ra) && PyArray_ISALIGNED(ra)) {
+      Py_INCREF(r);  // NumPy's Fortran-ordered result: copied as it is (memory order kept)
+      arr = r;
+    } else {
+      arr = PyArray_FromAny(r, nullptr, 0, 0, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, nullptr);
+    }
   } else if (PyArray_IsScalar(r, Generic)) {
     arr = PyArray_FromScalar(r, nullptr);
   } else {
@@ -652,7 +667,14 @@ PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev) {
     return nullptr;
   }
   std::vector<int64_t> shape(PyArray_DIMS(a), PyArray_DIMS(a) + PyArray_NDIM(a));
-  at::Tensor t = empty_memory_format(shape, st, std::nullopt, dev, std::nullopt, std::nullopt);
+  at::Tensor t;
+  if (PyArray_IS_C_CONTIGUOUS(a)) {
+    t = empty_memory_format(shape, st, std::nullopt, dev, std::nullopt, std::nullopt);
+  } else {  // Fortran order: the same strides, one segment
+    std::vector<int64_t> strides(size_t(PyArray_NDIM(a)));
+    for (int i = 0; i < PyArray_NDIM(a); ++i) strides[size_t(i)] = int64_t(PyArray_STRIDES(a)[i] / PyArray_ITEMSIZE(a));
+    t = empty_strided(shape, strides, st, std::nullopt, dev, std::nullopt);
+  }
   if (t.numel() > 0) std::memcpy(t.data_ptr(), PyArray_DATA(a), size_t(t.nbytes()));
   Py_DECREF(arr);
   PyObject* tobj = THPVariable_Wrap(std::move(t));

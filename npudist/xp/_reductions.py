@@ -222,7 +222,7 @@ def _cum(fn, a, axis, dtype, out, ufunc_dtype):
     return _out(r, out)
 
 
-@_host.numpy_first(np.cumsum, ndarray)
+@_host.numpy_first(np.cumsum, ndarray, big=True)   # NumPy's float32 order of accumulation at any size
 def cumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum (matches numpy.cumsum; axis None flattens)."""
     return _cum(torch.cumsum, a, axis, dtype, out, False)

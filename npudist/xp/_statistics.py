@@ -35,7 +35,7 @@ def _count(t, axes, where):
     return m.sum(dim=axes, keepdim=True) if axes else m.to(torch.int64)
 
 
-@_host.numpy_first(np.mean, ndarray)
+@_host.numpy_first(np.mean, ndarray, big=True)   # NumPy's pairwise summation at any size
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """Arithmetic mean (matches numpy.mean: integers average in float64; empty gives NaN)."""
     t = _t(a)

@@ -10,6 +10,7 @@ import os
 # autoload would import that stale build while we rebuild it.
 os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
 
+import numpy
 import torch
 from setuptools import setup
 from torch.utils.cpp_extension import BuildExtension, CppExtension
@@ -75,7 +76,9 @@ setup(
             name="npudist._C",
             sources=sources(),
             # Kineto's headers (the npu activity profiler, csrc/profiler) include one another by bare name.
-            include_dirs=[os.path.join(ROOT, "csrc"), os.path.join(os.path.dirname(torch.__file__), "include", "kineto")],
+            # NumPy's C API: csrc/core/xp (xp's ufunc fast path builds NumPy arrays over npu memory).
+            include_dirs=[os.path.join(ROOT, "csrc"), os.path.join(os.path.dirname(torch.__file__), "include", "kineto"),
+                          numpy.get_include()],
             extra_compile_args=["-O2", "-g0", "-Wall", "-Wno-unused-parameter", "-Wno-sign-compare"],
         )
     ],

@@ -1,13 +1,16 @@
-"""xp's ufuncs with and without NumPy's loops on npu memory (npudist.xp._host), against NumPy.
+"""xp with and without NumPy's loops on npu memory (npudist.xp._host), against NumPy.
 
 For the elementwise rows of benchmarks/xp_vs_numpy.py (add, multiply by a scalar, divide, sqrt,
-exp, sin, maximum, greater; float32/float64/int32/int64/uint32/uint64) at 16 elements and at
---size elements, three calls alternate in one process: NumPy, xp with the host loops
-(``npudist.xp._host.ENABLED = True``, the default) and xp on PyTorch's kernels only (``False``).
-Each xp call is followed by ``torch.npu.synchronize()`` as in xp_vs_numpy. Reported: per-op
-cost ratio xp / NumPy for both xp variants (lower is better; issue 21's bar at 16 elements: <= 3)
-and the speed NumPy / xp at --size (higher is better; bar >= 1.0), medians over --reps
-repetitions of ~20 ms each, with --threads torch intra-op threads (default 1: the per-rank case).
+exp, sin, maximum, greater; float32/float64/int32/int64/uint32/uint64) and the rows of the
+functions that run NumPy's function first (sum, max, argmax, cumsum, mean, std, sort, argsort,
+unique, where, bincount, histogram) at 16 elements and at --size elements, four calls
+alternate in one process: NumPy; xp as shipped (C fast paths, ``npudist.xp._host.FAST = True``);
+xp with the Python host path only (``FAST = False``: the previous pass, "python"); xp on
+PyTorch's kernels only (``ENABLED = False``). Each xp call is followed by
+``npudist._C._synchronize(device)`` as in xp_vs_numpy's default. Reported: per-op cost ratio xp / NumPy per
+variant (lower is better; issue 21's bar at 16 elements: <= 3) and the speed NumPy / xp at
+--size (higher is better; bar >= 1.0), medians over --reps repetitions of ~20 ms each, with
+--threads torch intra-op threads (default 1: the per-rank case).
 
     python benchmarks/xp_host_loops.py [--reps 5] [--size 1000000] [--threads 1] [--json benchmarks/results/xp_host_loops.json]
 """
@@ -21,13 +24,24 @@ import numpy as np
 import torch
 
 import npudist.xp as xp
+from npudist import _C
 from npudist.xp import _host
 
 DT = ["float32", "float64", "int32", "int64", "uint32", "uint64"]
 ROWS = [("add", DT, 2, lambda m, a, b: m.add(a, b)), ("multiply_scalar", DT, 1, lambda m, a: a * 3),
         ("divide", DT[:4], 2, lambda m, a, b: a / b), ("sqrt", DT[:2], 1, lambda m, a: m.sqrt(a)),
         ("exp", DT[:2], 1, lambda m, a: m.exp(a)), ("sin", DT[:2], 1, lambda m, a: m.sin(a)),
-        ("maximum", DT, 2, lambda m, a, b: m.maximum(a, b)), ("greater", DT, 2, lambda m, a, b: a > b)]
+        ("maximum", DT, 2, lambda m, a, b: m.maximum(a, b)), ("greater", DT, 2, lambda m, a, b: a > b),
+        ("sum", DT, 1, lambda m, a: m.sum(a)), ("max", DT, 1, lambda m, a: m.max(a)),
+        ("argmax", DT[:4], 1, lambda m, a: m.argmax(a)), ("cumsum", DT, 1, lambda m, a: m.cumsum(a)),
+        ("mean", DT[:2], 1, lambda m, a: m.mean(a)), ("std", DT[:2], 1, lambda m, a: m.std(a)),
+        ("sort", DT, 1, lambda m, a: m.sort(a)), ("argsort", ["float32", "int64"], 1,
+                                                   lambda m, a: m.argsort(a, kind="stable")),
+        ("unique", ["int32", "int64"], 1, lambda m, a: m.unique(a)),
+        ("where", DT, 2, lambda m, a, b: m.where(a > b, a, b)),
+        ("bincount", ["int64"], 1, lambda m, a: m.bincount(a)),
+        ("histogram", DT[:2], 1, lambda m, a: m.histogram(a, bins=64)[0])]
+VARIANTS = {"fast": (True, True), "python": (True, False), "torch": (False, False)}   # (ENABLED, FAST)
 
 
 def _data(n, dt, seed):
@@ -43,11 +57,14 @@ def _timed(fn, calls):
     return (time.perf_counter() - t0) / calls
 
 
-def _xp(fn, on):
+def _xp(fn, variant):
+    on, fast = VARIANTS[variant]
+    dev = torch.npu.current_device()
+
     def run():
-        _host.ENABLED = on
+        _host.ENABLED, _host.FAST = on, fast
         fn()
-        torch.npu.synchronize()
+        _C._synchronize(dev)   # torch.npu.synchronize's own call (benchmarks/xp_vs_numpy.py, --sync)
     return run
 
 
@@ -57,28 +74,31 @@ def bench(n, reps):
         for dt in dts:
             npa = [_data(n, dt, s) for s in range(nargs)]
             xpa = [xp.asarray(a) for a in npa]
+
             def f_np(fn=fn, npa=npa):
                 return fn(np, *npa)
-            f_on, f_off = _xp(lambda: fn(xp, *xpa), True), _xp(lambda: fn(xp, *xpa), False)
-            for on in (True, False):   # both xp variants agree with NumPy before timing
-                _host.ENABLED = on
-                np.testing.assert_allclose(xp.asnumpy(fn(xp, *xpa)), fn(np, *npa), rtol=1e-6, err_msg=f"{name} {dt}")
-            t1 = _timed(f_off, 1)
+            fx = {v: _xp(lambda fn=fn, xpa=xpa: fn(xp, *xpa), v) for v in VARIANTS}
+            for v, (on, fast) in VARIANTS.items():   # every xp variant agrees with NumPy before timing
+                _host.ENABLED, _host.FAST = on, fast
+                np.testing.assert_allclose(xp.asnumpy(fn(xp, *xpa)), fn(np, *npa),   # (PyTorch's float32
+                                           rtol=1e-3 if dt == "float32" else 1e-6,   # sums accumulate
+                                           err_msg=f"{name} {dt} {v}")               # in another order)
+            t1 = _timed(fx["torch"], 1)
             calls = max(1, min(20000, int(0.02 / max(t1, 1e-7))))
-            ts = {"numpy": [], "host": [], "torch": []}
+            ts = {"numpy": [], **{v: [] for v in VARIANTS}}
             for _ in range(reps):
                 ts["numpy"].append(_timed(f_np, calls))
-                ts["host"].append(_timed(f_on, calls))
-                ts["torch"].append(_timed(f_off, calls))
-            _host.ENABLED = True
+                for v in VARIANTS:
+                    ts[v].append(_timed(fx[v], calls))
+            _host.ENABLED, _host.FAST = True, True
             med = {k: statistics.median(v) * 1e6 for k, v in ts.items()}
-            row = {"op": name, "dtype": dt, "elements": n, "numpy_us": med["numpy"], "xp_host_us": med["host"],
-                   "xp_torch_us": med["torch"],
-                   "cost_host": statistics.median(h / m for h, m in zip(ts["host"], ts["numpy"])),
-                   "cost_torch": statistics.median(t / m for t, m in zip(ts["torch"], ts["numpy"]))}
+            row = {"op": name, "dtype": dt, "elements": n, "numpy_us": med["numpy"]}
+            for v in VARIANTS:
+                row[f"xp_{v}_us"] = med[v]
+                row[f"cost_{v}"] = statistics.median(h / m for h, m in zip(ts[v], ts["numpy"]))
             out.append(row)
-            print(f"{name:15s} {dt:8s} {n:>8d}  numpy {row['numpy_us']:9.1f} us  xp host {row['xp_host_us']:9.1f} us"
-                  f" ({row['cost_host']:5.2f}x)  xp torch {row['xp_torch_us']:9.1f} us ({row['cost_torch']:5.2f}x)",
+            print(f"{name:10s} {dt:8s} {n:>8d}  numpy {row['numpy_us']:9.1f} us" +
+                  "".join(f"  {v} {row[f'xp_{v}_us']:9.1f} us ({row[f'cost_{v}']:5.2f}x)" for v in VARIANTS),
                   flush=True)
     return out
 
@@ -96,17 +116,15 @@ def main():
     print(f"torch threads {torch.get_num_threads()}, load average {load}")
     small = bench(16, args.reps)
     big = bench(args.size, args.reps)
-    summary = {
-        "tiny_cost_host": statistics.median(r["cost_host"] for r in small),
-        "tiny_cost_torch": statistics.median(r["cost_torch"] for r in small),
-        "big_speed_host": statistics.median(1 / r["cost_host"] for r in big),
-        "big_speed_torch": statistics.median(1 / r["cost_torch"] for r in big),
-    }
-    print(f"\n16 elements, median per-op cost xp / NumPy: host loops {summary['tiny_cost_host']:.1f}x, "
-          f"PyTorch only {summary['tiny_cost_torch']:.1f}x")
-    print(f"{args.size} elements, median speed NumPy / xp: host loops {summary['big_speed_host']:.2f}, "
-          f"PyTorch only {summary['big_speed_torch']:.2f}  (threads {args.threads}, load at start {load[0]:.1f}, "
-          f"at end {os.getloadavg()[0]:.1f})")
+    summary = {}
+    for v in VARIANTS:
+        summary[f"tiny_cost_{v}"] = statistics.median(r[f"cost_{v}"] for r in small)
+        summary[f"big_speed_{v}"] = statistics.median(1 / r[f"cost_{v}"] for r in big)
+    print("\n16 elements, median per-op cost xp / NumPy: " +
+          ", ".join(f"{v} {summary[f'tiny_cost_{v}']:.1f}x" for v in VARIANTS))
+    print(f"{args.size} elements, median speed NumPy / xp: " +
+          ", ".join(f"{v} {summary[f'big_speed_{v}']:.2f}" for v in VARIANTS) +
+          f"  (threads {args.threads}, load at start {load[0]:.1f}, at end {os.getloadavg()[0]:.1f})")
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
     with open(args.json, "w") as f:
         json.dump({"summary": summary, "threads": args.threads, "load_start": load, "load_end": os.getloadavg(),

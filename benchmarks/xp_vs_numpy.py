@@ -9,8 +9,12 @@ runs once per thread setting in --threads (default "1,default": one thread on ea
 per-rank situation — and then torch's default): torch.set_num_threads and threadpoolctl's limit on
 NumPy's BLAS; NumPy's own loops are single-threaded. uint32/uint64 rows time xp's exact unsigned
 arithmetic (npudist.xp._unsigned). The BLAS libraries and thread counts are printed and stored.
+Every xp call is followed by a wait for the device's streams (xp's ops may be deferred): by default
+the extension's own synchronize, ``npudist._C._synchronize(device)`` — the call
+``torch.npu.synchronize()`` ends in, without that wrapper's Python argument handling (~1-3 us,
+more than a 16-element NumPy op); ``--sync torch`` times with ``torch.npu.synchronize()``.
 
-    python benchmarks/xp_vs_numpy.py [--reps 5] [--threads 1,default] [--size 1000000] [--json benchmarks/results/xp_vs_numpy.json]
+    python benchmarks/xp_vs_numpy.py [--reps 5] [--threads 1,default] [--size 1000000] [--sync c|torch] [--json benchmarks/results/xp_vs_numpy.json]
 """
 import argparse
 import json
@@ -85,12 +89,27 @@ def calibrate(fn, target=0.02):
     return max(1, min(20000, int(target / max(t, 1e-7))))
 
 
+SYNC = {"fn": torch.npu.synchronize}
+
+
 def sync_xp(fn):
+    sync = SYNC["fn"]
+
     def run():
         r = fn()
-        torch.npu.synchronize()
+        sync()
         return r
     return run
+
+
+def set_sync(kind):
+    """The wait after each xp call: 'c' (npudist._C._synchronize of the current npu) or 'torch'."""
+    if kind == "torch":
+        SYNC["fn"] = torch.npu.synchronize
+    else:
+        from npudist import _C
+        dev = torch.npu.current_device()
+        SYNC["fn"] = lambda: _C._synchronize(dev)
 
 
 def bench(size, reps, tiny):
@@ -144,7 +163,8 @@ def run_setting(threads, args):
         pass
     info = {"blas": blas_info(), "torch_threads": torch.get_num_threads(), "numpy": np.__version__,
             "torch": torch.__version__, "machine": platform.machine(), "cpus": os.cpu_count(),
-            "float64_mode": xp.get_float64_mode(), "threads": threads, "load_average": os.getloadavg()}
+            "float64_mode": xp.get_float64_mode(), "threads": threads, "load_average": os.getloadavg(),
+            "sync": args.sync}
     print(f"\n######## threads {threads} (torch intra-op {info['torch_threads']}) ########")
     print(f"== {args.size} elements, {args.reps} interleaved reps ==")
     big = bench(args.size, args.reps, tiny=False)
@@ -174,7 +194,10 @@ def main():
                    help="comma-separated thread settings, each the same on both sides ('default': torch's default)")
     p.add_argument("--json", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                                                    "xp_vs_numpy.json"))
+    p.add_argument("--sync", choices=("c", "torch"), default="c",
+                   help="wait after each xp call: npudist._C._synchronize (default) or torch.npu.synchronize()")
     args = p.parse_args()
+    set_sync(args.sync)
     settings = []
     for item in str(args.threads).split(","):
         item = item.strip()

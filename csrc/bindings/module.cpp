@@ -38,6 +38,7 @@ void registerLifecycle(py::module& m);
 void registerFaultInject(py::module& m);
 void registerIpc(py::module& m);
 void registerGraph(py::module& m);
+void registerXp(py::module& m);
 }
 
 namespace {
@@ -95,6 +96,7 @@ PYBIND11_MODULE(_C, m) {
   bindings::registerFaultInject(m);
   bindings::registerIpc(m);
   bindings::registerGraph(m);
+  bindings::registerXp(m);
   m.def("_route_cpu_kernel_ops", translated([] { return core::routeCpuKernelOpsToFallback(); }));
   m.def("_device_count", translated([] { return int(core::deviceCount()); }));
   m.def("_is_in_bad_fork", [] { return core::isInBadFork(); });

@@ -11,7 +11,7 @@ that call their family module when they run (as cupy._core calls into cupy for a
 import numpy as np
 import torch
 
-from . import _indexing
+from . import _host, _indexing
 from ._indexing import normalize_index_array  # noqa: F401  (re-exported)
 from ._convert import (ArrayBase, as_tensor, check_order, check_same_kind, f64, in_order, is_f_contiguous,  # noqa: F401  (re-exported)
                        f_layout, normalize_axes, normalize_axis, operand, result_dtype, tensor_of, to_numpy)
@@ -260,6 +260,7 @@ class ndarray(ArrayBase):
     def tobytes(self, order="C"):
         return to_numpy(self._t).tobytes(order)
 
+    @_host.numpy_first(np.ndarray.astype, lambda: ndarray)   # NumPy's cast on npu memory first (docs/xp.md)
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         """Cast to dtype (matches numpy.ndarray.astype: casting rule, memory order, copy=False)."""
         dt = to_dtype(dtype)

@@ -5,7 +5,7 @@ import operator
 import numpy as np
 import torch
 
-from . import _config
+from . import _config, _host
 from ._device import as_torch_device, current_device_id
 from ._core import OPS, as_tensor, check_order, f_layout, in_order, is_f_contiguous, to_numpy, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
@@ -100,6 +100,7 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, like=N
     return a
 
 
+@_host.numpy_first(np.ascontiguousarray, ndarray, big=True)   # NumPy's copy on npu memory first (docs/xp.md)
 def ascontiguousarray(a, dtype=None, *, like=None):
     """C-contiguous array, at least 1-d (matches numpy.ascontiguousarray)."""
     t = as_tensor(a, dtype=None if dtype is None else to_dtype(dtype))

@@ -25,14 +25,17 @@ Views are cached on the xp array (slot ``_h``: the tensor, its address, the view
 the array's current tensor and address on every use.
 """
 import ctypes
+import functools
 
 import numpy as np
 import torch
 
 from npudist import _C
 
+from . import _config
+
 from ._dtypes import TORCH_TO_NP
-from ._unsigned import UIntTensor
+from ._unsigned import UIntTensor, as_uint
 
 try:  # NumPy 2's FP-error state is a context variable; setting it directly costs ~0.2 us
     from numpy._core._multiarray_umath import _extobj_contextvar as _ERR
@@ -60,8 +63,8 @@ def host_view(a, t):
         p = t.as_subclass(_PLAIN)
     else:
         return None
-    if not p.is_contiguous() or p.device.type != "npu" or p.numel() == 0:
-        return None
+    if not p.is_contiguous() or p.device.type != "npu" or p.numel() == 0 or p.is_conj() or p.is_neg():
+        return None   # (a conjugate / negative view's buffer does not hold its values)
     ptr = p.data_ptr()
     v = np.ndarray(tuple(p.shape), TORCH_TO_NP[p.dtype], _BIG.from_address(ptr))
     h = a._h = (t, ptr, v, p, p.device.index or 0, p.dtype)
@@ -90,6 +93,9 @@ _DEVICES = {}
 
 # False: every ufunc call takes the PyTorch path (benchmarks/xp_host_loops.py times both sides).
 ENABLED = True
+# False: the C fast paths (fast_ufunc, numpy_first) decline every call; the Python host path above
+# still runs where it qualifies (benchmarks/xp_host_loops.py times the three variants).
+FAST = True
 
 # Results up to this many elements: NumPy's loops where host_small says so (below it fixed
 # per-call costs dominate); larger ones: where numpy_faster says so.
@@ -188,3 +194,65 @@ def wait(device_index):
 def capturing():
     """True while any npu graph capture is under way in the process (then: the torch path)."""
     return _C._any_capture()
+
+
+def fast_ufunc(uf, state):
+    """The C fast path of xp ufunc ``uf`` (``npudist._C._XpHostUfunc``), or None if the extension
+    lacks it or NumPy's FP-error context variable is not found.
+
+    Called with the ufunc's positional operands only (``uf._fast(*args)``), it returns the result
+    xp array (a tuple for two outputs) after running NumPy's loop on zero-copy views of the npu
+    buffers into new npu tensors from the npu caching allocator, or None when the call does not
+    qualify: operands other than exact xp arrays (plain or unsigned, C-contiguous, non-empty,
+    no conjugate/negative bit, one npu, one shape: no broadcasting) and Python scalars; more than
+    SMALL elements unless an unsigned dtype is involved or ``uf`` is in NUMPY_FASTER and torch runs
+    one thread; ENABLED false; ``state.float64_mode`` not 'off'; a graph capture under way; NumPy
+    raising TypeError/ValueError/OverflowError (xp's general path then raises xp's error).
+    Stream order and FP-error handling are this module's rules (module docstring)."""
+    cls = getattr(_C, "_XpHostUfunc", None)
+    if cls is None or _ERR is None or not isinstance(uf._np, np.ufunc) or uf._np.signature is not None:
+        return None   # (generalized ufuncs such as matmul: the result's shape is not the operands')
+    return cls(uf._np, uf.nin, uf.nout, uf.__name__ in NUMPY_FASTER, uf._resolve, uf._array_type, _UINTT,
+               as_uint, globals(), state, _ERR, _IGNORE)
+
+
+def numpy_first(np_fn, array_type, big=False, unsigned=True):
+    """Decorator for an xp function whose NumPy counterpart ``np_fn`` takes the same arguments
+    and returns new arrays (no views): calls first run ``np_fn`` on zero-copy views of the npu
+    buffers (C: ``npudist._C._XpHostFunc``), its results copied into new npu memory (the npu
+    caching allocator) as xp arrays, so values and dtypes are NumPy's; the xp function runs
+    instead when the call does not qualify.
+
+    Qualifies: exact xp arrays among the arguments (positional or keyword: any strides,
+    non-empty, on one npu, no conjugate/negative bit) with at most SMALL elements each — or,
+    with ``big`` (NumPy measured faster per thread at 1M elements, BENCHMARKS.md) and one torch
+    thread, any size; with ``unsigned`` (default), calls with a uint16/32/64 array at any size
+    (xp's PyTorch path emulates those dtypes with several torch ops). Never: ``out=``, torch tensors, NumPy
+    arrays or xp subclasses as arguments, a graph capture under way, float64 modes other than
+    'off', ENABLED false, NumPy raising TypeError/ValueError/OverflowError/IndexError (the xp
+    function then raises its own error), a result NumPy returns into one of the views, or a
+    result dtype xp does not hold. Results keep NumPy's memory order (C, or Fortran when NumPy's
+    result is Fortran-ordered). ``array_type`` may be a zero-argument callable returning the
+    class (for ndarray's own methods, decorated before the class exists); it is called once, at
+    the first call. Stream order and FP-error handling are this module's rules."""
+    def deco(f):
+        cls = getattr(_C, "_XpHostFunc", None)
+        if cls is None or _ERR is None:
+            return f
+        made = []
+
+        def fast(*args, **kwargs):   # replaced by the C object at the first call
+            kind = array_type if isinstance(array_type, type) else array_type()
+            made.append(cls(np_fn, big, unsigned, kind, _UINTT, as_uint, globals(), _config.state, _ERR, _IGNORE))
+            numpy_first_call._host_fast = made[0]
+            return made[0](*args, **kwargs)
+
+        @functools.wraps(f)
+        def numpy_first_call(*args, **kwargs):
+            r = (made[0] if made else fast)(*args, **kwargs)
+            if r is not None:
+                return r
+            return f(*args, **kwargs)
+        numpy_first_call._host_fast = fast
+        return numpy_first_call
+    return deco

@@ -9,11 +9,14 @@ from ._unsigned import as_uint
 from ._manipulation import broadcast_arrays
 from ._config import device
 from ._creation import ones
+from . import _host   # NumPy's functions on npu memory first (issue 21 step 6)
+from ._core import ndarray
 
 
 _t = tensor_of  # the package's one unwrapping helper
 
 
+@_host.numpy_first(np.take, ndarray, big=True)
 def take(a, indices, axis=None, out=None, mode="raise"):
     """Elements at indices along axis (matches numpy.take, modes raise/wrap/clip)."""
     t = _t(a)
@@ -79,6 +82,7 @@ def put(a, ind, v, mode="raise"):
     flat[idx] = vals
 
 
+@_host.numpy_first(np.where, ndarray, big=True)
 def where(condition, x=None, y=None):
     """Elementwise choice (matches numpy.where; one argument: nonzero)."""
     if x is None and y is None:

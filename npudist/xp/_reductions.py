@@ -9,6 +9,8 @@ import torch
 
 from ._core import OPS, tensor_of, f64, normalize_axes, normalize_axis, result, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, sum_dtype, to_dtype
+from . import _host   # NumPy's functions on npu memory first (issue 21 step 6)
+from ._core import ndarray
 
 _UINT_ACC = {torch.uint16, torch.uint32, torch.uint64}
 _ACC_UP = {torch.uint16: torch.int64, torch.uint32: torch.int64, torch.uint64: torch.int64, torch.bool: torch.int64, torch.int8: torch.int64, torch.int16: torch.int64, torch.int32: torch.int64,
@@ -44,6 +46,7 @@ def _reduce_dims(fn, t, axes, keepdims):
     return r
 
 
+@_host.numpy_first(np.sum, ndarray, big=True)
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=True):
     """Sum over axes (matches numpy.sum: ints/bools accumulate in int64; axis int/tuple/None)."""
     t = _t(a)
@@ -114,11 +117,13 @@ def _extreme(name, a, axis, out, keepdims, initial, where):
     return _out(r, out)
 
 
+@_host.numpy_first(np.max, ndarray, big=True)
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=True):
     """Maximum over axes; NaN propagates (matches numpy.max); empty without initial raises ValueError."""
     return _extreme("max", a, axis, out, keepdims, initial, where)
 
 
+@_host.numpy_first(np.min, ndarray, big=True)
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=True):
     """Minimum over axes; NaN propagates (matches numpy.min); empty without initial raises ValueError."""
     return _extreme("min", a, axis, out, keepdims, initial, where)
@@ -163,11 +168,13 @@ def _arg_out(r, t, dim, keepdims, out):
     return _out(r, out)
 
 
+@_host.numpy_first(np.argmax, ndarray, big=True)
 def argmax(a, axis=None, out=None, *, keepdims=False):
     """Index of the maximum, first occurrence, NaN first (matches numpy.argmax; int64)."""
     return _arg("argmax", a, axis, out, keepdims, False)
 
 
+@_host.numpy_first(np.argmin, ndarray, big=True)
 def argmin(a, axis=None, out=None, *, keepdims=False):
     """Index of the minimum, first occurrence, NaN first (matches numpy.argmin; int64)."""
     return _arg("argmin", a, axis, out, keepdims, False)
@@ -215,6 +222,7 @@ def _cum(fn, a, axis, dtype, out, ufunc_dtype):
     return _out(r, out)
 
 
+@_host.numpy_first(np.cumsum, ndarray, big=True)   # NumPy's float32 order of accumulation at any size
 def cumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum (matches numpy.cumsum; axis None flattens)."""
     return _cum(torch.cumsum, a, axis, dtype, out, False)

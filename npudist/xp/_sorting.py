@@ -10,6 +10,7 @@ import torch
 from ._core import tensor_of, normalize_axis, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._core import ndarray
+from . import _host   # NumPy's functions on npu memory first (issue 21 step 6)
 
 
 _t = tensor_of  # the package's one unwrapping helper
@@ -47,6 +48,7 @@ def _axis(t, axis):
     return t, normalize_axis(axis, t.ndim)
 
 
+@_host.numpy_first(np.sort, ndarray, unsigned=False)   # PyTorch's sort is the faster side at 1M
 def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     """Sorted copy (matches numpy.sort; stable; NaN last; axis=None flattens).
     ``descending=True`` is the Array API's option (equal elements keep their order)."""
@@ -61,6 +63,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     return wrap(torch.sort(t, dim=axis, stable=descending, descending=descending).values)
 
 
+@_host.numpy_first(np.argsort, ndarray, unsigned=False)   # PyTorch's sort is the faster side at 1M
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     """Indices that sort the array (matches numpy.argsort; stable; int64)."""
     t, axis = _axis(_t(a), axis)
@@ -174,6 +177,7 @@ def _unique_flat(flat, equal_nan):
     return s[start], perm[start], inverse, counts
 
 
+@_host.numpy_first(np.unique, ndarray, big=True)
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True,
            sorted=True):
     """Sorted unique elements, optionally first indices, inverse indices and counts (matches

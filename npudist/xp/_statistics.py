@@ -10,6 +10,7 @@ from ._core import tensor_of, f64, normalize_axes, normalize_axis, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._core import ndarray
 from ._reductions import _mask, _out
+from . import _host   # NumPy's functions on npu memory first (issue 21 step 6)
 
 _F64 = np.dtype(np.float64)
 
@@ -34,6 +35,7 @@ def _count(t, axes, where):
     return m.sum(dim=axes, keepdim=True) if axes else m.to(torch.int64)
 
 
+@_host.numpy_first(np.mean, ndarray, big=True)   # NumPy's pairwise summation at any size
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """Arithmetic mean (matches numpy.mean: integers average in float64; empty gives NaN)."""
     t = _t(a)
@@ -53,6 +55,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     return _out(r.to(tdt), out)
 
 
+@_host.numpy_first(np.var, ndarray, big=True)
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None):
     """Variance (matches numpy.var; ddof / Array API correction; complex gives a real result)."""
     if correction is not None:
@@ -89,6 +92,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     return _out(real.to(res_dt), out)
 
 
+@_host.numpy_first(np.std, ndarray, big=True)
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None):
     """Standard deviation (matches numpy.std)."""
     v = var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean, correction=correction)
@@ -266,6 +270,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     return (wrap(r), wrap(scl.broadcast_to(r.shape).clone())) if returned else wrap(r)
 
 
+@_host.numpy_first(np.bincount, ndarray, big=True)
 def bincount(x, weights=None, minlength=0):
     """Counts of each non-negative int (matches numpy.bincount; int64, float64 with weights)."""
     t = _t(x)
@@ -330,6 +335,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     return wrap(e)
 
 
+@_host.numpy_first(np.histogram, ndarray, big=True)
 def histogram(a, bins=10, range=None, density=None, weights=None):
     """Histogram over equal-width or given bins, last bin closed (matches numpy.histogram)."""
     t = _t(a).reshape(-1)

@@ -36,6 +36,10 @@ _wait = _host._C._wait_current_stream
 _SCALARS = {}
 
 
+def _no_fast(*args):
+    return None
+
+
 def _scalar_tensor(o, tdt):
     """A Python scalar operand as a cached host 0-d tensor of the loop dtype: NumPy casts a weak
     scalar to the loop dtype before computing (so does this, float16 included), and PyTorch takes
@@ -83,6 +87,8 @@ class ufunc:
         self._host_lex = name in _host.LEX
         self._host_big = name in _host.NUMPY_FASTER
         self.identity = self._np.identity
+        # the C fast path (npudist._C._XpHostUfunc; None without it): positional operands only
+        self._fast = _host.fast_ufunc(self, _state) or _no_fast
         self.__doc__ = doc or f"Elementwise {name} on the npu (matches numpy.{np_name or name})."
 
     def __repr__(self):
@@ -113,6 +119,11 @@ class ufunc:
 
     def __call__(self, *args, out=None, where=True, casting="same_kind", dtype=None, order="K", subok=True,
                  signature=None):
+        if out is None and where is True and dtype is None and casting == "same_kind" and order == "K" \
+                and signature is None:
+            r = self._fast(*args)   # NumPy's loop on npu memory in one C call, or None
+            if r is not None:
+                return r
         nin = self.nin
         if (where is True and dtype is None and order == "K" and signature is None and len(args) == nin
                 and _state.float64_mode == "off" and _host.ENABLED and not _any_capture()

@@ -310,8 +310,15 @@ def test_measured_choice_on_small_arrays():
     i = xp.asarray(np.arange(1, 17, dtype=np.int64))
     u = xp.asarray(np.arange(1, 17, dtype=np.uint32))
     c = xp.asarray(np.arange(16, dtype=np.complex64))
-    assert not _host_made(f + f)                  # one PyTorch kernel: as fast as the host path
-    assert not _host_made(i > 3)
+    assert _host_made(f + f)                      # the C fast path: every small call of the same shape
+    assert _host_made(i > 3)
+    _host.FAST = False                            # the Python host path alone: single-kernel calls stay
+    try:                                          # on PyTorch (as fast as that path's Python allocation)
+        assert not _host_made(f + f)
+        assert not _host_made(i > 3)
+        assert _host_made(i // 3)
+    finally:
+        _host.FAST = True
     assert _host_made(i // 3)                     # several torch ops on the PyTorch path
     assert _host_made(i % 3)
     assert _host_made(u + u)                      # unsigned: exact NumPy loop

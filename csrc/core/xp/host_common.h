@@ -1,0 +1,62 @@
+#pragma once
+// What xp's two C fast paths share (host_ufunc.cpp, host_func.cpp): NumPy's C API (one table,
+// defined in host_ufunc.cpp), dtype mapping, zero-copy NumPy views of npu tensors, interned names.
+#include <Python.h>
+
+#define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL npudist_xp_host_ARRAY_API
+#ifndef XP_HOST_DEFINE_ARRAY_API
+#define NO_IMPORT_ARRAY
+#endif
+#include <numpy/arrayobject.h>
+
+#include <ATen/core/Tensor.h>
+
+namespace npudist::core::xp::host {
+
+// NumPy type number of a torch dtype, -1 if NumPy has none (bfloat16, ...).
+inline int npyType(c10::ScalarType s) {
+  switch (s) {
+    case c10::ScalarType::Bool: return NPY_BOOL;
+    case c10::ScalarType::Byte: return NPY_UINT8;
+    case c10::ScalarType::Char: return NPY_INT8;
+    case c10::ScalarType::Short: return NPY_INT16;
+    case c10::ScalarType::Int: return NPY_INT32;
+    case c10::ScalarType::Long: return NPY_INT64;
+    case c10::ScalarType::UInt16: return NPY_UINT16;
+    case c10::ScalarType::UInt32: return NPY_UINT32;
+    case c10::ScalarType::UInt64: return NPY_UINT64;
+    case c10::ScalarType::Half: return NPY_FLOAT16;
+    case c10::ScalarType::Float: return NPY_FLOAT32;
+    case c10::ScalarType::Double: return NPY_FLOAT64;
+    case c10::ScalarType::ComplexFloat: return NPY_COMPLEX64;
+    case c10::ScalarType::ComplexDouble: return NPY_COMPLEX128;
+    default: return -1;
+  }
+}
+
+inline bool isUnsigned(c10::ScalarType s) {
+  return s == c10::ScalarType::UInt16 || s == c10::ScalarType::UInt32 || s == c10::ScalarType::UInt64;
+}
+
+// interned names, set by initCommon()
+inline PyObject *s_t = nullptr, *s_h = nullptr, *s_ENABLED = nullptr, *s_FAST = nullptr, *s_SMALL = nullptr,
+    *s_float64_mode = nullptr, *s_off = nullptr, *s_out_kw = nullptr, *s_empty = nullptr;
+
+// The C-contiguous NumPy view of npu tensor t (type number npy); new reference, nullptr with an error set.
+inline PyObject* npView(const at::Tensor& t, int npy) {
+  npy_intp dims[NPY_MAXDIMS];
+  const int nd = int(t.dim());
+  for (int i = 0; i < nd; ++i) dims[i] = npy_intp(t.size(i));
+  PyArray_Descr* d = PyArray_DescrFromType(npy);  // new reference, stolen below
+  if (!d) return nullptr;
+  return PyArray_NewFromDescr(&PyArray_Type, d, nd, dims, nullptr, t.data_ptr(), NPY_ARRAY_CARRAY, nullptr);
+}
+
+// A fast path's answer: not this call (xp's general path runs).
+inline PyObject* declined() { Py_RETURN_NONE; }
+
+// NumPy's C API and the interned names; false with a Python error set on failure.
+bool initCommon();  // defined in host_ufunc.cpp, which holds NumPy's C API table
+
+}  // namespace npudist::core::xp::host

@@ -1,0 +1,352 @@
+// npudist.xp's NumPy-function path (issue 21 step 6): an xp function (sum, sort, where, astype, ...)
+// runs NumPy's own function on zero-copy views of its npu arrays in one C call; the result is copied
+// into new npu memory (the npu caching allocator) as xp arrays. Declines (None) for anything
+// unusual; see npudist/xp/_host.py numpy_first.
+#include "core/xp/host_ufunc.h"
+
+#include "core/xp/host_common.h"
+
+#include <ATen/Parallel.h>
+#include <torch/csrc/Exceptions.h>
+#include <torch/csrc/autograd/python_variable.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/aten/native_ops.h"
+#include "core/device.h"
+#include "core/graph/capture_state.h"
+#include "core/stream.h"
+
+namespace npudist::core::xp {
+namespace {
+
+using namespace host;
+
+
+struct HostFunc {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  PyObject* np_fn;       // e.g. numpy.sum
+  PyObject* array_type;  // xp.ndarray
+  PyObject* uint_type;
+  PyObject* as_uint;
+  PyObject* host_dict;
+  PyObject* state;
+  PyObject* errvar;
+  PyObject* ignore;
+  bool big_ok;   // NumPy's function measured faster at size with one torch thread
+  bool uint_ok;  // NumPy's function at any size when an array is uint16/32/64 (xp emulates those)
+};
+
+c10::ScalarType fromNpy(int t) {
+  switch (t) {
+    case NPY_BOOL: return c10::ScalarType::Bool;
+    case NPY_UINT8: return c10::ScalarType::Byte;
+    case NPY_INT8: return c10::ScalarType::Char;
+    case NPY_INT16: return c10::ScalarType::Short;
+    case NPY_INT32: return c10::ScalarType::Int;
+    case NPY_UINT16: return c10::ScalarType::UInt16;
+    case NPY_UINT32: return c10::ScalarType::UInt32;
+    case NPY_FLOAT16: return c10::ScalarType::Half;
+    case NPY_FLOAT32: return c10::ScalarType::Float;
+    case NPY_FLOAT64: return c10::ScalarType::Double;
+    case NPY_COMPLEX64: return c10::ScalarType::ComplexFloat;
+    case NPY_COMPLEX128: return c10::ScalarType::ComplexDouble;
+    default: break;
+  }
+  // the 64-bit integers have two type numbers each on LP64 (long, long long)
+  if (t == NPY_LONG || t == NPY_LONGLONG) return c10::ScalarType::Long;
+  if (t == NPY_ULONG || t == NPY_ULONGLONG) return c10::ScalarType::UInt64;
+  return c10::ScalarType::Undefined;
+}
+
+// The zero-copy NumPy view of an exact xp array (nullptr, no error: not viewable). *numel: its size.
+PyObject* viewOf(PyObject* o, PyObject* array_type, PyObject* uint_type, c10::Device* dev, int64_t* numel,
+                 bool* unsig) {
+  PyObject* t = PyObject_GetAttr(o, s_t);
+  if (!t) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  PyTypeObject* tt = Py_TYPE(t);
+  PyObject* v = nullptr;
+  if (tt == (PyTypeObject*)THPVariableClass || tt == (PyTypeObject*)uint_type) {
+    const at::Tensor& ten = THPVariable_Unpack(t);
+    const int npy = ten.defined() ? npyType(ten.scalar_type()) : -1;
+    if (npy >= 0 && ten.is_privateuseone() && ten.numel() > 0 && ten.dim() <= NPY_MAXDIMS && !ten.is_conj() &&
+        !ten.is_neg() && !ten.requires_grad() && (dev->index() < 0 || ten.device() == *dev)) {
+      *dev = ten.device();
+      *numel = std::max<int64_t>(*numel, ten.numel());
+      *unsig = *unsig || isUnsigned(ten.scalar_type());
+      // any strides (a transposed or sliced array is a strided NumPy view of the same buffer)
+      npy_intp dims[NPY_MAXDIMS], strides[NPY_MAXDIMS];
+      const int nd = int(ten.dim());
+      for (int i = 0; i < nd; ++i) {
+        dims[i] = npy_intp(ten.size(i));
+        strides[i] = npy_intp(ten.stride(i) * ten.element_size());
+      }
+      PyArray_Descr* d = PyArray_DescrFromType(npy);
+      v = d ? PyArray_NewFromDescr(&PyArray_Type, d, nd, dims, strides, ten.data_ptr(), NPY_ARRAY_WRITEABLE, nullptr)
+            : nullptr;
+      if (!v) PyErr_Clear();
+    }
+  }
+  Py_DECREF(t);
+  return v;
+}
+
+// A NumPy result as a new xp array in npu memory (nullptr, no error: a result xp cannot hold).
+PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev) {
+  PyObject* arr = nullptr;
+  if (PyArray_Check(r)) {
+    auto* ra = reinterpret_cast<PyArrayObject*>(r);
+    if (PyArray_IS_F_CONTIGUOUS(ra) && !PyArray_IS_C_CONTIGUOUS(ra) && PyArray_ISALIGNED(ra)) {
+      Py_INCREF(r);  // NumPy's Fortran-ordered result: copied as it is (memory order kept)
+      arr = r;
+    } else {
+      arr = PyArray_FromAny(r, nullptr, 0, 0, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, nullptr);
+    }
+  } else if (PyArray_IsScalar(r, Generic)) {
+    arr = PyArray_FromScalar(r, nullptr);
+  } else {
+    return nullptr;
+  }
+  if (!arr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  auto* a = reinterpret_cast<PyArrayObject*>(arr);
+  const c10::ScalarType st = fromNpy(PyArray_TYPE(a));
+  if (st == c10::ScalarType::Undefined || !PyArray_ISNOTSWAPPED(a)) {
+    Py_DECREF(arr);
+    return nullptr;
+  }
+  std::vector<int64_t> shape(PyArray_DIMS(a), PyArray_DIMS(a) + PyArray_NDIM(a));
+  at::Tensor t;
+  if (PyArray_IS_C_CONTIGUOUS(a)) {
+    t = empty_memory_format(shape, st, std::nullopt, dev, std::nullopt, std::nullopt);
+  } else {  // Fortran order: the same strides, one segment
+    std::vector<int64_t> strides(size_t(PyArray_NDIM(a)));
+    for (int i = 0; i < PyArray_NDIM(a); ++i) strides[size_t(i)] = int64_t(PyArray_STRIDES(a)[i] / PyArray_ITEMSIZE(a));
+    t = empty_strided(shape, strides, st, std::nullopt, dev, std::nullopt);
+  }
+  if (t.numel() > 0) std::memcpy(t.data_ptr(), PyArray_DATA(a), size_t(t.nbytes()));
+  Py_DECREF(arr);
+  PyObject* tobj = THPVariable_Wrap(std::move(t));
+  if (tobj && isUnsigned(st)) {
+    PyObject* u = PyObject_CallOneArg(self->as_uint, tobj);
+    Py_DECREF(tobj);
+    tobj = u;
+  }
+  if (!tobj) return nullptr;
+  PyObject* out = PyBaseObject_Type.tp_new((PyTypeObject*)self->array_type, s_empty, nullptr);
+  if (out && PyObject_SetAttr(out, s_t, tobj) < 0) Py_CLEAR(out);
+  Py_DECREF(tobj);
+  return out;
+}
+
+PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  HANDLE_TH_ERRORS
+  auto* self = reinterpret_cast<HostFunc*>(callable);
+  const Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  if (n == 0 || graph::anyCapture() || isInBadFork()) return declined();
+  {
+    PyObject* e = PyDict_GetItemWithError(self->host_dict, s_ENABLED);
+    if (e != Py_True || PyDict_GetItemWithError(self->host_dict, s_FAST) != Py_True)
+      return PyErr_Occurred() ? nullptr : declined();
+    PyObject* mode = PyObject_GetAttr(self->state, s_float64_mode);
+    if (!mode) return nullptr;
+    const bool off = mode == s_off || (PyUnicode_Check(mode) && PyUnicode_Compare(mode, s_off) == 0);
+    Py_DECREF(mode);
+    if (!off) return declined();
+  }
+  Py_ssize_t small = 0;
+  {
+    PyObject* s = PyDict_GetItemWithError(self->host_dict, s_SMALL);
+    if (!s || !PyLong_Check(s)) return PyErr_Occurred() ? nullptr : declined();
+    small = PyLong_AsSsize_t(s);
+  }
+  const Py_ssize_t total = n + nkw;
+  std::vector<PyObject*> cargs(size_t(total), nullptr);
+  c10::Device dev(c10::DeviceType::PrivateUse1, -1);
+  int64_t numel = 0;
+  bool unsig = false, ok = true, any_array = false;
+  for (Py_ssize_t i = 0; i < total && ok; ++i) {
+    PyObject* o = args[i];
+    PyTypeObject* tp = Py_TYPE(o);
+    if (tp == (PyTypeObject*)self->array_type) {
+      cargs[i] = viewOf(o, self->array_type, self->uint_type, &dev, &numel, &unsig);
+      ok = cargs[i] != nullptr;
+      any_array = true;
+    } else if (THPVariable_Check(o) || PyArray_Check(o) ||
+               (i >= n && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, i - n), "out") == 0 &&
+                o != Py_None)) {
+      ok = false;  // torch tensors, xp subclasses, NumPy arrays and out=: the general path
+    } else {
+      if (PyObject_TypeCheck(o, (PyTypeObject*)self->array_type)) ok = false;  // an xp subclass
+      cargs[i] = o;
+      Py_INCREF(o);
+    }
+  }
+  PyObject* res = nullptr;
+  if (ok && any_array &&
+      (numel <= small || (unsig && self->uint_ok) || (self->big_ok && at::get_num_threads() == 1))) {
+    if (C10_UNLIKELY(currentStreamHasPending(dev.index()))) {
+      PyThreadState* ts = PyEval_SaveThread();
+      try {
+        waitCurrentStream(dev.index());
+      } catch (...) {
+        PyEval_RestoreThread(ts);
+        for (auto* p : cargs) Py_XDECREF(p);
+        throw;
+      }
+      PyEval_RestoreThread(ts);
+    }
+    PyObject* token = PyContextVar_Set(self->errvar, self->ignore);
+    if (token) {
+      res = PyObject_Vectorcall(self->np_fn, cargs.data(), size_t(n), kwnames);
+      PyObject *et, *ev, *tb;
+      PyErr_Fetch(&et, &ev, &tb);
+      if (PyContextVar_Reset(self->errvar, token) < 0) PyErr_Clear();
+      PyErr_Restore(et, ev, tb);
+      Py_DECREF(token);
+    }
+    if (!res) {
+      if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError) ||
+          PyErr_ExceptionMatches(PyExc_OverflowError) || PyErr_ExceptionMatches(PyExc_IndexError)) {
+        PyErr_Clear();  // NumPy refused: the general path raises xp's error
+      } else {
+        for (auto* p : cargs) Py_XDECREF(p);
+        return nullptr;
+      }
+    }
+  }
+  if (res) {
+    // NumPy returned into one of our views (an out array passed positionally): the xp function
+    // must return the caller's array, so it runs itself
+    for (auto* p : cargs)
+      if (p && res == p) Py_CLEAR(res);
+  }
+  for (auto* p : cargs) Py_XDECREF(p);
+  if (!res) return declined();
+  PyObject* out = nullptr;
+  if (PyTuple_Check(res)) {
+    // several arrays (unique(return_counts=True), histogram): each wrapped, or decline all
+    const Py_ssize_t m = PyTuple_GET_SIZE(res);
+    out = PyTuple_New(m);
+    for (Py_ssize_t k = 0; out && k < m; ++k) {
+      PyObject* w = wrapResult(self, PyTuple_GET_ITEM(res, k), dev);
+      if (!w) {
+        Py_CLEAR(out);
+        break;
+      }
+      PyTuple_SET_ITEM(out, k, w);
+    }
+    if (out && Py_TYPE(res) != &PyTuple_Type) {  // a named tuple (NumPy's unique_all, ...): same class
+      PyObject* named = PyObject_Call((PyObject*)Py_TYPE(res), out, nullptr);
+      Py_DECREF(out);
+      out = named;
+      if (!out) PyErr_Clear();
+    }
+  } else {
+    out = wrapResult(self, res, dev);
+  }
+  Py_DECREF(res);
+  if (!out) {
+    if (PyErr_Occurred()) return nullptr;
+    return declined();
+  }
+  return out;
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject* hostFuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  PyObject *np_fn, *array_type, *uint_type, *as_uint, *host_dict, *state, *errvar, *ignore;
+  int big_ok, uint_ok;
+  if (!PyArg_ParseTuple(args, "OppOOOO!OOO:_XpHostFunc", &np_fn, &big_ok, &uint_ok, &array_type, &uint_type,
+                        &as_uint, &PyDict_Type, &host_dict, &state, &errvar, &ignore))
+    return nullptr;
+  if (!PyType_Check(array_type) || !PyType_Check(uint_type) || !PyContextVar_CheckExact(errvar)) {
+    PyErr_SetString(PyExc_TypeError,
+                    "_XpHostFunc: array_type and uint_type must be classes and errvar a contextvars.ContextVar");
+    return nullptr;
+  }
+  auto* self = reinterpret_cast<HostFunc*>(type->tp_alloc(type, 0));
+  if (!self) return nullptr;
+  self->vectorcall = funcCall;
+  PyObject** fields[] = {&self->np_fn, &self->array_type, &self->uint_type, &self->as_uint,
+                         &self->host_dict, &self->state, &self->errvar, &self->ignore};
+  PyObject* values[] = {np_fn, array_type, uint_type, as_uint, host_dict, state, errvar, ignore};
+  for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); ++i) {
+    Py_INCREF(values[i]);
+    *fields[i] = values[i];
+  }
+  self->big_ok = big_ok != 0;
+  self->uint_ok = uint_ok != 0;
+  return reinterpret_cast<PyObject*>(self);
+}
+
+int hostFuncTraverse(PyObject* o, visitproc visit, void* arg) {
+  auto* self = reinterpret_cast<HostFunc*>(o);
+  Py_VISIT(self->np_fn);
+  Py_VISIT(self->array_type);
+  Py_VISIT(self->uint_type);
+  Py_VISIT(self->as_uint);
+  Py_VISIT(self->host_dict);
+  Py_VISIT(self->state);
+  Py_VISIT(self->errvar);
+  Py_VISIT(self->ignore);
+  return 0;
+}
+
+int hostFuncClear(PyObject* o) {
+  auto* self = reinterpret_cast<HostFunc*>(o);
+  Py_CLEAR(self->np_fn);
+  Py_CLEAR(self->array_type);
+  Py_CLEAR(self->uint_type);
+  Py_CLEAR(self->as_uint);
+  Py_CLEAR(self->host_dict);
+  Py_CLEAR(self->state);
+  Py_CLEAR(self->errvar);
+  Py_CLEAR(self->ignore);
+  return 0;
+}
+
+void hostFuncDealloc(PyObject* o) {
+  PyObject_GC_UnTrack(o);
+  hostFuncClear(o);
+  Py_TYPE(o)->tp_free(o);
+}
+
+PyTypeObject hostFuncType = {PyVarObject_HEAD_INIT(nullptr, 0) "npudist._C._XpHostFunc"};
+
+}  // namespace
+
+PyObject* hostFuncTypeObject() {
+  static bool ready = false;
+  if (!ready) {
+    if (!initCommon()) return nullptr;
+    hostFuncType.tp_basicsize = sizeof(HostFunc);
+    hostFuncType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
+    hostFuncType.tp_doc =
+        "_XpHostFunc(np_fn, big_ok, uint_ok, array_type, uint_type, as_uint, host_dict, state, errvar, ignore)\n\n"
+        "npudist.xp's host path for a NumPy function: calling it with the xp function's arguments runs np_fn "
+        "with exact xp arrays replaced by zero-copy views of their npu buffers and returns its result copied "
+        "into new npu memory as xp arrays, or None when the call does not qualify (then xp's own code runs).";
+    hostFuncType.tp_new = hostFuncNew;
+    hostFuncType.tp_dealloc = hostFuncDealloc;
+    hostFuncType.tp_traverse = hostFuncTraverse;
+    hostFuncType.tp_clear = hostFuncClear;
+    hostFuncType.tp_call = PyVectorcall_Call;
+    hostFuncType.tp_vectorcall_offset = offsetof(HostFunc, vectorcall);
+    if (PyType_Ready(&hostFuncType) < 0) return nullptr;
+    ready = true;
+  }
+  Py_INCREF(&hostFuncType);
+  return reinterpret_cast<PyObject*>(&hostFuncType);
+}
+
+}  // namespace npudist::core::xp

@@ -1,0 +1,584 @@
+// npudist.xp's ufunc fast path (issue 21 step 6; the NumPy-function path is host_func.cpp): one C call from xp's ufunc
+// __call__ that checks the operands, finds NumPy's loop (cached), allocates the
+// npu result through the npu caching allocator, runs NumPy's own ufunc on
+// zero-copy views of the npu buffers and wraps the result as an xp array.
+// It declines (returns None, the Python paths then run) for anything unusual:
+// a non-npu / non-contiguous / conjugate-view / subclass tensor, operands of
+// different shapes or devices, operand types other than exact xp arrays and
+// Python scalars, NumPy refusing the call, float64 modes other than 'off', the
+// host loops turned off (npudist.xp._host.ENABLED / FAST), or a graph capture under way.
+// Why C: the same steps in Python cost ~5 us per call, NumPy's whole call ~0.4 us.
+#include "core/xp/host_ufunc.h"
+
+#define XP_HOST_DEFINE_ARRAY_API  // this translation unit holds NumPy's C API table (host_common.h)
+#include "core/xp/host_common.h"
+#include <numpy/ufuncobject.h>
+
+#include <ATen/Parallel.h>
+#include <torch/csrc/Dtype.h>
+#include <torch/csrc/DynamicTypes.h>
+#include <torch/csrc/Exceptions.h>
+#include <torch/csrc/autograd/python_variable.h>
+
+#include <algorithm>
+#include <cfenv>
+#include <cstring>
+#include <unordered_map>
+#include <vector>
+
+#include "core/aten/native_ops.h"
+#include "core/device.h"
+#include "core/graph/capture_state.h"
+#include "core/stream.h"
+
+namespace npudist::core::xp {
+namespace {
+
+using namespace host;
+
+// Operand codes in the loop cache key: torch dtypes are < 0x80; Python scalar types above.
+constexpr uint32_t kPyInt = 0x81, kPyFloat = 0x82, kPyComplex = 0x83, kPyBool = 0x84;
+
+struct Loop {
+  bool ok = false;  // false: NumPy has no loop (or xp refuses a dtype): always decline
+  int nout = 0;
+  c10::ScalarType in[3] = {c10::ScalarType::Undefined, c10::ScalarType::Undefined, c10::ScalarType::Undefined};
+  c10::ScalarType out[2] = {c10::ScalarType::Undefined, c10::ScalarType::Undefined};
+  bool any_unsigned = false;
+  // NumPy's own 1-d inner loop for exactly these dtypes (the ufunc's legacy loop table), or null:
+  // called directly when every operand already has its loop dtype (no cast), else NumPy's call runs
+  PyUFuncGenericFunction fn = nullptr;
+  void* fdata = nullptr;
+};
+
+struct HostUfunc {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  PyObject* np_ufunc;    // numpy.<name>
+  PyObject* resolve;     // resolve(key_tuple, None) -> loop tuple of torch dtypes (xp's _resolve)
+  PyObject* array_type;  // xp.ndarray (exact type required)
+  PyObject* uint_type;   // xp's UIntTensor (the tensor class of uint16/32/64 arrays)
+  PyObject* as_uint;     // as_uint(tensor) -> tensor with the UIntTensor class
+  PyObject* host_dict;   // npudist.xp._host.__dict__: ENABLED, SMALL read per call
+  PyObject* state;       // npudist.xp._config.state: float64_mode read per call
+  PyObject* errvar;      // NumPy's FP-error context variable
+  PyObject* ignore;      // its value with all errors ignored
+  int nin;
+  int nout;
+  bool big_ok;  // NumPy's loop wins at size with one torch thread (npudist.xp._host.NUMPY_FASTER)
+  std::unordered_map<uint32_t, Loop>* loops;
+};
+
+
+
+// A Python scalar as one element of loop dtype `st` in `buf`, where the value is exactly what NumPy's
+// weak-scalar conversion gives (integers in range, floats to float32/64 by C's rounding, ints that
+// convert exactly); false otherwise (then NumPy's own call runs and converts or refuses).
+bool packScalar(PyObject* o, uint32_t code, c10::ScalarType st, char* buf) {
+  long long iv = 0;
+  double dv = 0, di = 0;
+  bool is_int = false;
+  if (code == kPyBool) {
+    iv = o == Py_True;
+    is_int = true;
+  } else if (code == kPyInt) {
+    int overflow = 0;
+    iv = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || (iv == -1 && PyErr_Occurred())) {
+      PyErr_Clear();
+      return false;
+    }
+    is_int = true;
+  } else if (code == kPyFloat) {
+    dv = PyFloat_AS_DOUBLE(o);
+  } else if (code == kPyComplex) {
+    dv = PyComplex_RealAsDouble(o);
+    di = PyComplex_ImagAsDouble(o);
+  } else {
+    return false;
+  }
+  auto inRange = [&](long long lo, long long hi) { return is_int && iv >= lo && iv <= hi; };
+  auto exactInFloat = [&](long long lim) { return iv >= -lim && iv <= lim; };
+  switch (st) {
+    case c10::ScalarType::Bool:
+      if (code != kPyBool) return false;
+      *reinterpret_cast<bool*>(buf) = iv != 0;
+      return true;
+#define XP_INT_CASE(ST, T, LO, HI)             \
+  case c10::ScalarType::ST:                    \
+    if (!inRange(LO, HI)) return false;        \
+    *reinterpret_cast<T*>(buf) = T(iv);        \
+    return true;
+      XP_INT_CASE(Char, int8_t, -128, 127)
+      XP_INT_CASE(Byte, uint8_t, 0, 255)
+      XP_INT_CASE(Short, int16_t, -32768, 32767)
+      XP_INT_CASE(UInt16, uint16_t, 0, 65535)
+      XP_INT_CASE(Int, int32_t, INT32_MIN, INT32_MAX)
+      XP_INT_CASE(UInt32, uint32_t, 0, UINT32_MAX)
+      XP_INT_CASE(Long, int64_t, INT64_MIN, INT64_MAX)
+      XP_INT_CASE(UInt64, uint64_t, 0, INT64_MAX)
+#undef XP_INT_CASE
+    case c10::ScalarType::Float:
+      if (code == kPyComplex || (is_int && !exactInFloat(1LL << 24))) return false;
+      *reinterpret_cast<float*>(buf) = is_int ? float(iv) : float(dv);
+      return true;
+    case c10::ScalarType::Double:
+      if (code == kPyComplex || (is_int && !exactInFloat(1LL << 53))) return false;
+      *reinterpret_cast<double*>(buf) = is_int ? double(iv) : dv;
+      return true;
+    case c10::ScalarType::ComplexFloat:
+      if (is_int && !exactInFloat(1LL << 24)) return false;
+      reinterpret_cast<float*>(buf)[0] = is_int ? float(iv) : float(dv);
+      reinterpret_cast<float*>(buf)[1] = float(di);
+      return true;
+    case c10::ScalarType::ComplexDouble:
+      if (is_int && !exactInFloat(1LL << 53)) return false;
+      reinterpret_cast<double*>(buf)[0] = is_int ? double(iv) : dv;
+      reinterpret_cast<double*>(buf)[1] = di;
+      return true;
+    default:
+      return false;  // float16: NumPy's own conversion
+  }
+}
+
+// The loop for `key` (cached; on a miss xp's own resolver runs: NumPy's resolve_dtypes).
+const Loop* findLoop(HostUfunc* self, uint32_t key, const uint32_t* codes, int n) {
+  auto it = self->loops->find(key);
+  if (it != self->loops->end()) return &it->second;
+  Loop loop;
+  PyObject* kt = PyTuple_New(n);
+  if (!kt) return nullptr;
+  for (int i = 0; i < n; ++i) {
+    PyObject* item;
+    switch (codes[i]) {
+      case kPyInt: item = (PyObject*)&PyLong_Type; break;
+      case kPyFloat: item = (PyObject*)&PyFloat_Type; break;
+      case kPyComplex: item = (PyObject*)&PyComplex_Type; break;
+      case kPyBool: item = (PyObject*)&PyBool_Type; break;
+      default: item = (PyObject*)torch::getTHPDtype(c10::ScalarType(codes[i]));
+    }
+    Py_INCREF(item);
+    PyTuple_SET_ITEM(kt, i, item);
+  }
+  PyObject* res = PyObject_CallFunctionObjArgs(self->resolve, kt, Py_None, nullptr);
+  Py_DECREF(kt);
+  if (!res) {
+    // no loop, or a dtype xp refuses: the general path raises xp's error
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) return nullptr;
+    PyErr_Clear();
+  } else if (PyTuple_Check(res) && PyTuple_GET_SIZE(res) == self->nin + self->nout && self->nout <= 2) {
+    loop.ok = true;
+    loop.nout = self->nout;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(res); ++i) {
+      PyObject* d = PyTuple_GET_ITEM(res, i);
+      if (!THPDtype_Check(d)) {
+        loop.ok = false;
+        break;
+      }
+      const auto st = reinterpret_cast<THPDtype*>(d)->scalar_type;
+      if (npyType(st) < 0) loop.ok = false;
+      if (isUnsigned(st)) loop.any_unsigned = true;
+      if (i >= self->nin) loop.out[i - self->nin] = st;
+      else loop.in[i] = st;
+    }
+    if (loop.ok && std::strcmp(Py_TYPE(self->np_ufunc)->tp_name, "numpy.ufunc") == 0) {
+      auto* uf = reinterpret_cast<PyUFuncObject*>(self->np_ufunc);
+      const int nargs = self->nin + self->nout;
+      if (uf->nin == self->nin && uf->nout == self->nout && uf->core_enabled == 0 && uf->types && uf->functions) {
+        for (int k = 0; k < uf->ntypes && !loop.fn; ++k) {
+          bool match = true;
+          for (int j = 0; j < nargs && match; ++j) {
+            const c10::ScalarType st = j < self->nin ? loop.in[j] : loop.out[j - self->nin];
+            match = int(uf->types[k * nargs + j]) == npyType(st);
+          }
+          if (match) {
+            loop.fn = uf->functions[k];
+            loop.fdata = uf->data ? uf->data[k] : nullptr;
+          }
+        }
+      }
+    }
+  }
+  Py_XDECREF(res);
+  return &self->loops->emplace(key, loop).first->second;
+}
+
+// Host loops on and float64 mode 'off' (both settable from Python at any time).
+bool enabled(HostUfunc* self, Py_ssize_t* small) {
+  PyObject* e = PyDict_GetItemWithError(self->host_dict, s_ENABLED);  // borrowed
+  if (e != Py_True || PyDict_GetItemWithError(self->host_dict, s_FAST) != Py_True) return false;
+  PyObject* s = PyDict_GetItemWithError(self->host_dict, s_SMALL);
+  if (!s || !PyLong_Check(s)) return false;
+  *small = PyLong_AsSsize_t(s);
+  PyObject* mode = PyObject_GetAttr(self->state, s_float64_mode);
+  if (!mode) return false;
+  const bool off = mode == s_off || (PyUnicode_Check(mode) && PyUnicode_Compare(mode, s_off) == 0);
+  Py_DECREF(mode);
+  return off;
+}
+
+
+PyObject* call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  HANDLE_TH_ERRORS
+  auto* self = reinterpret_cast<HostUfunc*>(callable);
+  const Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (kwnames || n != self->nin || n > 3) return declined();
+  if (graph::anyCapture() || isInBadFork()) return declined();  // capture: torch records the op
+  Py_ssize_t small = 0;
+  if (!enabled(self, &small)) {
+    if (PyErr_Occurred()) return nullptr;
+    return declined();
+  }
+
+  // operands: exact xp arrays over plain (or xp's unsigned) contiguous npu tensors of one shape, or Python scalars
+  PyObject* tobj[3] = {nullptr, nullptr, nullptr};
+  uint32_t codes[3] = {0, 0, 0};
+  const at::Tensor* first = nullptr;
+  struct Holder {  // owns the `_t` references fetched below
+    PyObject** p;
+    ~Holder() {
+      for (int i = 0; i < 3; ++i) Py_XDECREF(p[i]);
+    }
+  } holder{tobj};
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* o = args[i];
+    PyTypeObject* tp = Py_TYPE(o);
+    if (tp == (PyTypeObject*)self->array_type) {
+      PyObject* t = PyObject_GetAttr(o, s_t);
+      if (!t) {
+        PyErr_Clear();
+        return declined();
+      }
+      tobj[i] = t;
+      PyTypeObject* tt = Py_TYPE(t);
+      if (tt != (PyTypeObject*)THPVariableClass && tt != (PyTypeObject*)self->uint_type) return declined();
+      const at::Tensor& ten = THPVariable_Unpack(t);
+      if (!ten.defined() || !ten.is_privateuseone() || !ten.is_contiguous() || ten.numel() == 0 ||
+          ten.is_conj() || ten.is_neg() || ten.requires_grad() || npyType(ten.scalar_type()) < 0)
+        return declined();
+      if (first) {
+        if (ten.device() != first->device() || ten.sizes() != first->sizes()) return declined();
+      } else {
+        first = &ten;
+      }
+      codes[i] = uint32_t(ten.scalar_type());
+    } else if (tp == &PyBool_Type) {
+      codes[i] = kPyBool;
+    } else if (tp == &PyLong_Type) {
+      codes[i] = kPyInt;
+    } else if (tp == &PyFloat_Type) {
+      codes[i] = kPyFloat;
+    } else if (tp == &PyComplex_Type) {
+      codes[i] = kPyComplex;
+    } else {
+      return declined();
+    }
+  }
+  if (!first) return declined();
+  const uint32_t key = codes[0] | (codes[1] << 8) | (codes[2] << 16);
+  const Loop* loop = findLoop(self, key, codes, int(n));
+  if (!loop) return nullptr;
+  if (!loop->ok) return declined();
+
+  // the measured choice (npudist.xp._host): small calls always; large ones for unsigned dtypes, or
+  // the ufuncs whose NumPy loop beats PyTorch's kernel per thread when torch runs one thread
+  const int64_t numel = first->numel();
+  if (numel > small && !loop->any_unsigned && !(self->big_ok && at::get_num_threads() == 1)) return declined();
+
+  // results: npu tensors from the npu caching allocator
+  const c10::DeviceIndex dev = first->device().index();
+  at::Tensor outs[2];
+  for (int k = 0; k < loop->nout; ++k)
+    outs[k] = empty_memory_format(first->sizes(), loop->out[k], std::nullopt, first->device(), std::nullopt,
+                                  std::nullopt);
+
+  // NumPy's own inner loop called directly when no operand needs a cast (NumPy's ufunc machinery
+  // around it would only pick this same loop); else NumPy's full call below
+  bool direct = loop->fn != nullptr;
+  alignas(16) char scal[3][16];
+  char* ptrs[5];
+  npy_intp steps[5];
+  for (Py_ssize_t i = 0; i < n && direct; ++i) {
+    if (tobj[i]) {
+      const at::Tensor& ten = THPVariable_Unpack(tobj[i]);
+      direct = ten.scalar_type() == loop->in[i];
+      ptrs[i] = static_cast<char*>(ten.data_ptr());
+      steps[i] = npy_intp(ten.element_size());
+    } else {
+      direct = packScalar(args[i], codes[i], loop->in[i], scal[i]);
+      ptrs[i] = scal[i];
+      steps[i] = 0;
+    }
+  }
+  PyObject* res = nullptr;
+  if (direct) {
+    for (int k = 0; k < loop->nout; ++k) {
+      ptrs[n + k] = static_cast<char*>(outs[k].data_ptr());
+      steps[n + k] = npy_intp(outs[k].element_size());
+    }
+    if (C10_UNLIKELY(currentStreamHasPending(dev))) {
+      PyThreadState* ts = PyEval_SaveThread();
+      try {
+        waitCurrentStream(dev);
+      } catch (...) {
+        PyEval_RestoreThread(ts);
+        throw;
+      }
+      PyEval_RestoreThread(ts);
+    }
+    npy_intp count = npy_intp(numel);
+    loop->fn(ptrs, &count, steps, loop->fdata);
+    std::feclearexcept(FE_ALL_EXCEPT);  // xp ignores NumPy's FP errors (NumPy clears them before its loops)
+    if (PyErr_Occurred()) {             // a loop's own error (integer power to a negative power, ...)
+      if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError) ||
+          PyErr_ExceptionMatches(PyExc_OverflowError)) {
+        PyErr_Clear();
+        return declined();
+      }
+      return nullptr;
+    }
+    res = Py_None;
+    Py_INCREF(res);
+  }
+
+  // NumPy's call: views of the operands, Python scalars as they are (NumPy's weak scalars)
+  PyObject* cargs[4] = {nullptr, nullptr, nullptr, nullptr};
+  PyObject* oviews[2] = {nullptr, nullptr};
+  PyObject* outarg = nullptr;
+  bool ok = true;
+  for (Py_ssize_t i = 0; i < n && ok && !direct; ++i) {
+    if (tobj[i]) {
+      const at::Tensor& ten = THPVariable_Unpack(tobj[i]);
+      cargs[i] = npView(ten, npyType(ten.scalar_type()));
+      ok = cargs[i] != nullptr;
+    } else {
+      cargs[i] = args[i];
+      Py_INCREF(cargs[i]);
+    }
+  }
+  for (int k = 0; k < loop->nout && ok; ++k) {
+    oviews[k] = npView(outs[k], npyType(loop->out[k]));
+    ok = oviews[k] != nullptr;
+  }
+  if (ok && !direct) {
+    if (loop->nout == 1) {
+      outarg = oviews[0];
+      Py_INCREF(outarg);
+    } else {
+      outarg = PyTuple_Pack(2, oviews[0], oviews[1]);
+      ok = outarg != nullptr;
+    }
+  }
+  if (ok && !direct) {
+    cargs[n] = outarg;
+    // stream order: the check every eager npu op makes (pending work on the current stream first)
+    if (C10_UNLIKELY(currentStreamHasPending(dev))) {
+      PyThreadState* ts = PyEval_SaveThread();  // the pending work may be a Python host function
+      try {
+        waitCurrentStream(dev);
+      } catch (...) {
+        PyEval_RestoreThread(ts);
+        for (auto* p : cargs) Py_XDECREF(p);  // (cargs[n] is outarg)
+        for (auto* p : oviews) Py_XDECREF(p);
+        throw;
+      }
+      PyEval_RestoreThread(ts);
+    }
+    PyObject* token = PyContextVar_Set(self->errvar, self->ignore);
+    if (token) {
+      res = PyObject_Vectorcall(self->np_ufunc, cargs, size_t(n), s_out_kw);
+      PyObject *et, *ev, *tb;
+      PyErr_Fetch(&et, &ev, &tb);
+      if (PyContextVar_Reset(self->errvar, token) < 0) PyErr_Clear();
+      PyErr_Restore(et, ev, tb);
+      Py_DECREF(token);
+    }
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) Py_XDECREF(cargs[i]);
+  Py_XDECREF(outarg);
+  struct Views {  // the result views, kept for the arrays' `_h` below
+    PyObject** p;
+    ~Views() {
+      Py_XDECREF(p[0]);
+      Py_XDECREF(p[1]);
+    }
+  } views_holder{oviews};
+  if (!ok) {
+    Py_XDECREF(res);
+    return nullptr;
+  }
+  if (!res) {
+    // NumPy refused (casting, an out-of-range Python int, ...): the general path raises xp's error
+    if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError) ||
+        PyErr_ExceptionMatches(PyExc_OverflowError)) {
+      PyErr_Clear();
+      return declined();
+    }
+    return nullptr;
+  }
+  Py_DECREF(res);
+
+  // wrap: xp arrays whose `_t` is the npu tensor (UIntTensor for uint16/32/64)
+  PyObject* arrays[2] = {nullptr, nullptr};
+  for (int k = 0; k < loop->nout; ++k) {
+    void* ptr = outs[k].data_ptr();
+    PyObject* plain = THPVariable_Wrap(std::move(outs[k]));
+    PyObject* t = plain;
+    if (plain) Py_INCREF(plain);
+    if (t && isUnsigned(loop->out[k])) {
+      PyObject* u = PyObject_CallOneArg(self->as_uint, t);
+      Py_DECREF(t);
+      t = u;
+    }
+    PyObject* a = t ? PyBaseObject_Type.tp_new((PyTypeObject*)self->array_type, s_empty, nullptr) : nullptr;
+    if (a && PyObject_SetAttr(a, s_t, t) < 0) Py_CLEAR(a);
+    if (a) {
+      // the view cache the Python host path keeps (npudist.xp._host.host_view's layout)
+      PyObject* h = Py_BuildValue("(OKOOiO)", t, (unsigned long long)(uintptr_t)ptr, oviews[k], plain, int(dev),
+                                  (PyObject*)torch::getTHPDtype(loop->out[k]));
+      if (!h || PyObject_SetAttr(a, s_h, h) < 0) Py_CLEAR(a);
+      Py_XDECREF(h);
+    }
+    Py_XDECREF(plain);
+    Py_XDECREF(t);
+    if (!a) {
+      Py_XDECREF(arrays[0]);
+      return nullptr;
+    }
+    arrays[k] = a;
+  }
+  if (loop->nout == 1) return arrays[0];
+  PyObject* tup = PyTuple_Pack(2, arrays[0], arrays[1]);
+  Py_DECREF(arrays[0]);
+  Py_DECREF(arrays[1]);
+  return tup;
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject* hostUfuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  PyObject *np_ufunc, *resolve, *array_type, *uint_type, *as_uint, *host_dict, *state, *errvar, *ignore;
+  int nin, nout, big_ok;
+  if (!PyArg_ParseTuple(args, "OiipOOOOO!OOO:_XpHostUfunc", &np_ufunc, &nin, &nout, &big_ok, &resolve,
+                        &array_type, &uint_type, &as_uint, &PyDict_Type, &host_dict, &state, &errvar, &ignore))
+    return nullptr;
+  if (!PyType_Check(array_type) || !PyType_Check(uint_type) || !PyContextVar_CheckExact(errvar)) {
+    PyErr_SetString(PyExc_TypeError,
+                    "_XpHostUfunc: array_type and uint_type must be classes and errvar a contextvars.ContextVar");
+    return nullptr;
+  }
+  if (nin < 1 || nin > 3 || nout < 1 || nout > 2) {
+    PyErr_Format(PyExc_ValueError, "_XpHostUfunc: nin must be 1..3 and nout 1..2, got %d and %d", nin, nout);
+    return nullptr;
+  }
+  auto* self = reinterpret_cast<HostUfunc*>(type->tp_alloc(type, 0));
+  if (!self) return nullptr;
+  self->vectorcall = call;
+  PyObject** fields[] = {&self->np_ufunc, &self->resolve, &self->array_type, &self->uint_type, &self->as_uint,
+                         &self->host_dict, &self->state, &self->errvar, &self->ignore};
+  PyObject* values[] = {np_ufunc, resolve, array_type, uint_type, as_uint, host_dict, state, errvar, ignore};
+  for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); ++i) {
+    Py_INCREF(values[i]);
+    *fields[i] = values[i];
+  }
+  self->nin = nin;
+  self->nout = nout;
+  self->big_ok = big_ok != 0;
+  self->loops = new std::unordered_map<uint32_t, Loop>();
+  return reinterpret_cast<PyObject*>(self);
+}
+
+int hostUfuncTraverse(PyObject* o, visitproc visit, void* arg) {
+  auto* self = reinterpret_cast<HostUfunc*>(o);
+  Py_VISIT(self->np_ufunc);
+  Py_VISIT(self->resolve);
+  Py_VISIT(self->array_type);
+  Py_VISIT(self->uint_type);
+  Py_VISIT(self->as_uint);
+  Py_VISIT(self->host_dict);
+  Py_VISIT(self->state);
+  Py_VISIT(self->errvar);
+  Py_VISIT(self->ignore);
+  return 0;
+}
+
+int hostUfuncClear(PyObject* o) {
+  auto* self = reinterpret_cast<HostUfunc*>(o);
+  Py_CLEAR(self->np_ufunc);
+  Py_CLEAR(self->resolve);
+  Py_CLEAR(self->array_type);
+  Py_CLEAR(self->uint_type);
+  Py_CLEAR(self->as_uint);
+  Py_CLEAR(self->host_dict);
+  Py_CLEAR(self->state);
+  Py_CLEAR(self->errvar);
+  Py_CLEAR(self->ignore);
+  return 0;
+}
+
+void hostUfuncDealloc(PyObject* o) {
+  PyObject_GC_UnTrack(o);
+  hostUfuncClear(o);
+  delete reinterpret_cast<HostUfunc*>(o)->loops;
+  Py_TYPE(o)->tp_free(o);
+}
+
+PyObject* hostUfuncCacheSize(PyObject* o, PyObject*) {
+  return PyLong_FromSize_t(reinterpret_cast<HostUfunc*>(o)->loops->size());
+}
+
+PyMethodDef hostUfuncMethods[] = {
+    {"cache_size", hostUfuncCacheSize, METH_NOARGS, "Number of operand-type combinations whose loop is cached."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyTypeObject hostUfuncType = {PyVarObject_HEAD_INIT(nullptr, 0) "npudist._C._XpHostUfunc"};
+
+
+}  // namespace
+
+namespace host {
+
+bool initCommon() {
+  if (s_empty) return true;
+  if (_import_array() < 0) return false;  // NumPy's C API table (this process, all xp TUs)
+  s_t = PyUnicode_InternFromString("_t");
+  s_h = PyUnicode_InternFromString("_h");
+  s_ENABLED = PyUnicode_InternFromString("ENABLED");
+  s_FAST = PyUnicode_InternFromString("FAST");
+  s_SMALL = PyUnicode_InternFromString("SMALL");
+  s_float64_mode = PyUnicode_InternFromString("float64_mode");
+  s_off = PyUnicode_InternFromString("off");
+  s_out_kw = Py_BuildValue("(s)", "out");
+  s_empty = PyTuple_New(0);
+
+  return s_empty != nullptr;
+}
+
+}  // namespace host
+
+PyObject* hostUfuncTypeObject() {
+  static bool ready = false;
+  if (!ready) {
+    if (!initCommon()) return nullptr;
+    hostUfuncType.tp_basicsize = sizeof(HostUfunc);
+    hostUfuncType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
+    hostUfuncType.tp_doc =
+        "_XpHostUfunc(np_ufunc, nin, nout, big_ok, resolve, array_type, uint_type, as_uint, host_dict, state, "
+        "errvar, ignore)\n\nnpudist.xp's ufunc fast path: calling it with the ufunc's positional operands runs "
+        "NumPy's loop on zero-copy views of the npu buffers into a new npu result and returns the xp array (a "
+        "tuple for two outputs), or None when the call does not qualify (then xp's general path runs).";
+    hostUfuncType.tp_new = hostUfuncNew;
+    hostUfuncType.tp_dealloc = hostUfuncDealloc;
+    hostUfuncType.tp_traverse = hostUfuncTraverse;
+    hostUfuncType.tp_clear = hostUfuncClear;
+    hostUfuncType.tp_call = PyVectorcall_Call;
+    hostUfuncType.tp_vectorcall_offset = offsetof(HostUfunc, vectorcall);
+    hostUfuncType.tp_methods = hostUfuncMethods;
+    if (PyType_Ready(&hostUfuncType) < 0) return nullptr;
+    ready = true;
+  }
+  Py_INCREF(&hostUfuncType);
+  return reinterpret_cast<PyObject*>(&hostUfuncType);
+}
+
+
+}  // namespace npudist::core::xp

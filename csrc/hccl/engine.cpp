@@ -134,7 +134,10 @@ void Engine::setTimeout(std::chrono::milliseconds t) {
   local_->setTimeoutLabel(timeoutLabel());
 }
 
-int64_t Engine::deadline() const { return nowNs() + int64_t(effectiveTimeout().count()) * 1000000; }
+int64_t Engine::deadline() const {
+  // Same clock: core::monotonicNs and nowNs both read CLOCK_MONOTONIC.
+  return (op_start_ns ? op_start_ns : nowNs()) + int64_t(effectiveTimeout().count()) * 1000000;
+}
 
 void Engine::abort(const std::string& why, FailureKind kind) {
   local_->abort(why, kind);

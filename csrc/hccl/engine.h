@@ -55,7 +55,10 @@ class Engine {
 
   // Every wait of a collective ends by start + effectiveTimeout(): the group
   // timeout, or HCCL_EXEC_TIMEOUT when that is set, non-zero and shorter.
+  // The start is the collective's own (op_start_ns, set by the thread that
+  // runs its body: no second clock read), else now.
   int64_t deadline() const;
+  int64_t op_start_ns = 0;
   std::chrono::milliseconds effectiveTimeout() const;
   void setTimeout(std::chrono::milliseconds t);
   // "the group's timeout, 600 s" or "HCCL_EXEC_TIMEOUT, 30 s".

@@ -28,6 +28,7 @@ struct FrEntry {
   std::string pg_name, pg_desc;
   uint64_t collective_seq_id = 0, p2p_seq_id = 0, op_id = 0;
   std::string profiling_name;  // "hccl:all_reduce", "hccl:send 0->1"
+  int profiling_kind = -1;     // the op kind profiling_name was made from (-1: none, or a send/recv's)
   int64_t time_created_ns = 0;  // wall clock, as PyTorch's
   std::vector<std::vector<int64_t>> input_sizes, output_sizes;
   std::vector<const char*> input_dtypes, output_dtypes;  // c10::toString(ScalarType): static strings

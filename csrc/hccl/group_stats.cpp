@@ -36,6 +36,7 @@ constexpr KindInfo kKinds[kNumOpKinds] = {
     {"barrier", "barrier", 0},
     {"coalesced", "coalesced", 0},
 };
+static_assert(kKinds[kCoalescedKind].name[0] == 'c' && kKinds[kCoalescedKind].name[1] == 'o', "kCoalescedKind must index coalesced");
 static_assert(kKinds[kSendKind].bus == 1 && kKinds[kSendKind].name[0] == 's' && kKinds[kRecvKind].name[0] == 'r',
               "kSendKind/kRecvKind must index send and recv");
 

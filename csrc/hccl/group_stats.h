@@ -23,7 +23,7 @@ struct OpState;
 // The collectives, as named by ProcessGroupHCCL::submit.
 constexpr int kNumOpKinds = 19;
 int opKindIndex(const char* name);       // -1 if unknown
-constexpr int kSendKind = 15, kRecvKind = 16;  // their indices (checked in group_stats.cpp)
+constexpr int kSendKind = 15, kRecvKind = 16, kCoalescedKind = 18;  // their indices (checked in group_stats.cpp)
 // "hccl:" + opKindTraceName(index).
 const std::string& opKindProfilingName(int index);
 const char* opKindName(int index);

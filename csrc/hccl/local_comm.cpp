@@ -246,6 +246,8 @@ void LocalComm::waitAll(uint32_t target, const Ctx& c) {
   for (int r = 0; r < n_; ++r) {
     if (r == me_) continue;
     RankCtrl& peer = seg_.ctrl(r);
+    // The peer is often there already: no wait policy to build then.
+    if (reached(peer.step.value.load(std::memory_order_acquire), target)) continue;
     WaitPolicy policy;
     policy.deadline_ns = c.deadline_ns;
     policy.abort_flag = &seg_.header().abort;

@@ -133,10 +133,12 @@ void ProcessGroupHCCL::runBody(Engine& engine, OpState& state, const Body& body)
   if (C10_UNLIKELY(timed.on())) profiler::describeCollective(timed, state, engine.group_name);
   try {
     injectRunFault(engine, state);  // docs/fault_injection.md (partition)
+    engine.op_start_ns = start;
     body(engine);
   } catch (...) {
     err = onBodyFailure(engine, state, std::current_exception());
   }
+  engine.op_start_ns = 0;
   state.finish(err);
   if (published && !err) engine.local().publishProgress(state.collective_seq, state.collective_seq, state.kind);
 }
@@ -188,7 +190,8 @@ void ProcessGroupHCCL::track(const std::shared_ptr<OpState>& sp, const char* nam
     stats_->setDesc(getGroupDesc());
     pg_desc_ = getGroupDesc();
   }
-  state.kind = std::strcmp(name, "coalesced") == 0 ? -1 : opKindIndex(name);
+  const int kind = opKindIndex(name);  // cached per thread (callers pass literals)
+  state.kind = kind == kCoalescedKind ? -1 : kind;
   state.is_p2p = opKindIsP2P(state.kind);
   stats_->enqueue(sp);  // numbers it; the watchdog may look at it from now on
   int64_t in_bytes = 0, out_bytes = 0;
@@ -207,7 +210,9 @@ void ProcessGroupHCCL::track(const std::shared_ptr<OpState>& sp, const char* nam
       e.collective_seq_id = state.collective_seq;
       e.p2p_seq_id = state.p2p_seq;
       e.op_id = state.op_id;
-      e.profiling_name = opKindProfilingName(state.kind);
+      // The slot's name is rewritten only when it names something else.
+      if (state.is_p2p || e.profiling_kind != state.kind) e.profiling_name = opKindProfilingName(state.kind);
+      e.profiling_kind = state.is_p2p ? -1 : state.kind;
       if (state.kind == kSendKind) e.profiling_name += c10::str(" ", rank_, "->", peer);
       if (state.kind == kRecvKind && peer >= 0) e.profiling_name += c10::str(" ", rank_, "<-", peer);  // -1: any source
       e.time_created_ns = created;
@@ -262,7 +267,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
     done->future = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
     done->future->markCompleted(c10::IValue(outputs));
     done->done.store(true);
-    return c10::make_intrusive<WorkHCCL>(rank_, type, done, std::nullopt);
+    return c10::make_intrusive<WorkHCCL>(rank_, type, done, profiler::workTitle(done->name));
   }
   injectIssueFault(*engine_, name);  // docs/fault_injection.md (hang, slow)
   // Latency path: nothing queued ahead, and the caller wants the result now.
@@ -298,7 +303,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
   if (tracked_) track(state, name, peer, run_now);
   // PyTorch's record_param_comms range and the issuing op of the device event.
   profiler::ParamCommsRange comms;
-  if (C10_UNLIKELY(at::hasCallbacks()) && !in_deferred) {
+  // One look at the record-function callbacks per collective (~200 instructions).
+  const bool callbacks = at::hasCallbacks();
+  if (C10_UNLIKELY(callbacks) && !in_deferred) {
     comms.open({name, stats_->name, getGroupDesc(), rank_, size_, stats_->global_ranks,
                 int64_t(state->is_p2p ? state->p2p_seq : state->collective_seq), state->is_p2p}, *state);
     if (profiler::active() && dev >= 0) {
@@ -308,7 +315,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
       comms.markLaunch(state->profiler_correlation);
     }
   }
-  auto work = c10::make_intrusive<WorkHCCL>(rank_, type, state, std::nullopt);
+  auto work = c10::make_intrusive<WorkHCCL>(rank_, type, state,
+                                            C10_UNLIKELY(callbacks) ? profiler::workTitle(state->name) : nullptr);
 
   if (coalescing_) {
     coalesced_bodies_.push_back(std::move(body));
@@ -330,6 +338,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
       }
     }
     runBody(*engine_, *state, body);
+    state->keepTensorsWeakly();
     if (earlier) std::rethrow_exception(earlier);
     return work;
   }
@@ -418,6 +427,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::endCoalescing() {
   // Collectives run in issue order, then the batch's sends and receives all
   // progress together (so rank pairs exchanging both ways cannot deadlock).
   Body group = [bodies = std::move(bodies), states, p2p = std::move(p2p)](Engine& engine) mutable {
+    engine.op_start_ns = 0;  // each member's deadline counts from its own start
     std::exception_ptr first;
     for (size_t i = 0; i < bodies.size(); ++i) {
       auto& body = bodies[i];

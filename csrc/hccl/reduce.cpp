@@ -123,24 +123,46 @@ template <typename A> inline A maxNan(A a, A b) {
   return b > a ? b : a;
 }
 
+// One pass per input after the first two: the first pass combines inputs 0
+// and 1, the last one writes the output (scaled for AVG) as it adds the last
+// input, so two ranks take a single pass (out = in0 op in1). The operations
+// and their order are those of "acc = in0; acc op= in1; ...; out = acc", so
+// results are bitwise the same whatever the number of passes.
 template <typename T, typename F>
 void reduceTyped(T* out, const void* const* ins, int nin, int64_t count, F op, bool average, int divisor) {
   using A = typename Acc<T>::type;
+  const A d = A(divisor);
+  if (nin == 2) {
+    // `out` may alias an input at the same offset: element i is read before it is written.
+    const T* a = static_cast<const T*>(ins[0]);
+    const T* b = static_cast<const T*>(ins[1]);
+    if (average) {
+      for (int64_t i = 0; i < count; ++i) out[i] = T(op(A(a[i]), A(b[i])) / d);
+    } else {
+      for (int64_t i = 0; i < count; ++i) out[i] = T(op(A(a[i]), A(b[i])));
+    }
+    return;
+  }
   A acc[kBlock];
   for (int64_t base = 0; base < count; base += kBlock) {
     const int64_t len = std::min(kBlock, count - base);
     const T* first = static_cast<const T*>(ins[0]) + base;
-    for (int64_t i = 0; i < len; ++i) acc[i] = A(first[i]);
-    for (int r = 1; r < nin; ++r) {
+    T* o = out + base;
+    if (nin == 1) {  // AVG of one rank
+      for (int64_t i = 0; i < len; ++i) o[i] = average ? T(A(first[i]) / d) : first[i];
+      continue;
+    }
+    const T* second = static_cast<const T*>(ins[1]) + base;
+    for (int64_t i = 0; i < len; ++i) acc[i] = op(A(first[i]), A(second[i]));
+    for (int r = 2; r < nin - 1; ++r) {
       const T* in = static_cast<const T*>(ins[r]) + base;
       for (int64_t i = 0; i < len; ++i) acc[i] = op(acc[i], A(in[i]));
     }
-    T* o = out + base;
+    const T* last = static_cast<const T*>(ins[nin - 1]) + base;
     if (average) {
-      const A d = A(divisor);
-      for (int64_t i = 0; i < len; ++i) o[i] = T(acc[i] / d);
+      for (int64_t i = 0; i < len; ++i) o[i] = T(op(acc[i], A(last[i])) / d);
     } else {
-      for (int64_t i = 0; i < len; ++i) o[i] = T(acc[i]);
+      for (int64_t i = 0; i < len; ++i) o[i] = T(op(acc[i], A(last[i])));
     }
   }
 }

@@ -40,8 +40,23 @@ void OpState::completeFuture() {
   if (error) {
     future->setErrorIfNeeded(error);
   } else {
-    future->markCompleted(c10::IValue(outputs));
+    future->markCompleted(c10::IValue(outputList()));
   }
+}
+
+void OpState::keepTensorsWeakly() {
+  for (const auto& t : outputs) weak_outputs.emplace_back(t.getIntrusivePtr());
+  outputs_weak = true;
+  outputs.clear();
+  inputs.clear();
+}
+
+std::vector<at::Tensor> OpState::outputList() const {
+  if (!outputs_weak) return outputs;
+  std::vector<at::Tensor> out;
+  out.reserve(weak_outputs.size());
+  for (const auto& w : weak_outputs) out.emplace_back(w.lock());
+  return out;
 }
 
 void ReleaseShelf::put(std::shared_ptr<OpState> state, std::function<void(Engine&)> body) {
@@ -64,11 +79,8 @@ void ReleaseShelf::drain() {
   // Destroyed here, outside the lock.
 }
 
-WorkHCCL::WorkHCCL(int rank, c10d::OpType type, std::shared_ptr<OpState> state,
-                   const std::optional<std::vector<at::Tensor>>& inputs)
-    // The title only feeds a RecordFunction, which c10d::Work builds (an
-    // allocation) whenever given one: give it only while someone records.
-    : c10d::Work(rank, type, profiler::workTitle(state->name), inputs), state_(std::move(state)) {}
+WorkHCCL::WorkHCCL(int rank, c10d::OpType type, std::shared_ptr<OpState> state, const char* title)
+    : c10d::Work(rank, type, title, std::nullopt), state_(std::move(state)) {}
 
 bool WorkHCCL::isCompleted() { return state_->done.load(std::memory_order_acquire); }
 
@@ -78,7 +90,7 @@ std::exception_ptr WorkHCCL::exception() const {
   return state_->done.load(std::memory_order_acquire) ? state_->error : nullptr;
 }
 
-std::vector<at::Tensor> WorkHCCL::result() { return state_->outputs; }
+std::vector<at::Tensor> WorkHCCL::result() { return state_->outputList(); }
 
 void WorkHCCL::blockCurrentStream() { synchronize(); }
 

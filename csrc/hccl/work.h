@@ -5,6 +5,7 @@
 #pragma once
 
 #include <ATen/core/ivalue.h>
+#include <c10/util/SmallVector.h>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include <atomic>
@@ -92,6 +93,20 @@ struct OpState {
   // which a thread waiting for the task on a stream may hold).
   bool defer_future = false;
 
+  // A collective that ran on the caller's thread is done when its Work is
+  // returned: it then keeps only weak references to its tensors. Its Work is
+  // usually dropped by Python with the GIL released (c10d's Work holder),
+  // and dropping the last C++ reference to a tensor that Python owns takes
+  // the GIL back (TensorImpl::decref_pyobject): ~600 instructions and two GIL
+  // hand-offs per collective. result() and getFuture() still give the tensors
+  // while anyone holds them (outputList()).
+  c10::SmallVector<c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>, 2> weak_outputs;
+  bool outputs_weak = false;
+  void keepTensorsWeakly();
+  // The outputs (from the weak references after keepTensorsWeakly(): a
+  // tensor nobody holds any more is undefined there).
+  std::vector<at::Tensor> outputList() const;
+
   // Called once by whoever ran the collective.
   void finish(std::exception_ptr err);
   // Completes the future with the outputs or the error (after finish()).
@@ -100,8 +115,10 @@ struct OpState {
 
 class WorkHCCL : public c10d::Work {
  public:
-  WorkHCCL(int rank, c10d::OpType type, std::shared_ptr<OpState> state,
-           const std::optional<std::vector<at::Tensor>>& inputs);
+  // `title`: the profiling title c10d::Work gets (it then builds a
+  // RecordFunction, an allocation): give it only while someone records
+  // (profiler::workTitle); nullptr otherwise.
+  WorkHCCL(int rank, c10d::OpType type, std::shared_ptr<OpState> state, const char* title);
 
   bool isCompleted() override;
   bool isSuccess() const override;

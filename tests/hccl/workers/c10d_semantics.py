@@ -191,6 +191,25 @@ def future_chain():
     assert torch.equal(res[0], torch.full((4,), float(total * 3 + 1))), res
 chk.run("get_future then chain", future_chain)
 
+
+# A synchronous collective that ran on the caller's thread keeps only weak references to
+# its tensors once done (issue #23): its Work still gives them while they are alive.
+def sync_work_result():
+    pg = dist.distributed_c10d._get_default_group()
+    total = float(sum(range(1, WORLD + 1)))
+    for device in DEVICES:
+        t = torch.full((4,), float(RANK + 1), device=device)
+        opts = dist.AllreduceOptions()
+        opts.asyncOp = False
+        w = pg.allreduce([t], opts)
+        w.wait()
+        res = w.result()
+        assert len(res) == 1 and res[0].data_ptr() == t.data_ptr(), (device, res)
+        assert torch.equal(res[0].cpu(), torch.full((4,), total)), (device, res)
+        val = w.get_future().value()
+        assert len(val) == 1 and val[0].data_ptr() == t.data_ptr(), (device, val)
+chk.run("synchronous Work result and future", sync_work_result)
+
 # batch_isend_irecv with tags, every rank with every other (the suite's test_batch_isend_irecv_gloo_tags)
 def batch_tags():
     ops, recvs = [], {}

@@ -158,31 +158,25 @@ uint8_t* LocalComm::zcPeer(const Ctx& c, int r, bool out) const {
   return zc_->mapped(seg_.ctrl(r).pid.load(std::memory_order_relaxed), d.fd) + (out ? d.out_off : d.in_off);
 }
 
-// Rank i reduces slice i of every rank's input (rank order) into its own
-// output, block by block, and copies each block to every peer's output while
-// it is in cache. Slices are disjoint, so in-place buffers are safe: slice i
-// of any buffer is read and written by rank i only, reads first.
+// Rank i reduces slice i of every rank's input (rank order) and stores the
+// result into slice i of every rank's output in the same pass (each input
+// element read once, each output element written once: per rank the traffic
+// of one memcpy of the buffer). Slices are disjoint, so in-place buffers are
+// safe: slice i of any buffer is read and written by rank i only, each
+// element read before it is written.
 void LocalComm::zcAllreduce(const Ctx& c, const void* in, void* out, int64_t count, DType dtype, RedOp op) {
   const int64_t es = int64_t(elementSize(dtype));
-  const uint8_t* ins[kMaxLocalRanks];
-  uint8_t* outs[kMaxLocalRanks];
-  for (int r = 0; r < n_; ++r) {
-    ins[r] = r == me_ ? static_cast<const uint8_t*>(in) : zcPeer(c, r, false);
-    outs[r] = r == me_ ? static_cast<uint8_t*>(out) : zcPeer(c, r, true);
-  }
   constexpr int64_t kAlignElems = 64;  // slices start on cache lines for every dtype
   int64_t per = (count + n_ - 1) / n_;
   per = (per + kAlignElems - 1) / kAlignElems * kAlignElems;
   const int64_t lo = std::min(count, per * me_), hi = std::min(count, lo + per);
-  const int64_t block = std::max<int64_t>(kAlignElems, (int64_t(128) << 10) / es);  // 128 KiB blocks
-  const void* ptrs[kMaxLocalRanks];
-  for (int64_t b = lo; b < hi; b += block) {
-    const int64_t len = std::min(block, hi - b);
-    for (int r = 0; r < n_; ++r) ptrs[r] = ins[r] + b * es;
-    reduceInto(outs[me_] + b * es, ptrs, n_, len, dtype, op, n_);
-    for (int r = 0; r < n_; ++r)
-      if (r != me_) std::memcpy(outs[r] + b * es, outs[me_] + b * es, size_t(len * es));
+  const void* ins[kMaxLocalRanks];
+  void* outs[kMaxLocalRanks];
+  for (int r = 0; r < n_; ++r) {
+    ins[r] = (r == me_ ? static_cast<const uint8_t*>(in) : zcPeer(c, r, false)) + lo * es;
+    outs[r] = (r == me_ ? static_cast<uint8_t*>(out) : zcPeer(c, r, true)) + lo * es;
   }
+  reduceIntoMany(outs, n_, ins, n_, hi - lo, dtype, op, n_);
   zcDone(c);
 }
 

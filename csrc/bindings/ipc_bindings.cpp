@@ -55,6 +55,10 @@ void registerIpc(py::module& m) {
         "Collectives this process ran on hccl's zero-copy path.");
   m.def("_hccl_set_zero_copy", [](bool on) { hccl::setZeroCopyEnabled(on); },
         "Turns hccl's zero-copy collectives on or off in this process (overrides NPUDIST_HCCL_ZERO_COPY).");
+  m.def("_hccl_zero_copy_break_completion_for_tests", [](bool on) { hccl::setZeroCopySkipClosingStep(on); },
+        "Tests only: zero-copy collectives skip their closing step, so a Work completes before peers finished "
+        "with its buffers (breaks the correctness rule; shows the free/reuse race test catches it). Every rank "
+        "of a group must set the same value.");
   m.def(
       "_ipc_collect",
       [] {

@@ -161,15 +161,14 @@ void LocalComm::gather(const void* in, void* const* outs, int64_t count, DType d
     copy_out(int(c.seq & 1), 0, bytes);
     return;
   }
-  if (root < 0) zcPublish(in, bytes, in, bytes);  // zero-copy all_gather: read every input in place
-  Ctx c = arrive(kind, dtype, RedOp::kSum, count, root, deadline_ns, bad);
-  if (root < 0 && zcAgree(c)) {
-    for (int r = 0; r < n_; ++r) {
-      const uint8_t* from = r == me_ ? src : zcPeer(c, r, false);
-      if (outs[r] != from) std::memcpy(outs[r], from, size_t(bytes));
-    }
-    return zcDone(c);
+  if (root < 0) {  // zero-copy all_gather (zero_copy.cpp): one output buffer is written in place by every rank
+    bool whole = true;
+    for (int r = 1; r < n_ && whole; ++r) whole = outs[r] == static_cast<uint8_t*>(outs[0]) + r * bytes;
+    if (whole) zcPublish(in, bytes, outs[0], bytes * n_, kZcWholeOutput);
+    if (!whole || !zcPublished()) zcPublish(in, bytes, in, bytes);  // peers pull from the input
   }
+  Ctx c = arrive(kind, dtype, RedOp::kSum, count, root, deadline_ns, bad);
+  if (root < 0 && zcAgree(c)) return zcAllgather(c, in, outs, bytes);
   const int64_t chunk = alignDown(int64_t(seg_.slotBytes()), int64_t(kAlign));
   int k = 0;
   for (int64_t off = 0; off < bytes; off += chunk, ++k) {

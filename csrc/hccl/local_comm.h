@@ -178,10 +178,12 @@ class LocalComm {
   // Zero-copy paths (zero_copy.cpp). zcPublish, before arrive, says where
   // this rank's buffers are; zcAgree, after it, decides for every rank alike
   // whether all can be read in place (mapping peers' files on first use).
-  void zcPublish(const void* in, int64_t in_bytes, const void* out, int64_t out_bytes);
+  void zcPublish(const void* in, int64_t in_bytes, const void* out, int64_t out_bytes, int32_t flags = 0);
+  bool zcPublished() const { return zc_next_.fd >= 0; }
   bool zcAgree(const Ctx& c);
   uint8_t* zcPeer(const Ctx& c, int r, bool out) const;  // peer r's input or output, mapped here
   void zcAllreduce(const Ctx& c, const void* in, void* out, int64_t count, DType dtype, RedOp op);
+  void zcAllgather(const Ctx& c, const void* in, void* const* outs, int64_t bytes);
   void zcReduceScatter(const Ctx& c, const void* const* ins, void* out, int64_t count, DType dtype, RedOp op);
   void zcDone(const Ctx& c);  // the closing step: every peer finished with this rank's buffers
   std::shared_ptr<class ZeroCopy> zc_;

@@ -26,8 +26,15 @@ DType toDType(c10::ScalarType t);
 // out[i] = ins[0][i] (op) ins[1][i] (op) ... for i < count, in that order.
 // AVG divides the sum by `divisor`; PREMUL_SUM is a SUM here (the factor is
 // applied when each rank's input is staged, see scaleCopy). `out` may alias
-// any input at the same offset (each block is read whole before it is written).
+// any input at the same offset (every element is read before it is written).
 void reduceInto(void* out, const void* const* ins, int nin, int64_t count, DType dtype, RedOp op, int divisor);
+
+// reduceInto storing the result to each of outs[0..nout) in the same pass
+// (zero-copy all_reduce writes a rank's slice into every rank's buffer):
+// one read of each input per element instead of a reduction then copies.
+// Each output may alias any input at the same offset.
+void reduceIntoMany(void* const* outs, int nout, const void* const* ins, int nin, int64_t count, DType dtype,
+                    RedOp op, int divisor);
 
 // dst[i] = src[i] * factor (float types), for PREMUL_SUM staging.
 void scaleCopy(void* dst, const void* src, int64_t count, DType dtype, double factor);

@@ -32,11 +32,12 @@ constexpr uint32_t kDescInvalid = 1;
 // Zero-copy (zero_copy.h): where a rank's buffers for one collective lie in
 // its npu memory file, so peers read (and write) them in place. fd < 0: this
 // rank's buffers cannot be shared, every rank takes the staged path.
+constexpr int32_t kZcWholeOutput = 1;
 struct ZeroCopyDesc {
   int32_t fd = -1;      // the memory file's descriptor number in the owner process
   int32_t device = -1;
   int32_t ok = 0;       // agreement step: 1 mapped every peer's file, 2 could not
-  int32_t reserved = 0;
+  int32_t flags = 0;     // kZcWholeOutput: out_off is the whole gathered output (all_gather writes peers' pieces)
   int64_t in_off = -1;  // file offsets of the input and output buffers
   int64_t out_off = -1;
 };

@@ -38,6 +38,12 @@ namespace npudist::hccl {
 bool zeroCopyEnabled();
 void setZeroCopyEnabled(bool on);
 
+// Tests only: zero-copy collectives skip their closing step (a Work then
+// completes before peers finished with its buffers). It exists so that a test
+// can show the free/reuse race test fails when the correctness rule above is
+// broken; every rank of a group must set the same value.
+void setZeroCopySkipClosingStep(bool on);
+
 // Collectives this process ran on the zero-copy path (tests and benchmarks
 // check that the path they measure is the one taken).
 uint64_t zeroCopyCollectiveCount();

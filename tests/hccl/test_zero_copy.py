@@ -38,6 +38,18 @@ def test_free_and_reuse_right_after_completion_1000_iterations():
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.parametrize("world", [3])
+def test_race_test_catches_a_work_completing_before_its_peers(world):
+    # The same 1000 iterations with the closing step skipped on every rank (a Work completes while
+    # peers may still read or write its buffers): the race test above must see it. 3 ranks on the
+    # 2 cores keep a peer behind often enough that it cannot be missed.
+    r = launch("zero_copy.py", world, args=["race-broken"], timeout=240)
+    assert r.ok(), r.explain()
+    bad = [{x["kind"]: x for x in r.results(rank)}["race"]["bad"] for rank in range(world)]
+    assert sum(bad) > 0, f"no rank saw the broken completion rule in 1000 iterations: {bad}"
+
+
+@pytest.mark.timeout(300)
 def test_peer_killed_while_mapped_gives_dead_peer_error_not_sigbus():
     r = launch("zero_copy.py", 3, args=["kill"], timeout=120)
     assert r.returncodes[2] == -signal.SIGKILL, r.explain()

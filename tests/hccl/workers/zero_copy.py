@@ -1,5 +1,5 @@
 """Zero-copy collectives (issue #24): bitwise against the staged path, free/reuse races, a peer
-killed while its memory is mapped. Mode from argv[1]: "bitwise", "race" or "kill"."""
+killed while its memory is mapped. Mode from argv[1]: "bitwise", "race", "race-broken" or "kill"."""
 import os
 import signal
 import sys
@@ -42,6 +42,9 @@ if MODE == "bitwise":
             xd = x.to(dev)
             ag = torch.empty(WORLD * n, dtype=dtype, device=dev)
             dist.all_gather_into_tensor(ag, xd)
+            agi = torch.zeros(WORLD * n, dtype=dtype, device=dev)  # in place: the input is this rank's piece
+            agi.chunk(WORLD)[RANK].copy_(xd)
+            dist.all_gather_into_tensor(agi, agi.chunk(WORLD)[RANK])
             agl = [torch.empty(n, dtype=dtype, device=dev) for _ in range(WORLD)]
             dist.all_gather(agl, xd)
             big = make(RANK, (WORLD * n,), dtype, 13, dev)
@@ -54,9 +57,9 @@ if MODE == "bitwise":
             a2a_in = make(RANK, (sum(splits),), dtype, 19, dev)
             a2a_out = torch.empty(sum(recv_splits), dtype=dtype, device=dev)
             dist.all_to_all_single(a2a_out, a2a_in, recv_splits, splits)
-            outs[dev] = [t.cpu() for t in (ag, torch.cat(agl), rs, bc, a2a_out)]
-        for name, a, b in zip(("all_gather_into_tensor", "all_gather", "reduce_scatter_tensor", "broadcast",
-                               "all_to_all_single"), outs["npu"], outs["cpu"]):
+            outs[dev] = [t.cpu() for t in (ag, agi, torch.cat(agl), rs, bc, a2a_out)]
+        for name, a, b in zip(("all_gather_into_tensor", "all_gather_into_tensor in place", "all_gather",
+                               "reduce_scatter_tensor", "broadcast", "all_to_all_single"), outs["npu"], outs["cpu"]):
             chk.true(torch.equal(a, b), f"{name} {dtype}", "npu (zero-copy) and cpu (staged) results differ")
             cases += 1
     used = _C._hccl_zero_copy_count() - before
@@ -72,22 +75,42 @@ if MODE == "bitwise":
     chk.true(bool((base[:1000] == 0).all()) and bool((base[201_000:] == 0).all()), "view neighbours untouched")
     report(kind="bitwise", cases=cases, used=used)
 
-elif MODE == "race":
-    # A peer frees and reuses its buffer right after its Work completes: nobody may see the reuse.
+elif MODE in ("race", "race-broken"):
+    # The rule: a rank's Work completes only after every peer finished reading and writing its buffers.
+    # Each iteration one rank (in turn) frees its buffer the moment all_reduce returns and fills the block
+    # the caching allocator hands back at once. The others check their results (a peer still reading the
+    # freed input sums -1e9); after the next collective the reuser checks that no peer wrote into the reused
+    # block. "race-broken" makes the engine skip the closing step on every rank: this must then fail.
+    if MODE == "race-broken":
+        _C._hccl_zero_copy_break_completion_for_tests(True)
     g = torch.Generator().manual_seed(5)
-    bad = 0
+    bad = reused = 0
+    before = _C._hccl_zero_copy_count()
     for i in range(1000):
         n = 20_000 + int(torch.randint(0, 50_000, (1,), generator=g))
         x = torch.full((n,), float(RANK + 1 + i % 7), device="npu")
         dist.all_reduce(x)
         want = sum(r + 1 + i % 7 for r in range(WORLD))
-        if not (x[0].item() == want and x[-1].item() == want and bool((x == want).all())):
-            bad += 1
-        del x
-        y = torch.full((n,), -1e9, device="npu")  # the caching allocator hands out the same block
-        del y
-    chk.true(bad == 0, "free/reuse race", f"{bad} of 1000 iterations saw wrong data")
-    report(kind="race", bad=bad, used=_C._hccl_zero_copy_count())
+        if RANK == i % WORLD:
+            ptr = x.data_ptr()
+            del x
+            y = torch.full((n,), -1e9, device="npu")  # the same block, written at once
+            reused += y.data_ptr() == ptr
+            dist.barrier()  # every peer has finished the all_reduce (it arrived here)
+            if not bool((y == -1e9).all()):
+                bad += 1
+            del y
+        else:
+            if not (x[0].item() == want and x[-1].item() == want and bool((x == want).all())):
+                bad += 1
+            del x
+            dist.barrier()
+    used = _C._hccl_zero_copy_count() - before
+    _C._hccl_zero_copy_break_completion_for_tests(False)
+    if MODE == "race":
+        chk.true(bad == 0, "free/reuse race", f"{bad} of 1000 iterations saw wrong data")
+    chk.true(reused >= 1000 // WORLD // 2, "the freed block was reused", f"only {reused} times")
+    report(kind="race", bad=bad, used=used, reused=reused)
 
 elif MODE == "kill":
     x = torch.ones(1 << 20, device="npu")

@@ -32,10 +32,17 @@ def _argsort_t(t, dim, descending=False):
     if t.dtype in _KEY_INT and not descending and t.numel() > 4096:
         return torch.argsort(_float_keys(t), dim=dim, stable=True)
     if t.is_complex():
+        # NumPy's complex order: R + Rj, R + nanj, nan + Rj, nan + nanj (each group lexicographic)
         i1 = torch.argsort(t.imag, dim=dim, stable=True, descending=descending)
         re = torch.gather(t.real, dim, i1)
         i2 = torch.argsort(re, dim=dim, stable=True, descending=descending)
-        return torch.gather(i1, dim, i2)
+        idx = torch.gather(i1, dim, i2)
+        x = torch.gather(t, dim, idx)
+        cls = torch.isnan(x.real).to(torch.int8) * 2 + torch.isnan(x.imag).to(torch.int8)
+        if not bool(cls.any()):
+            return idx
+        i3 = torch.argsort(cls, dim=dim, stable=True, descending=descending)
+        return torch.gather(idx, dim, i3)
     return torch.argsort(t, dim=dim, stable=True, descending=descending)
 
 

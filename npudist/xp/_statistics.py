@@ -126,76 +126,90 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
-def _quantile_t(t, q, axes, keepdims, method, skip_nan):
-    """Quantiles along axes (merged into one last axis) from a sorted copy. q is a float64 tensor
-    (any shape, values in [0, 1]); the result has shape q.shape + reduced shape."""
-    if method not in _METHODS:
-        raise ValueError(f"quantile method {method!r} is not supported; use one of {', '.join(_METHODS)}")
+def _quantile_t(t, q, axes, keepdims, method, skip_nan, res_dt):
+    """Quantiles along axes (merged into one last axis) from a sorted copy, NumPy's arithmetic:
+    virtual index (n - 1) * q and its fraction in q's dtype, the neighbours' difference in the
+    input's dtype, the interpolation in the result dtype. q is a float tensor (any shape, values in
+    [0, 1]); returns (result of shape q.shape + reduced shape, the sorted merged tensor)."""
     nd = t.ndim
-    rest = [i for i in range(nd) if i not in axes]
-    p = t.permute(*rest, *axes)
-    p = p.reshape(tuple(p.shape[:len(rest)]) + (-1,))
-    s = torch.sort(p, dim=-1).values  # NaN last
+    s = torch.sort(_merge_axes(t, axes), dim=-1).values  # NaN last
     length = s.shape[-1]
     if skip_nan and s.is_floating_point():
         n = (~torch.isnan(s)).sum(-1, keepdim=True)
     else:
         n = torch.full(s.shape[:-1] + (1,), length, dtype=torch.int64, device=s.device)
     qf = q.reshape((-1,) + (1,) * (s.ndim))
-    wdt = s.dtype if s.is_floating_point() else torch.float64
-    pos = qf.to(torch.float64) * (n - 1).clamp(min=0).to(torch.float64)
+    pos = qf * (n - 1).clamp(min=0).to(q.dtype)
     if method == "lower":
         pos = torch.floor(pos)
     elif method == "higher":
         pos = torch.ceil(pos)
     elif method == "nearest":
-        pos = torch.round(pos)
-    lo = torch.floor(pos).long().clamp(0, _b.max(length - 1, 0))
-    hi = torch.ceil(pos).long().clamp(0, _b.max(length - 1, 0))
+        pos = torch.round(pos)     # half to even, as numpy.around
+    top = _b.max(length - 1, 0)
+    lo = torch.floor(pos).long().clamp(0, top)
+    hi = torch.ceil(pos).long().clamp(0, top)
     sb = s.unsqueeze(0).expand((qf.shape[0],) + tuple(s.shape))
-    vlo = torch.gather(sb, -1, lo.expand(sb.shape[:-1] + (1,))).to(wdt)
-    vhi = torch.gather(sb, -1, hi.expand(sb.shape[:-1] + (1,))).to(wdt)
-    if method == "midpoint":
-        g = torch.where(hi > lo, torch.tensor(0.5, dtype=torch.float64, device=s.device),
-                        torch.tensor(0.0, dtype=torch.float64, device=s.device))
+    vlo = torch.gather(sb, -1, lo.expand(sb.shape[:-1] + (1,)))
+    vhi = torch.gather(sb, -1, hi.expand(sb.shape[:-1] + (1,)))
+    rdt = NP_TO_TORCH[res_dt]
+    if method in ("lower", "higher", "nearest"):
+        r = vlo.to(rdt)
     else:
-        g = pos - torch.floor(pos)
-    g = g.to(wdt)
-    diff = vhi - vlo
-    r = torch.where(g >= 0.5, vhi - diff * (1 - g), vlo + diff * g)
+        if s.dtype == torch.bool:
+            raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, "
+                            "the `^` operator, or the logical_xor function instead.")
+        if method == "midpoint":
+            g = torch.where(hi > lo, 0.5, 0.0).to(q.dtype)
+        else:
+            g = pos - torch.floor(pos)
+        diff = (vhi - vlo).to(rdt)      # in the input's dtype first, as numpy's b - a
+        r = torch.where(g >= 0.5, vhi.to(rdt) - diff * (1 - g).to(rdt), vlo.to(rdt) + diff * g.to(rdt))
     if s.is_floating_point():
         bad = (n == 0) if skip_nan else torch.isnan(s).any(-1, keepdim=True)
-        r = torch.where(bad.unsqueeze(0).expand(r.shape), torch.tensor(float("nan"), dtype=wdt, device=s.device), r)
+        r = torch.where(bad.unsqueeze(0).expand(r.shape), torch.tensor(float("nan"), dtype=rdt, device=s.device), r)
     r = r.squeeze(-1)
     if keepdims:
         r = r.reshape((r.shape[0],) + tuple(1 if i in axes else t.shape[i] for i in range(nd)))
-    return r.reshape(tuple(q.shape) + tuple(r.shape[1:]))
+    return r.reshape(tuple(q.shape) + tuple(r.shape[1:])), s
 
 
-def _quantile(a, q, axis, out, method, keepdims, skip_nan, scale, interpolation=None):
+def _quantile(a, q, axis, out, method, keepdims, skip_nan, scale, interpolation=None, overwrite_input=False):
     if interpolation is not None:
         method = interpolation
+    if method not in _METHODS:
+        raise ValueError(f"{method!r} is not a valid method. xp supports: {', '.join(_METHODS)}")
     t = _t(a)
     if t.is_complex():
-        raise TypeError("quantile/percentile of complex arrays is not supported (as in NumPy)")
-    qt = _t(q).to(torch.float64) / scale
-    if qt.numel() and (bool((qt < 0).any()) or bool((qt > 1).any())):
+        raise TypeError("a must be an array of real numbers")
+    weak = type(q) in (int, float)       # NumPy: Python scalars promote weakly
+    qt = _t(q)
+    q_dt = _F64 if weak else TORCH_TO_NP[qt.dtype]
+    if scale != 1 or q_dt.kind not in "f":   # numpy.percentile's q / 100 (ints -> float64); quantile's float q
+        g_dt = q_dt if q_dt.kind == "f" else _F64
+    else:
+        g_dt = q_dt
+    qv = qt.to(NP_TO_TORCH[g_dt])
+    qv = qv / scale if scale != 1 else qv
+    if qv.numel() and (bool((qv < 0).any()) or bool((qv > 1).any()) or bool(torch.isnan(qv).any())):
         raise ValueError("Quantiles must be in the range [0, 1]" if scale == 1 else
                          "Percentiles must be in the range [0, 100]")
+    if qv.ndim > 2:
+        raise ValueError("q must be a scalar or 1d")
     axes = normalize_axes(axis, t.ndim)
-    if t.ndim == 0:
-        t = t.reshape(1)
-        axes = (0,)
-    dt0 = TORCH_TO_NP[t.dtype]
-    q_dt = q.dtype if isinstance(q, ndarray) else (q if isinstance(q, (int, float)) else np.asarray(q).dtype)
-    if method in ("lower", "higher", "nearest"):
-        res_dt = dt0  # the result is an element of the input
+    tt = t.reshape(1) if t.ndim == 0 else t
+    axes = (0,) if t.ndim == 0 else axes
+    d0 = TORCH_TO_NP[t.dtype]
+    if method in ("lower", "higher", "nearest") or (method == "linear" and scale == 1 and q_dt.kind in "biu"):
+        res_dt = d0      # an element of the input (integer q in quantile: integer virtual indexes)
     else:
-        res_dt = to_dtype(np.result_type(dt0 if dt0.kind == "f" else _F64, q_dt))
-        if dt0.kind == "f" and res_dt != dt0:
-            t = t.to(NP_TO_TORCH[res_dt])
-    r = _quantile_t(t, qt, axes, keepdims, method, skip_nan)
-    return _out(r.to(NP_TO_TORCH[res_dt]), out)
+        res_dt = to_dtype(np.result_type(d0, 0.0) if weak else np.result_type(d0, g_dt))
+    r, s = _quantile_t(tt, qv, axes, keepdims, method, skip_nan, res_dt)
+    if overwrite_input and isinstance(a, ndarray) and t.ndim:
+        # NumPy may reorder its input in place; xp leaves it sorted along the reduced axes
+        perm = [i for i in range(t.ndim) if i not in axes] + list(axes)
+        a._t.copy_(s.reshape([t.shape[i] for i in perm]).permute(*[perm.index(i) for i in range(t.ndim)]))
+    return _out(r, out)
 
 
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None,
@@ -204,7 +218,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     midpoint, nearest; result shape q.shape + reduced shape)."""
     if weights is not None:
         raise NotImplementedError("quantile(weights=...) is not supported")
-    return _quantile(a, q, axis, out, method, keepdims, False, 1, interpolation)
+    return _quantile(a, q, axis, out, method, keepdims, False, 1, interpolation, overwrite_input)
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None,
@@ -212,29 +226,84 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     """q-th percentiles, q in [0, 100] (matches numpy.percentile)."""
     if weights is not None:
         raise NotImplementedError("percentile(weights=...) is not supported")
-    return _quantile(a, q, axis, out, method, keepdims, False, 100, interpolation)
+    return _quantile(a, q, axis, out, method, keepdims, False, 100, interpolation, overwrite_input)
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None,
                 interpolation=None):
     """Quantiles ignoring NaN (matches numpy.nanquantile)."""
-    return _quantile(a, q, axis, out, method, keepdims, True, 1, interpolation)
+    return _quantile(a, q, axis, out, method, keepdims, True, 1, interpolation, overwrite_input)
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None,
                   interpolation=None):
     """Percentiles ignoring NaN (matches numpy.nanpercentile)."""
-    return _quantile(a, q, axis, out, method, keepdims, True, 100, interpolation)
+    return _quantile(a, q, axis, out, method, keepdims, True, 100, interpolation, overwrite_input)
+
+
+def _merge_axes(t, axes):
+    """t with the axes moved last and merged into one (the shape of the rest, then -1)."""
+    rest = [i for i in range(t.ndim) if i not in axes]
+    p = t.permute(*rest, *axes)
+    return p.reshape(tuple(p.shape[:len(rest)]) + (-1,))
+
+
+def _median(a, axis, out, overwrite_input, keepdims, skip_nan):
+    t = _t(a)
+    if t.ndim == 0:
+        t, axes = t.reshape(1), (0,)
+        shape0 = ()
+    else:
+        axes = normalize_axes(axis, t.ndim)
+        shape0 = tuple(t.shape)
+    from ._sorting import _argsort_t
+    p = _merge_axes(t, axes)
+    s = torch.gather(p, -1, _argsort_t(p, -1)) if p.is_complex() else torch.sort(p, dim=-1).values  # NaN last
+    if overwrite_input and isinstance(a, ndarray) and t.ndim:
+        # NumPy's median may reorder its input in place; xp leaves it sorted along the reduced axes
+        rest = [i for i in range(t.ndim) if i not in axes]
+        perm = rest + list(axes)
+        inv = [perm.index(i) for i in range(t.ndim)]
+        a._t.copy_(s.reshape([t.shape[i] for i in perm]).permute(*inv))
+    d0 = TORCH_TO_NP[t.dtype]
+    res_dt = d0 if d0.kind in "fc" else _F64           # numpy.mean's result dtype
+    work = torch.float32 if res_dt == np.float16 else NP_TO_TORCH[res_dt]   # float16 means add in float32
+    n = s.shape[-1]
+    inexact = s.is_floating_point() or s.is_complex()
+    if skip_nan and inexact:
+        k = (~torch.isnan(s)).sum(-1, keepdim=True)
+    else:
+        k = torch.full(s.shape[:-1] + (1,), n, dtype=torch.int64, device=s.device)
+    lo = ((k - 1) // 2).clamp(min=0, max=_b.max(n - 1, 0))
+    hi = (k // 2).clamp(min=0, max=_b.max(n - 1, 0))
+    if n == 0:
+        r = torch.full(s.shape[:-1], float("nan"), dtype=work, device=s.device)
+    else:
+        vlo = torch.gather(s, -1, lo).to(work)
+        vhi = torch.gather(s, -1, hi).to(work)
+        r = torch.where(lo == hi, vlo, (vlo + vhi) / 2)
+        if inexact:
+            if skip_nan:
+                r = torch.where(k == 0, torch.full_like(r, float("nan")), r)
+            else:   # a slice holding NaN gives its last element after the sort, as numpy's _median_nancheck
+                last = s[..., -1:].to(work)
+                r = torch.where(torch.isnan(last), last, r)
+        r = r.squeeze(-1)
+    if keepdims:
+        r = r.reshape(tuple(1 if i in axes else n_ for i, n_ in enumerate(shape0)))
+    return _out(r.to(NP_TO_TORCH[res_dt]), out)
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """Median, averaging the middle pair (matches numpy.median; NaN propagates)."""
-    return quantile(a, 0.5, axis=axis, out=out, keepdims=keepdims)
+    """Median, averaging the middle pair (matches numpy.median: every dtype including complex, in
+    NumPy's complex order; integers give float64; a slice holding NaN gives NaN; with
+    ``overwrite_input=True`` the input is left sorted along the reduced axes)."""
+    return _median(a, axis, out, overwrite_input, keepdims, False)
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """Median ignoring NaN (matches numpy.nanmedian)."""
-    return nanquantile(a, 0.5, axis=axis, out=out, keepdims=keepdims)
+    """Median ignoring NaN (matches numpy.nanmedian; all-NaN slices give NaN)."""
+    return _median(a, axis, out, overwrite_input, keepdims, True)
 
 
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):

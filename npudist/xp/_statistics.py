@@ -2,11 +2,12 @@
 variants, histogram, bincount, digitize, cov, corrcoef)."""
 import builtins as _b
 import operator
+import warnings
 
 import numpy as np
 import torch
 
-from ._core import tensor_of, f64, normalize_axes, normalize_axis, wrap
+from ._core import OPS, tensor_of, f64, normalize_axes, normalize_axis, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._core import ndarray
 from ._reductions import _mask, _out
@@ -95,32 +96,36 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     return _out(torch.sqrt(v._t), out)
 
 
-def _nan_masked_stats(a, axis, keepdims, ddof, dtype, kind):
+def _nan_masked_stats(a, axis, keepdims, ddof, dtype, kind, out, where):
     t = _t(a)
-    if not (t.is_floating_point() or t.is_complex()):
-        fn = {"mean": mean, "var": var, "std": std}[kind]
-        return fn(a, axis, dtype, keepdims=keepdims) if kind == "mean" else fn(a, axis, dtype, ddof=ddof,
-                                                                              keepdims=keepdims)
-    ok = ~torch.isnan(t)
-    w = wrap(ok)
+    fn = {"mean": mean, "var": var, "std": std}[kind]
+    if t.is_floating_point() or t.is_complex():
+        ok = ~torch.isnan(t)
+        where = wrap(ok if where is True else ok & _t(where).to(torch.bool))
     if kind == "mean":
-        return mean(a, axis, dtype, keepdims=keepdims, where=w)
-    return (var if kind == "var" else std)(a, axis, dtype, ddof=ddof, keepdims=keepdims, where=w)
+        r = fn(a, axis, dtype, keepdims=keepdims, where=where)
+    else:
+        r = fn(a, axis, dtype, ddof=ddof, keepdims=keepdims, where=where)
+    return _out(r._t, out)
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """Mean ignoring NaN (matches numpy.nanmean; all-NaN slices give NaN)."""
-    return _nan_masked_stats(a, axis, keepdims, 0, dtype, "mean")
+    return _nan_masked_stats(a, axis, keepdims, 0, dtype, "mean", out, where)
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None):
-    """Variance ignoring NaN (matches numpy.nanvar)."""
-    return _nan_masked_stats(a, axis, keepdims, ddof if correction is None else correction, dtype, "var")
+    """Variance ignoring NaN (matches numpy.nanvar; ``mean=`` is not supported)."""
+    if mean is not None:
+        raise NotImplementedError("nanvar(mean=...) is not supported")
+    return _nan_masked_stats(a, axis, keepdims, ddof if correction is None else correction, dtype, "var", out, where)
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None):
-    """Standard deviation ignoring NaN (matches numpy.nanstd)."""
-    return _nan_masked_stats(a, axis, keepdims, ddof if correction is None else correction, dtype, "std")
+    """Standard deviation ignoring NaN (matches numpy.nanstd; ``mean=`` is not supported)."""
+    if mean is not None:
+        raise NotImplementedError("nanstd(mean=...) is not supported")
+    return _nan_masked_stats(a, axis, keepdims, ddof if correction is None else correction, dtype, "std", out, where)
 
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
@@ -328,10 +333,15 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     dt = NP_TO_TORCH[to_dtype(np.result_type(_float_dtype(t, None), TORCH_TO_NP[w.dtype]))]
     axes = normalize_axes(axis, t.ndim)
     x, wt = t.to(dt), w.to(dt)
-    scl = wt.sum(dim=axes, keepdim=keepdims) if axes else wt
+    kshape = tuple(1 if i in axes else n for i, n in enumerate(t.shape))
+
+    def _keep(v):   # reduced without keepdim, then reshaped: PyTorch sums keepdim=True in another order
+        return v.reshape(kshape) if keepdims else v
+
+    scl = _keep(wt.sum(dim=axes)) if axes else wt
     if bool((scl == 0).any()):
         raise ZeroDivisionError("Weights sum to zero, can't be normalized")
-    r = (x * wt).sum(dim=axes, keepdim=keepdims) / scl
+    r = (_keep((x * wt).sum(dim=axes)) if axes else x * wt) / scl
     return (wrap(r), wrap(scl.broadcast_to(r.shape).clone())) if returned else wrap(r)
 
 
@@ -347,20 +357,36 @@ def bincount(x, weights=None, minlength=0):
     if minlength < 0:
         raise ValueError("minlength must not be negative")
     w = None if weights is None else _t(weights).to(torch.float64)
+    if w is not None and w.shape != t.shape:
+        raise ValueError("The weights and list don't have the same length.")
     return wrap(torch.bincount(t.long(), weights=w, minlength=minlength))
 
 
 def digitize(x, bins, right=False):
-    """Bin index of each value (matches numpy.digitize; bins monotonic, increasing or decreasing)."""
+    """Bin index of each value (matches numpy.digitize; bins monotonic, increasing or decreasing;
+    NaN orders after every number, as in NumPy's sort and searchsorted; complex raises TypeError)."""
     xt, bt = _t(x), _t(bins)
+    if xt.is_complex() or bt.is_complex():
+        raise TypeError("x may not be complex")
     if bt.ndim != 1:
         raise ValueError("object too deep for desired array")
     dt = NP_TO_TORCH[to_dtype(np.result_type(TORCH_TO_NP[xt.dtype], TORCH_TO_NP[bt.dtype]))]
     xt, bt = xt.to(dt), bt.to(dt)
-    d = torch.diff(bt)
-    inc = bool((d >= 0).all())
-    if not inc and not bool((d <= 0).all()):
-        raise ValueError("bins must be monotonically increasing or decreasing")
+    # NumPy's monotonicity test: the direction is set by the first edge differing from bins[0]
+    # (strictly greater: increasing, else decreasing), and comparisons with NaN never fail it
+    inc = True
+    if bt.numel() > 1:
+        differs = torch.nonzero(bt[1:] != bt[0]).reshape(-1)
+        if differs.numel():
+            i = int(differs[0]) + 1
+            inc = bool(bt[0] < bt[i])
+            tail = bt[i:]
+            bad = (tail[:-1] > tail[1:]) if inc else (tail[:-1] < tail[1:])
+            if bool(bad.any()):
+                raise ValueError("bins must be monotonically increasing or decreasing")
+    if xt.is_floating_point():    # order-preserving integer keys: NaN last, as NumPy's searchsorted
+        from ._sorting import _float_keys
+        xt, bt = _float_keys(xt), _float_keys(bt)
     if inc:
         r = torch.searchsorted(bt.contiguous(), xt.contiguous(), right=not right)
     else:
@@ -377,7 +403,8 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
         if nb < 1:
             raise ValueError("`bins` must be positive, when an integer")
         if range is not None:
-            lo, hi = float(range[0]), float(range[1])
+            lo, hi = range        # NumPy: anything but two values raises ValueError/TypeError here
+            lo, hi = float(lo), float(hi)
             if lo > hi:
                 raise ValueError("max must be larger than min in range parameter.")
         elif t.numel():
@@ -394,7 +421,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
         edges[-1] = hi
         return wrap(edges.to(NP_TO_TORCH[to_dtype(dt)]))
     e = _t(bins)
-    if e.ndim != 1 or (e.numel() > 1 and bool((torch.diff(e) < 0).any())):
+    if e.ndim != 1 or (e.numel() > 1 and bool((e[1:] < e[:-1]).any())):
         raise ValueError("`bins` must increase monotonically, when an array")
     return wrap(e)
 
@@ -426,29 +453,82 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     return wrap(counts), wrap(edges)
 
 
+def _cov_weights(w, name, nobs):
+    w = _t(w).to(torch.float64)
+    if name == "fweights" and not bool((w == torch.round(w)).all()):
+        raise TypeError("fweights must be integer")
+    if w.ndim > 1:
+        raise RuntimeError(f"cannot handle multidimensional {name}")
+    if w.shape[0] != nobs:
+        raise RuntimeError(f"incompatible numbers of samples and {name}")
+    if bool((w < 0).any()):
+        raise ValueError(f"{name} cannot be negative")
+    return w
+
+
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
-    """Covariance matrix (matches numpy.cov without fweights/aweights)."""
-    if fweights is not None or aweights is not None:
-        raise NotImplementedError("cov(fweights=, aweights=) is not supported")
+    """Covariance matrix (matches numpy.cov: frequency and analytic weights, ``dtype`` (the data
+    is cast to it and centred in place, so an integer dtype raises NumPy's casting TypeError),
+    a RuntimeWarning when the degrees of freedom are <= 0)."""
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError("ddof must be integer")
     x = _t(m)
     if x.ndim > 2:
         raise ValueError("m has more than 2 dimensions")
-    dt = NP_TO_TORCH[_float_dtype(x, dtype)] if dtype is not None else \
-        NP_TO_TORCH[to_dtype(np.result_type(TORCH_TO_NP[x.dtype], np.float64))]
-    x = x.to(dt)
-    x = x.reshape(1, -1) if x.ndim < 2 else x
-    if not rowvar and x.shape[0] != 1:
+    yt = None if y is None else _t(y)
+    if yt is not None and yt.ndim > 2:
+        raise ValueError("y has more than 2 dimensions")
+    if dtype is None:
+        dts = [TORCH_TO_NP[x.dtype], _F64] + ([] if yt is None else [TORCH_TO_NP[yt.dtype]])
+        dt = to_dtype(np.result_type(*dts))
+    else:
+        dt = to_dtype(dtype)
+    tdt = NP_TO_TORCH[dt]
+    m_ndim = x.ndim
+    x = x.to(tdt).reshape(1, -1) if x.ndim < 2 else x.to(tdt)
+    if not rowvar and m_ndim != 1:      # NumPy: m by its own ndim, y by its (2-d) row count
         x = x.T
-    if y is not None:
-        yt = _t(y).to(dt)
-        yt = yt.reshape(1, -1) if yt.ndim < 2 else yt
+    if x.shape[0] == 0:
+        return wrap(torch.empty((0, 0), dtype=torch.float64, device=x.device))
+    if yt is not None:
+        yt = yt.to(tdt).reshape(1, -1) if yt.ndim < 2 else yt.to(tdt)
         if not rowvar and yt.shape[0] != 1:
             yt = yt.T
+        if yt.shape[1] != x.shape[1]:
+            raise ValueError(f"all the input array dimensions except for the concatenation axis must match exactly, "
+                             f"but along dimension 1, the array at index 0 has size {x.shape[1]} and the array "
+                             f"at index 1 has size {yt.shape[1]}")
         x = torch.cat([x, yt], 0)
-    ddof = (0 if bias else 1) if ddof is None else ddof
-    n = x.shape[1]
-    xc = x - x.mean(1, keepdim=True)
-    c = f64(torch.matmul, xc, xc.T.conj()) / _b.max(n - ddof, 0)
+    ddof = (0 if bias else 1) if ddof is None else int(ddof)
+    nobs = x.shape[1]
+    w = fw = None if fweights is None else _cov_weights(fweights, "fweights", nobs)
+    aw = None if aweights is None else _cov_weights(aweights, "aweights", nobs)
+    if aw is not None:
+        w = aw if w is None else w * aw
+    avg, w_sum = average(wrap(x), axis=1, weights=None if w is None else wrap(w), returned=True)
+    w_sum = float(w_sum._t.reshape(-1)[0])
+    if w is None:
+        fact = nobs - ddof
+    elif ddof == 0:
+        fact = w_sum
+    elif aw is None:
+        fact = w_sum - ddof
+    else:
+        fact = w_sum - ddof * float((w * aw).sum()) / w_sum
+    if fact <= 0:
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+        fact = 0.0
+    xa = wrap(x.clone())
+    OPS["subtract"](xa, avg[:, None], out=xa)   # in place, as NumPy: an integer dtype cannot hold the centred data
+    xc = xa._t
+    xt = (xc if w is None else xc * w.to(xc.dtype)).T
+    c = f64(torch.matmul, xc, xt.conj())
+    work = torch.complex128 if c.is_complex() else torch.float64
+    with np.errstate(divide="ignore"):
+        scale = np.true_divide(1, fact)
+    if np.isinf(scale):
+        warnings.warn("divide by zero encountered in divide", RuntimeWarning, stacklevel=2)
+    c = f64(torch.mul, c.to(work), float(scale)).to(c.dtype)
     return wrap(c.squeeze())
 
 

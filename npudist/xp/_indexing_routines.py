@@ -279,6 +279,8 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
 
 def tril_indices_from(arr, k=0):
     """Indices of the lower triangle of a 2-d array (matches numpy.tril_indices_from)."""
+    if not hasattr(arr, "ndim"):
+        raise AttributeError(f"'{type(arr).__name__}' object has no attribute 'ndim'")
     t = _t(arr)
     if t.ndim != 2:
         raise ValueError("input array must be 2-d")
@@ -287,6 +289,8 @@ def tril_indices_from(arr, k=0):
 
 def triu_indices_from(arr, k=0):
     """Indices of the upper triangle of a 2-d array (matches numpy.triu_indices_from)."""
+    if not hasattr(arr, "ndim"):
+        raise AttributeError(f"'{type(arr).__name__}' object has no attribute 'ndim'")
     t = _t(arr)
     if t.ndim != 2:
         raise ValueError("input array must be 2-d")
@@ -311,8 +315,7 @@ def ix_(*args):
             raise ValueError("Cross index must be 1 dimensional")
         if t.dtype == torch.bool:
             t = torch.nonzero(t).reshape(-1)
-        elif t.is_floating_point() or t.is_complex():
-            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+        # other dtypes are kept, floats included, as numpy.ix_ does
         out.append(wrap(t.reshape((1,) * k + (-1,) + (1,) * (nd - k - 1))))
     return tuple(out)
 

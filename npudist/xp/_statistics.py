@@ -289,6 +289,8 @@ def _median(a, axis, out, overwrite_input, keepdims, skip_nan):
         r = torch.where(lo == hi, vlo, (vlo + vhi) / 2)
         if inexact:
             if skip_nan:
+                if bool((k == 0).any()):
+                    warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
                 r = torch.where(k == 0, torch.full_like(r, float("nan")), r)
             else:   # a slice holding NaN gives its last element after the sort, as numpy's _median_nancheck
                 last = s[..., -1:].to(work)

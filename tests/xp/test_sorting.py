@@ -29,3 +29,14 @@ def test_set_routines_of_bool_and_complex():
             got, want = getattr(xp, f)(a, b).get(), getattr(np, f)(a, b)
             assert got.dtype == want.dtype
             np.testing.assert_array_equal(got, want)
+
+
+def test_complex_sort_with_nans_numpy_order():
+    # NumPy's order: R + Rj, R + nanj, nan + Rj, nan + nanj
+    a = np.array([0, 3, 0, 1 + 2j, 0, 0, 1 + 1j, -5 + 3j])
+    a.real[[0, 2, 5]] = np.nan
+    a.imag[[0, 1, 4]] = np.nan
+    a.real[4] = 0
+    e, g = np.sort(a), xp.sort(xp.asarray(a)).get()
+    np.testing.assert_array_equal(g.real, e.real)
+    np.testing.assert_array_equal(g.imag, e.imag)

@@ -69,8 +69,10 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
 
 
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
-    """Indices that sort the array (matches numpy.argsort; stable; int64)."""
-    t, axis = _axis(_t(a), axis)
+    """Indices that sort the array (matches numpy.argsort; stable; int64; a 0-d array sorts as
+    a 1-element 1-d one, as NumPy's argsort does)."""
+    t = _t(a)
+    t, axis = _axis(t.reshape(1) if t.ndim == 0 else t, axis)
     return wrap(_argsort_t(t, axis, descending))
 
 
@@ -83,6 +85,8 @@ def lexsort(keys, axis=-1):
     if not ks:
         raise TypeError("need sequence of keys with len > 0 in lexsort")
     shape = torch.broadcast_shapes(*[k.shape for k in ks])
+    if not shape:      # 0-d keys (a 1-d keys array): one element, index 0, as NumPy
+        return wrap(torch.zeros((), dtype=torch.int64, device=ks[0].device))
     ks = [k.broadcast_to(shape) for k in ks]
     axis = normalize_axis(axis, len(shape))
     idx = _argsort_t(ks[0], axis)
@@ -103,12 +107,21 @@ def searchsorted(a, v, side="left", sorter=None):
     dt = NP_TO_TORCH[to_dtype(np.result_type(TORCH_TO_NP[at.dtype], TORCH_TO_NP[vt.dtype]))]
     if dt == torch.bool:
         dt = torch.uint8
-    s = None if sorter is None else _t(sorter).long()
+    s = None
+    if sorter is not None:
+        s = _t(sorter)
+        if s.is_floating_point() or s.is_complex() or s.dtype == torch.bool:
+            raise TypeError("sorter must only contain integers")
+        if s.numel() != at.numel():
+            raise ValueError("sorter.size must equal a.size")
+        s = s.long()
     at, vt = at.to(dt), vt.to(dt)
     if dt.is_complex:   # PyTorch has no complex searchsorted: search ranks in NumPy's complex order
         if s is not None:
             at, s = at[s], None
         at, vt = _lex_ranks(at, vt)
+    elif dt in _KEY_INT:   # order-preserving integer keys: NaN after every number, as NumPy orders it
+        at, vt = _float_keys(at), _float_keys(vt)
     r = torch.searchsorted(at.contiguous(), vt.reshape(-1).contiguous() if vt.ndim == 0 else vt.contiguous(),
                            right=side == "right", sorter=s)
     return wrap(r.reshape(()) if vt.ndim == 0 else r) if not scalar else wrap(r.reshape(()))

@@ -8,6 +8,7 @@ than NumPy). Gamma-family variates use Marsaglia and Tsang's method on this gene
 """
 import operator
 
+import builtins
 import math
 
 import numpy as np
@@ -477,6 +478,8 @@ class Generator:
         """Shuffles an xp array in place along axis (matches Generator.shuffle)."""
         if not isinstance(x, ndarray):
             raise TypeError("shuffle works in place on an xp.ndarray")
+        if x.ndim == 0:
+            raise TypeError("len() of unsized object")
         x._t.copy_(self.permutation(x, axis)._t)
 
     def permuted(self, x, axis=None, out=None):
@@ -525,8 +528,9 @@ class Generator:
             tuple(pop.shape[:axis]) + tuple(idx.shape) + tuple(pop.shape[axis + 1:])), axis, axis))
 
     def bytes(self, length):
-        return bytes(torch.randint(0, 256, (length,), generator=self._gen, device=self._device, dtype=torch.uint8)
-                     .cpu().numpy().tobytes())
+        # builtins.bytes: the module-level legacy function ``bytes`` shadows the builtin here
+        return builtins.bytes(torch.randint(0, 256, (int(length),), generator=self._gen, device=self._device,
+                                            dtype=torch.uint8).cpu().numpy().tobytes())
 
     def spawn(self, n_children):
         return [Generator(_seed_int(self)) for _ in range(n_children)]

@@ -46,3 +46,11 @@ def test_errors_and_edge_cases():
         g.logseries(1.0)
     with pytest.raises(ValueError):
         g.wald(0.0, 1.0)
+
+
+def test_bytes_and_zero_dim_shuffle():
+    b = xp.random.bytes(10)
+    assert isinstance(b, bytes) and len(b) == 10
+    assert isinstance(xp.random.default_rng(0).bytes(3), bytes)
+    with pytest.raises(TypeError):
+        xp.random.shuffle(xp.asarray(np.array(1.0)))

@@ -503,7 +503,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         x = torch.cat([x, yt], 0)
     ddof = (0 if bias else 1) if ddof is None else int(ddof)
     nobs = x.shape[1]
-    w = fw = None if fweights is None else _cov_weights(fweights, "fweights", nobs)
+    w = None if fweights is None else _cov_weights(fweights, "fweights", nobs)
     aw = None if aweights is None else _cov_weights(aweights, "aweights", nobs)
     if aw is not None:
         w = aw if w is None else w * aw

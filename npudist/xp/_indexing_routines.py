@@ -3,8 +3,8 @@ choose, select, unravel_index, ...)."""
 import numpy as np
 import torch
 
-from ._core import normalize_index_array, result_dtype, tensor_of, normalize_axes, normalize_axis, operand, result, wrap
-from ._dtypes import NP_TO_TORCH
+from ._core import ndarray, normalize_index_array, result_dtype, tensor_of, normalize_axes, normalize_axis, operand, result, wrap
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP
 from ._unsigned import as_uint
 from ._manipulation import broadcast_arrays
 from ._config import device
@@ -69,6 +69,8 @@ def put_along_axis(arr, indices, values, axis):
 
 def put(a, ind, v, mode="raise"):
     """In place a.flat[ind] = v (matches numpy.put)."""
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
     t = a._t
     flat = t.view(-1)
     idx = _t(ind).reshape(-1)
@@ -144,12 +146,21 @@ def compress(condition, a, axis=None, out=None):
 
 
 def extract(condition, arr):
-    return wrap(_t(arr).reshape(-1)[_t(condition).reshape(-1).bool()])
+    """Elements of arr.ravel() at the true positions of condition.ravel() (matches numpy.extract:
+    the sizes need not match; a true position past arr's size raises IndexError)."""
+    a = _t(arr).reshape(-1)
+    idx = torch.nonzero(_t(condition).reshape(-1)).reshape(-1)
+    if idx.numel() and int(idx[-1]) >= a.numel():
+        raise IndexError(f"index {int(idx[-1])} is out of bounds for axis 0 with size {a.numel()}")
+    return wrap(a[idx])
 
 
 def place(arr, mask, vals):
     t = arr._t
     m = _t(mask).bool()
+    if m.numel() != t.numel():
+        raise ValueError("place: mask and data must be the same size")
+    m = m.reshape(t.shape)
     n = int(m.sum())
     v = _t(vals).reshape(-1).to(t.dtype)
     if n and v.numel() == 0:
@@ -178,11 +189,18 @@ def select(condlist, choicelist, default=0):
     """Values from choicelist where condlist is true, first match wins (matches numpy.select)."""
     if len(condlist) != len(choicelist):
         raise ValueError("list of cases must be same length as list of conditions")
+    if len(condlist) == 0:
+        raise ValueError("select with an empty condition list is not possible")
     result = full_default = None
     ops = [operand(c) for c in choicelist] + [operand(default)]
     dt = NP_TO_TORCH[result_dtype(*ops)]
     conds = [_t(c) for c in condlist]
-    shape = torch.broadcast_shapes(*[c.shape for c in conds], *[o.shape for o in ops if isinstance(o, torch.Tensor)])
+    shapes = [c.shape for c in conds] + [o.shape for o in ops if isinstance(o, torch.Tensor)]
+    try:
+        shape = torch.broadcast_shapes(*shapes)
+    except RuntimeError:
+        raise ValueError(f"shape mismatch: objects cannot be broadcast to a single shape: "
+                         f"{', '.join(str(tuple(x)) for x in shapes)}") from None
     dev = conds[0].device if conds else None
     result = as_uint(torch.full(shape, 0, dtype=dt, device=dev)) + (ops[-1].to(dt) if isinstance(ops[-1], torch.Tensor) else ops[-1])
     for c, o in zip(reversed(conds), reversed(ops[:-1])):
@@ -194,10 +212,23 @@ def select(condlist, choicelist, default=0):
     return wrap(result)
 
 
+def _index_order(order):
+    if order is None:
+        return "C"
+    if order not in ("C", "F"):
+        raise ValueError("only 'C' or 'F' order is permitted")
+    return order
+
+
 def unravel_index(indices, shape, order="C"):
-    """Flat indices -> tuple of coordinate arrays (matches numpy.unravel_index)."""
-    idx = _t(indices).long()
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    """Flat indices -> tuple of coordinate arrays (matches numpy.unravel_index: integer indices
+    only (TypeError), out-of-range indices raise ValueError, order 'C' or 'F')."""
+    order = _index_order(order)
+    idx = _t(indices)
+    if idx.is_floating_point() or idx.is_complex() or idx.dtype == torch.bool:
+        raise TypeError(f"only int indices permitted (got {TORCH_TO_NP[idx.dtype]})")
+    idx = idx.long()
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     n = int(np.prod(shape))
     if idx.numel() and (bool((idx < 0).any()) or bool((idx >= n).any())):
         raise ValueError(f"index out of bounds for array of size {n}")
@@ -207,15 +238,42 @@ def unravel_index(indices, shape, order="C"):
 
 
 def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
-    coords = [_t(c).long() for c in multi_index]
-    dims = tuple(dims)
-    res = torch.zeros_like(coords[0])
-    order_dims = range(len(dims)) if order == "C" else reversed(range(len(dims)))
-    for i in order_dims:
+    """Tuple of coordinate arrays -> flat indices (matches numpy.ravel_multi_index: coordinates
+    broadcast together; ``mode`` 'raise', 'wrap', 'clip' or one per dimension; order 'C' or 'F';
+    int64 result; NumPy's TypeError/ValueError for float dims or coordinates, a wrong count of
+    coordinate arrays, an invalid mode or order, and dims whose size overflows int64)."""
+    order = _index_order(order)
+    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    for d in dims:
+        if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
+            raise TypeError(f"'{type(d).__name__}' object cannot be interpreted as an integer")
+    if isinstance(multi_index, ndarray):
+        coords = [c for c in multi_index._t.unbind(0)] if multi_index.ndim else [multi_index._t]
+    else:
+        coords = [_t(c) for c in multi_index]
+    for c in coords:
+        if c.is_floating_point() or c.is_complex():
+            raise TypeError(f"only int indices permitted (got {TORCH_TO_NP[c.dtype]})")
+    if len(coords) != len(dims):
+        raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
+    modes = (mode,) * len(dims) if isinstance(mode, str) else tuple(mode)
+    for m in modes:
+        if m not in ("raise", "wrap", "clip"):
+            raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {m!r})")
+    if len(modes) != len(dims):
+        raise ValueError("mode must be a string or a sequence with one mode per dimension")
+    size = 1
+    for d in dims:
+        size *= d
+    if size > np.iinfo(np.int64).max:
+        raise ValueError("invalid dims: array size defined by dims is larger than the maximum possible size.")
+    coords = torch.broadcast_tensors(*[c.long() for c in coords])
+    res = torch.zeros(coords[0].shape, dtype=torch.int64, device=coords[0].device)
+    for i in (range(len(dims)) if order == "C" else reversed(range(len(dims)))):
         c = coords[i]
-        if mode == "wrap":
+        if modes[i] == "wrap":
             c = c.remainder(dims[i])
-        elif mode == "clip":
+        elif modes[i] == "clip":
             c = c.clamp(0, dims[i] - 1)
         elif c.numel() and (bool((c < 0).any()) or bool((c >= dims[i]).any())):
             raise ValueError("invalid entry in coordinates array")
@@ -225,6 +283,8 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
 
 def tril_indices_from(arr, k=0):
     """Indices of the lower triangle of a 2-d array (matches numpy.tril_indices_from)."""
+    if not hasattr(arr, "ndim"):
+        raise AttributeError(f"'{type(arr).__name__}' object has no attribute 'ndim'")
     t = _t(arr)
     if t.ndim != 2:
         raise ValueError("input array must be 2-d")
@@ -233,6 +293,8 @@ def tril_indices_from(arr, k=0):
 
 def triu_indices_from(arr, k=0):
     """Indices of the upper triangle of a 2-d array (matches numpy.triu_indices_from)."""
+    if not hasattr(arr, "ndim"):
+        raise AttributeError(f"'{type(arr).__name__}' object has no attribute 'ndim'")
     t = _t(arr)
     if t.ndim != 2:
         raise ValueError("input array must be 2-d")
@@ -257,8 +319,7 @@ def ix_(*args):
             raise ValueError("Cross index must be 1 dimensional")
         if t.dtype == torch.bool:
             t = torch.nonzero(t).reshape(-1)
-        elif t.is_floating_point() or t.is_complex():
-            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+        # other dtypes are kept, floats included, as numpy.ix_ does
         out.append(wrap(t.reshape((1,) * k + (-1,) + (1,) * (nd - k - 1))))
     return tuple(out)
 
@@ -318,9 +379,13 @@ def putmask(a, mask, values):
         m = torch.tensor(bool(m), device=t.device)
     if m.dtype != torch.bool:
         m = m != 0
-    m = m.broadcast_to(t.shape) if tuple(m.shape) != tuple(t.shape) else m
+    if m.ndim == 0:
+        m = m.broadcast_to(t.shape)
     if tuple(m.shape) != tuple(t.shape):
         raise ValueError("putmask: mask and data must be the same size")
+    if isinstance(values, (ndarray, np.ndarray)) and not np.can_cast(values.dtype, TORCH_TO_NP[t.dtype], "safe"):
+        raise TypeError(f"Cannot cast array data from dtype({values.dtype!r}) to dtype({TORCH_TO_NP[t.dtype]!r}) "
+                        f"according to the rule 'safe'")
     v = operand(values)
     v = (v if isinstance(v, torch.Tensor) else torch.tensor(v, device=t.device)).reshape(-1)
     n = t.numel()

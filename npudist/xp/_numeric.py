@@ -176,7 +176,15 @@ def correlate(a, v, mode="valid"):
     if v.ndim != 1 or asarray(a).ndim != 1:
         raise ValueError("object too deep for desired array" if v.ndim > 1 or asarray(a).ndim > 1
                          else "correlate needs 1-d inputs")
-    return convolve(a, conjugate(v)[::-1] if v._t.is_complex() else v[::-1], mode)
+    a = asarray(a)
+    rev = conjugate(v)[::-1] if v._t.is_complex() else v[::-1]
+    if mode != "same" or v.shape[0] <= a.shape[0] or a.shape[0] == 0:
+        return convolve(a, rev, mode)
+    # NumPy correlates the longer sequence with the shorter and reverses: for 'same' that centres
+    # the window of the full result differently when v is the longer one
+    full = convolve(a, rev, "full")
+    k = a.shape[0] // 2
+    return full[k:k + v.shape[0]]
 
 
 def trim_zeros(filt, trim="fb", axis=None):

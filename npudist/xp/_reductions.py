@@ -3,6 +3,7 @@
 Default accumulator dtypes are NumPy's: bools and signed integers sum in int64, unsigned
 integers accumulate in uint64, as NumPy's do."""
 import builtins as _b
+import warnings
 
 import numpy as np
 import torch
@@ -86,13 +87,42 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=Tr
     return _out(r, out)
 
 
-def _extreme(name, a, axis, out, keepdims, initial, where):
+def _complex_extreme(x, dim, keepdim, is_max, skip_nan):
+    """max/min of a complex tensor along one dim in NumPy's order (real part, then imaginary part).
+    A slice holding a NaN gives its first NaN (NumPy's maximum/minimum propagate it); with
+    skip_nan (fmax/fmin, nanmax/nanmin) NaNs are ignored and only an all-NaN slice gives its first."""
+    isn = torch.isnan(x)
+    fill = torch.tensor(float("-inf") if is_max else float("inf"), dtype=x.real.dtype, device=x.device)
+    ext = torch.amax if is_max else torch.amin
+    re = torch.where(isn, fill, x.real)
+    mr = ext(re, dim, keepdim=True)
+    im = torch.where((re == mr) & ~isn, x.imag, fill)
+    r = torch.complex(mr, ext(im, dim, keepdim=True))
+    has_nan = isn.any(dim, keepdim=True) if not skip_nan else isn.all(dim, keepdim=True)
+    first_nan = torch.gather(x, dim, isn.to(torch.uint8).argmax(dim, keepdim=True))
+    r = torch.where(has_nan, first_nan, r)
+    return r if keepdim else r.squeeze(dim)
+
+
+def _extreme(name, a, axis, out, keepdims, initial, where, skip_nan=False):
     t = _t(a)
-    if t.is_complex():
-        raise TypeError(f"xp.{name} of complex arrays is not supported (PyTorch does not order complex numbers); "
-                        f"reduce .real / .imag or abs() instead")
     axes = normalize_axes(axis, t.ndim)
     is_max = name in ("max", "amax")
+    if t.is_complex():
+        if where is not True and initial is None:
+            raise ValueError(f"reduction operation '{'maximum' if is_max else 'minimum'}' does not have an "
+                             f"identity, so to use a where mask one has to specify 'initial'")
+        t = _mask(t, where, initial) if where is not True else t
+        if _b.any(t.shape[ax] == 0 for ax in axes) and initial is None:
+            raise ValueError(f"zero-size array to reduction operation {'maximum' if is_max else 'minimum'} which "
+                             f"has no identity")
+        if not axes:
+            return _out(t.clone(), out)
+        if initial is not None:   # the initial value joins every slice as one more element
+            t = torch.cat([t, torch.full(tuple(1 if i == axes[0] else n for i, n in enumerate(t.shape)),
+                                         complex(initial), dtype=t.dtype, device=t.device)], axes[0])
+        r = _reduce_dims(lambda x, d, k: _complex_extreme(x, d, k, is_max, skip_nan), t, axes, keepdims)
+        return _out(r, out)
     if where is not True:
         if initial is None:
             raise ValueError(f"reduction operation '{'maximum' if is_max else 'minimum'}' does not have an identity, "
@@ -135,8 +165,6 @@ amin = min
 
 def _arg(name, a, axis, out, keepdims, nan):
     t = _t(a)
-    if t.is_complex():
-        raise TypeError(f"xp.{name} of complex arrays is not supported")
     if axis is None:
         flat = t.reshape(-1)
         dim = None
@@ -157,6 +185,13 @@ def _arg(name, a, axis, out, keepdims, nan):
             raise ValueError("All-NaN slice encountered")
         flat = torch.where(isn, torch.tensor(float("-inf") if is_max else float("inf"), dtype=flat.dtype,
                                              device=flat.device), flat)
+    if flat.is_complex():   # first index of the extreme in NumPy's complex order
+        d = dim if dim is not None else 0
+        if nan and bool(torch.isnan(flat).all(d).any()):
+            raise ValueError("All-NaN slice encountered")
+        ext = _complex_extreme(flat, d, True, is_max, nan)
+        hit = (flat == ext) | (torch.isnan(flat) & torch.isnan(ext)) if not nan else (flat == ext)
+        return _arg_out(hit.to(torch.uint8).argmax(d), t, dim, keepdims, out)
     # torch.argmax/argmin return the first NaN, as NumPy does
     r = (torch.argmax if is_max else torch.argmin)(flat, dim=dim if dim is not None else 0)
     return _arg_out(r, t, dim, keepdims, out)
@@ -311,6 +346,12 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where
 
 def _nanextreme(is_max, a, axis, out, keepdims, initial, where):
     t = _t(a)
+    if t.is_complex():
+        if initial is None and t.numel() and bool(torch.isnan(t).all()
+                                                 if axis is None else _logic(torch.all, wrap(torch.isnan(t)), axis,
+                                                                             None, False, True, True)._t.any()):
+            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+        return _extreme("max" if is_max else "min", a, axis, out, keepdims, initial, where, skip_nan=True)
     if not t.is_floating_point():
         return _extreme("max" if is_max else "min", a, axis, out, keepdims, initial, where)
     isn = torch.isnan(t)
@@ -318,6 +359,8 @@ def _nanextreme(is_max, a, axis, out, keepdims, initial, where):
     r = _extreme("max" if is_max else "min", wrap(filled), axis, None, keepdims, initial, where)
     allnan = _logic(torch.all, wrap(isn), axis, None, keepdims, True, True)._t
     if initial is None:
+        if bool(allnan.any()):
+            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
         r = wrap(torch.where(allnan, torch.tensor(float("nan"), dtype=t.dtype, device=t.device), r._t))
     return _out(r._t, out)
 

@@ -33,10 +33,17 @@ def _argsort_t(t, dim, descending=False):
     if t.dtype in _KEY_INT and not descending and t.numel() > 4096:
         return torch.argsort(_float_keys(t), dim=dim, stable=True)
     if t.is_complex():
+        # NumPy's complex order: R + Rj, R + nanj, nan + Rj, nan + nanj (each group lexicographic)
         i1 = torch.argsort(t.imag, dim=dim, stable=True, descending=descending)
         re = torch.gather(t.real, dim, i1)
         i2 = torch.argsort(re, dim=dim, stable=True, descending=descending)
-        return torch.gather(i1, dim, i2)
+        idx = torch.gather(i1, dim, i2)
+        x = torch.gather(t, dim, idx)
+        cls = torch.isnan(x.real).to(torch.int8) * 2 + torch.isnan(x.imag).to(torch.int8)
+        if not bool(cls.any()):
+            return idx
+        i3 = torch.argsort(cls, dim=dim, stable=True, descending=descending)
+        return torch.gather(idx, dim, i3)
     return torch.argsort(t, dim=dim, stable=True, descending=descending)
 
 
@@ -65,8 +72,10 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
 
 @_host.numpy_first(np.argsort, ndarray, unsigned=False)   # PyTorch's sort is the faster side at 1M
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
-    """Indices that sort the array (matches numpy.argsort; stable; int64)."""
-    t, axis = _axis(_t(a), axis)
+    """Indices that sort the array (matches numpy.argsort; stable; int64; a 0-d array sorts as
+    a 1-element 1-d one, as NumPy's argsort does)."""
+    t = _t(a)
+    t, axis = _axis(t.reshape(1) if t.ndim == 0 else t, axis)
     return wrap(_argsort_t(t, axis, descending))
 
 
@@ -79,6 +88,8 @@ def lexsort(keys, axis=-1):
     if not ks:
         raise TypeError("need sequence of keys with len > 0 in lexsort")
     shape = torch.broadcast_shapes(*[k.shape for k in ks])
+    if not shape:      # 0-d keys (a 1-d keys array): one element, index 0, as NumPy
+        return wrap(torch.zeros((), dtype=torch.int64, device=ks[0].device))
     ks = [k.broadcast_to(shape) for k in ks]
     axis = normalize_axis(axis, len(shape))
     idx = _argsort_t(ks[0], axis)
@@ -99,12 +110,21 @@ def searchsorted(a, v, side="left", sorter=None):
     dt = NP_TO_TORCH[to_dtype(np.result_type(TORCH_TO_NP[at.dtype], TORCH_TO_NP[vt.dtype]))]
     if dt == torch.bool:
         dt = torch.uint8
-    s = None if sorter is None else _t(sorter).long()
+    s = None
+    if sorter is not None:
+        s = _t(sorter)
+        if s.is_floating_point() or s.is_complex() or s.dtype == torch.bool:
+            raise TypeError("sorter must only contain integers")
+        if s.numel() != at.numel():
+            raise ValueError("sorter.size must equal a.size")
+        s = s.long()
     at, vt = at.to(dt), vt.to(dt)
     if dt.is_complex:   # PyTorch has no complex searchsorted: search ranks in NumPy's complex order
         if s is not None:
             at, s = at[s], None
         at, vt = _lex_ranks(at, vt)
+    elif dt in _KEY_INT:   # order-preserving integer keys: NaN after every number, as NumPy orders it
+        at, vt = _float_keys(at), _float_keys(vt)
     r = torch.searchsorted(at.contiguous(), vt.reshape(-1).contiguous() if vt.ndim == 0 else vt.contiguous(),
                            right=side == "right", sorter=s)
     return wrap(r.reshape(()) if vt.ndim == 0 else r) if not scalar else wrap(r.reshape(()))

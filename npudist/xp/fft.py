@@ -74,8 +74,14 @@ def _one(fn, a, n, axis, norm, complex_in=False, out=None):
 
 
 def _many(fn, a, s, axes, norm, default_axes=None, out=None):
-    if axes is not None and len(axes) == 0 and s is None:   # NumPy: no axes, no transform
-        return a if isinstance(a, ndarray) else wrap(tensor_of(a))
+    if axes is not None and len(axes) == 0 and s is None:
+        if fn in (torch.fft.rfftn, torch.fft.irfftn):   # NumPy's real transforms need a last axis
+            raise IndexError("rfftn/irfftn need at least one axis (axes=() given)")
+        return a if isinstance(a, ndarray) else wrap(tensor_of(a))   # NumPy: no axes, no transform
+    # NumPy 2's irfftn over one axis is irfft: float16 input gives float16 (over more axes the
+    # complex passes first promote to complex64)
+    half = fn is torch.fft.irfftn and isinstance(a, ndarray) and a._t.dtype == torch.float16 and \
+        axes is not None and len(axes) == 1
     t = _t(a)
     if fn in _C2R and not t.is_complex():
         t = t.to(torch.complex64 if t.dtype == torch.float32 else torch.complex128)
@@ -99,7 +105,8 @@ def _many(fn, a, s, axes, norm, default_axes=None, out=None):
     kwargs = {"norm": _norm(norm), "dim": axes}
     if s is not None:
         kwargs["s"] = s
-    return _done(_run(fn, t, **kwargs), out)
+    res = _run(fn, t, **kwargs)
+    return _done(res.to(torch.float16) if half else res, out)
 
 
 def fft(a, n=None, axis=-1, norm=None, out=None):

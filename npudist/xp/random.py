@@ -8,6 +8,9 @@ than NumPy). Gamma-family variates use Marsaglia and Tsang's method on this gene
 """
 import operator
 
+import builtins
+import math
+
 import numpy as np
 import torch
 
@@ -279,6 +282,155 @@ class Generator:
         return wrap(torch.ceil(torch.log1p(-u) / torch.log1p(-torch.as_tensor(p, dtype=_F64, device=self._device)))
                     .clamp(min=1).to(torch.int64))
 
+    def _t64(self, x, shape):
+        return torch.as_tensor(x, dtype=_F64, device=self._device).broadcast_to(shape)
+
+    def wald(self, mean, scale, size=None):
+        """Wald (inverse Gaussian) variates (matches Generator.wald; NumPy's transformation method)."""
+        mean, scale = _param(mean), _param(scale)
+        _positive(mean, "mean")
+        _positive(scale, "scale")
+        shape = self._shape(size, mean, scale)
+        mu, lam = self._t64(mean, shape), self._t64(scale, shape)
+        y = self._n(shape) ** 2 * mu
+        x = mu + mu / (2 * lam) * (y - torch.sqrt(4 * lam * y + y * y))
+        return wrap(torch.where(self._u(shape) <= mu / (mu + x), x, mu * mu / x))
+
+    def vonmises(self, mu, kappa, size=None):
+        """von Mises variates on [-pi, pi] (matches Generator.vonmises; Best & Fisher's rejection)."""
+        mu, kappa = _param(mu), _param(kappa)
+        _nonneg(kappa, "kappa")
+        shape = self._shape(size, mu, kappa)
+        m, k = self._t64(mu, shape), self._t64(kappa, shape)
+        tiny = k < 1e-8
+        ks = torch.where(tiny, 1.0, k)
+        r = 1 + torch.sqrt(1 + 4 * ks * ks)
+        rho = (r - torch.sqrt(2 * r)) / (2 * ks)
+        s = (1 + rho * rho) / (2 * rho)
+        w = torch.zeros(shape, dtype=_F64, device=self._device)
+        todo = torch.ones(shape, dtype=torch.bool, device=self._device)
+        for _ in range(200):
+            if not bool(todo.any()):
+                break
+            z = torch.cos(math.pi * self._u(shape))
+            wz = (1 + s * z) / (s + z)
+            y = ks * (s - wz)
+            v = self._u(shape)
+            ok = (y * (2 - y) - v >= 0) | (torch.log(y / torch.where(v > 0, v, 1e-300)) + 1 - y >= 0)
+            w = torch.where(todo & ok, wz, w)
+            todo = todo & ~ok
+        sign = torch.where(self._u(shape) < 0.5, -1.0, 1.0)
+        res = m + sign * torch.acos(w.clamp(-1, 1))
+        res = torch.remainder(res + math.pi, 2 * math.pi) - math.pi
+        return wrap(torch.where(tiny, math.pi * (2 * self._u(shape) - 1), res))
+
+    def _chisq(self, df, shape):
+        return 2.0 * self._gamma(self._t64(df, shape) / 2, shape)
+
+    def _noncentral_chisq(self, df, nonc, shape):
+        d, lam = self._t64(df, shape), self._t64(nonc, shape)
+        big = self._chisq(torch.where(d > 1, d - 1, 1.0), shape) + (self._n(shape) + torch.sqrt(lam)) ** 2
+        i = torch.poisson((lam / 2).contiguous(), generator=self._gen)
+        small = self._chisq(d + 2 * i, shape)
+        out = torch.where(d > 1, big, small)
+        return torch.where(lam == 0, self._chisq(d, shape), out)
+
+    def noncentral_chisquare(self, df, nonc, size=None):
+        """Noncentral chi-square variates (matches Generator.noncentral_chisquare)."""
+        df, nonc = _param(df), _param(nonc)
+        _positive(df, "df")
+        _nonneg(nonc, "nonc")
+        return wrap(self._noncentral_chisq(df, nonc, self._shape(size, df, nonc)))
+
+    def noncentral_f(self, dfnum, dfden, nonc, size=None):
+        """Noncentral F variates (matches Generator.noncentral_f)."""
+        dfnum, dfden, nonc = _param(dfnum), _param(dfden), _param(nonc)
+        _positive(dfnum, "dfnum")
+        _positive(dfden, "dfden")
+        _nonneg(nonc, "nonc")
+        shape = self._shape(size, dfnum, dfden, nonc)
+        t = self._noncentral_chisq(dfnum, nonc, shape) * self._t64(dfden, shape)
+        return wrap(t / (self._chisq(dfden, shape) * self._t64(dfnum, shape)))
+
+    def zipf(self, a, size=None):
+        """Zipf variates, int64 (matches Generator.zipf; NumPy's rejection method)."""
+        a = _param(a)
+        if bool((torch.as_tensor(a) <= 1).any()) if isinstance(a, torch.Tensor) else not a > 1:
+            raise ValueError("a <= 1.0")
+        shape = self._shape(size, a)
+        am1 = self._t64(a, shape) - 1
+        b = 2.0 ** am1
+        out = torch.zeros(shape, dtype=torch.int64, device=self._device)
+        todo = torch.ones(shape, dtype=torch.bool, device=self._device)
+        big = float(np.iinfo(np.int64).max)
+        for _ in range(1000):
+            if not bool(todo.any()):
+                break
+            u = 1 - self._u(shape)
+            v = self._u(shape)
+            x = torch.floor(u ** (-1 / am1))
+            inrange = (x >= 1) & (x <= big)
+            xs = torch.where(inrange, x, 1.0)
+            t = (1 + 1 / xs) ** am1
+            ok = inrange & (v * xs * (t - 1) / (b - 1) <= t / b)
+            out = torch.where(todo & ok, xs.to(torch.int64), out)
+            todo = todo & ~ok
+        return wrap(out)
+
+    def logseries(self, p, size=None):
+        """Logarithmic series variates, int64 (matches Generator.logseries; Kemp's method as NumPy)."""
+        p = _param(p)
+        pt = torch.as_tensor(p, dtype=_F64)
+        if bool(((pt < 0) | (pt >= 1) | torch.isnan(pt)).any()):
+            raise ValueError("p < 0, p >= 1 or p is NaN")
+        shape = self._shape(size, p)
+        pp = self._t64(p, shape)
+        r = torch.log1p(-pp)
+        out = torch.ones(shape, dtype=torch.int64, device=self._device)
+        todo = torch.ones(shape, dtype=torch.bool, device=self._device)
+        for _ in range(1000):
+            if not bool(todo.any()):
+                break
+            v = self._u(shape)
+            u = self._u(shape)
+            q = -torch.expm1(r * u)
+            vv = torch.where(v > 0, v, 0.5)
+            res = torch.floor(1 + torch.log(vv) / torch.log(torch.where(q > 0, q, 0.5)))
+            case_small = v <= q * q
+            retry = case_small & ((res < 1) | (v == 0))
+            val = torch.where(v >= pp, 1.0, torch.where(case_small, res, torch.where(v >= q, 1.0, 2.0)))
+            done = todo & ~(retry & (v < pp))
+            out = torch.where(done, val.clamp(min=1).to(torch.int64), out)
+            todo = todo & ~done
+        return wrap(out)
+
+    def hypergeometric(self, ngood, nbad, nsample, size=None):
+        """Hypergeometric counts, int64 (matches Generator.hypergeometric's distribution and
+        errors; drawn by sequential draws without replacement, one vectorised step per drawn item,
+        so the cost grows with nsample)."""
+        ngood, nbad, nsample = _param(ngood), _param(nbad), _param(nsample)
+        _nonneg(ngood, "ngood")
+        _nonneg(nbad, "nbad")
+        _nonneg(nsample, "nsample")
+        shape = self._shape(size, ngood, nbad, nsample)
+        g, b_, n = self._t64(ngood, shape), self._t64(nbad, shape), self._t64(nsample, shape)
+        if bool((g + b_ < n).any()):
+            raise ValueError("ngood + nbad < nsample")
+        tot = g + b_
+        # draw the smaller of nsample and tot - nsample; the complement gives the rest
+        flip = n > tot / 2
+        m = torch.where(flip, tot - n, n)
+        good, left = g.clone(), tot.clone()
+        cnt = torch.zeros(shape, dtype=_F64, device=self._device)
+        steps = int(m.max()) if m.numel() else 0
+        for i in range(steps):
+            active = m > i
+            take = active & (self._u(shape) * left < good)
+            cnt = cnt + take
+            good = good - take.to(_F64)
+            left = left - active.to(_F64)
+        return wrap(torch.where(flip, g - cnt, cnt).to(torch.int64))
+
     def multinomial(self, n, pvals, size=None):
         """Counts of n draws over len(pvals) outcomes (matches Generator.multinomial for scalar n)."""
         pv = torch.as_tensor(_param(pvals), dtype=_F64, device=self._device)
@@ -326,6 +478,8 @@ class Generator:
         """Shuffles an xp array in place along axis (matches Generator.shuffle)."""
         if not isinstance(x, ndarray):
             raise TypeError("shuffle works in place on an xp.ndarray")
+        if x.ndim == 0:
+            raise TypeError("len() of unsized object")
         x._t.copy_(self.permutation(x, axis)._t)
 
     def permuted(self, x, axis=None, out=None):
@@ -374,8 +528,9 @@ class Generator:
             tuple(pop.shape[:axis]) + tuple(idx.shape) + tuple(pop.shape[axis + 1:])), axis, axis))
 
     def bytes(self, length):
-        return bytes(torch.randint(0, 256, (length,), generator=self._gen, device=self._device, dtype=torch.uint8)
-                     .cpu().numpy().tobytes())
+        # builtins.bytes: the module-level legacy function ``bytes`` shadows the builtin here
+        return builtins.bytes(torch.randint(0, 256, (int(length),), generator=self._gen, device=self._device,
+                                            dtype=torch.uint8).cpu().numpy().tobytes())
 
     def spawn(self, n_children):
         return [Generator(_seed_int(self)) for _ in range(n_children)]
@@ -469,7 +624,8 @@ for _name in ("rand", "randn", "randint", "random_integers", "random_sample", "c
               "normal", "uniform", "standard_normal", "exponential", "standard_exponential", "gamma",
               "standard_gamma", "beta", "chisquare", "f", "standard_t", "standard_cauchy", "lognormal", "laplace",
               "logistic", "gumbel", "weibull", "pareto", "power", "rayleigh", "triangular", "poisson", "binomial",
-              "negative_binomial", "geometric", "multinomial", "dirichlet", "multivariate_normal", "bytes"):
+              "negative_binomial", "geometric", "multinomial", "dirichlet", "multivariate_normal", "bytes", "wald",
+              "vonmises", "noncentral_chisquare", "noncentral_f", "zipf", "logseries", "hypergeometric"):
     globals()[_name] = _legacy(_name)
 random = ranf = sample = _legacy("random_sample")
 del _name

@@ -2,6 +2,7 @@
 ValueError, NumPy 2's result dtypes (irfft/hfft of float16 -> float16)."""
 import numpy as np
 import pytest
+import npudist.xp as xp
 
 from tests.xp.compare import numpy_xp_compare
 
@@ -34,3 +35,18 @@ def test_result_dtypes(name, dtype, xp):
     if name in ("rfft", "ihfft", "rfft2") and np.dtype(dtype).kind == "c":
         return xp.zeros(0)
     return getattr(xp.fft, name)(xp.asarray((np.arange(16).reshape(4, 4) % 3).astype(dtype)))
+
+
+def test_irfftn_one_axis_float16_and_empty_axes():
+    a = np.arange(12, dtype=np.float16).reshape(3, 4)
+    for name in ("irfft2", "irfftn"):
+        e = getattr(np.fft, name)(a, axes=(0,))
+        g = getattr(xp.fft, name)(xp.asarray(a), axes=(0,))
+        assert g.dtype == e.dtype == np.float16
+        np.testing.assert_allclose(g.get().astype(np.float32), e.astype(np.float32), rtol=2e-3, atol=2e-3)
+    assert xp.fft.irfft2(xp.asarray(a)).dtype == np.fft.irfft2(a).dtype
+    for name in ("rfft2", "irfft2", "rfftn", "irfftn"):
+        with pytest.raises(IndexError):
+            getattr(np.fft, name)(a.astype(np.float64), axes=())
+        with pytest.raises(IndexError):
+            getattr(xp.fft, name)(xp.asarray(a.astype(np.float64)), axes=())

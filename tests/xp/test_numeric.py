@@ -65,3 +65,12 @@ def test_fft_out_and_empty_axes():
     assert xp.fft.fftn(a, axes=()) is a
     with pytest.raises(TypeError, match="cast"):
         xp.fft.fft(a, out=xp.empty((4, 4)))
+
+
+@pytest.mark.parametrize("n1,n2", [(5, 6), (6, 5), (20, 21), (21, 20), (5, 20), (6, 21)])
+@pytest.mark.parametrize("mode", ["valid", "same", "full"])
+def test_correlate_longer_v(n1, n2, mode):
+    # NumPy correlates the longer sequence with the shorter and reverses: 'same' centres differently
+    a = np.arange(1, n1 + 1, dtype=float)
+    for v in (np.arange(2, n2 + 2, dtype=float), np.arange(2, n2 + 2) * (1 + 1j)):
+        np.testing.assert_allclose(xp.correlate(xp.asarray(a), xp.asarray(v), mode).get(), np.correlate(a, v, mode))

@@ -66,13 +66,7 @@ UNARY_FUNCS = {
 
 
 # Documented differences (docs/xp.md), skipped by the table: (which cases, why).
-_C = ("complex64", "complex128")
 KNOWN = {
-    "max": (lambda lab: lab in _C, "ordering reductions of complex arrays raise TypeError"),
-    "min": (lambda lab: lab in _C, "ordering reductions of complex arrays raise TypeError"),
-    "argmax": (lambda lab: lab in _C, "ordering reductions of complex arrays raise TypeError"),
-    "ptp": (lambda lab: lab in _C, "ordering reductions of complex arrays raise TypeError"),
-    "median": (lambda lab: lab in _C, "ordering reductions of complex arrays raise TypeError"),
     "round": (lambda lab: lab == "bool", "round of a bool array stays bool (NumPy: float16)"),
     "around": (lambda lab: lab == "bool", "round of a bool array stays bool (NumPy raises)"),
 }

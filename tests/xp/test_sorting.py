@@ -39,3 +39,35 @@ def test_unique_axis_of_empty_slices(shape, axis):
     for g, w in zip(got, want):
         assert g.shape == w.shape and g.dtype == w.dtype
         np.testing.assert_array_equal(g.get(), w)
+def test_complex_sort_with_nans_numpy_order():
+    # NumPy's order: R + Rj, R + nanj, nan + Rj, nan + nanj
+    a = np.array([0, 3, 0, 1 + 2j, 0, 0, 1 + 1j, -5 + 3j])
+    a.real[[0, 2, 5]] = np.nan
+    a.imag[[0, 1, 4]] = np.nan
+    a.real[4] = 0
+    e, g = np.sort(a), xp.sort(xp.asarray(a)).get()
+    np.testing.assert_array_equal(g.real, e.real)
+    np.testing.assert_array_equal(g.imag, e.imag)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("bins", [[0, 1, 2, 4, np.nan], [0, 1, np.nan, np.nan, np.nan], [np.nan] * 5])
+def test_searchsorted_nan_bins(side, bins):
+    x = np.array([0, 1, 2, 3, 5, np.nan, np.inf, -np.inf, 4, 10])
+    for dt in (np.float16, np.float32, np.float64):
+        b = np.array(bins, dt)
+        np.testing.assert_array_equal(xp.searchsorted(xp.asarray(b), xp.asarray(x.astype(dt)), side).get(),
+                                      np.searchsorted(b, x.astype(dt), side))
+
+
+def test_searchsorted_sorter_errors_and_zero_dim_sorts():
+    for m in (np, xp):
+        bins = m.asarray(np.array([10, 4, 2, 1, 8]))
+        with pytest.raises(ValueError):
+            m.searchsorted(bins, m.arange(3), sorter=m.asarray(np.array([0])))
+        with pytest.raises(TypeError):
+            m.searchsorted(bins, m.arange(3), sorter=m.asarray(np.array([], dtype=np.float64)))
+    for axis in (-1, 0):
+        assert xp.argsort(xp.asarray(np.array(3.0)), axis=axis).get().tolist() == [0]
+    r = xp.lexsort(xp.asarray(np.array([1, 2, 3])))
+    assert r.ndim == 0 and int(r) == 0 and r.dtype == np.int64

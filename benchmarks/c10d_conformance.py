@@ -17,8 +17,9 @@ others, each with the reason the suite gave and, when the test is listed in
 docs/collectives.md ("PyTorch's distributed test suite"), whether it is listed;
 writes JSON with every test's outcome. Exit status 0 when every gloo-passing
 test passes on hccl or is listed; 1 otherwise. The full suite takes ~10-15 min
-per backend on a loaded 2-core machine; the inner pytest logs go to
-benchmarks/results/c10d_conformance-<backend>-ws<N>.log. Interrupting the inner pytest
+per backend on an idle 2-core machine and well over an hour at load average 20 (each
+test spawns WORLD_SIZE processes importing torch); the inner pytest logs go
+beside the JSON, c10d_conformance-<backend>-ws<N>.log. Interrupting the inner pytest
 (SIGINT) still reports the tests run so far, marked partial.
 """
 from __future__ import annotations

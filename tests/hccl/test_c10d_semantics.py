@@ -1,8 +1,9 @@
 """c10d semantics that PyTorch's distributed suite checks (issue #20), on 2 and 3 ranks:
 all_gather_coalesced in c10d's layout, recv from any source (tags, irecv, npu, sizes
 above a chunk), and the behaviours the suite runs only for BACKEND == "gloo"
-(all_reduce_coalesced ops, object collectives, get_future chains, batch_isend_irecv with
-tags, a group's timeout). Values are compared bitwise where the result is pure data
+(all_reduce_coalesced ops, also on a group of some ranks, object collectives, get_future
+chains, batch_isend_irecv with tags, a group's timeout, DDP gradient accumulation under
+no_sync with and without comm hooks and gradient_as_bucket_view, on cpu and npu). Values are compared bitwise where the result is pure data
 movement or a fixed-order reduction (tests/hccl/workers/c10d_semantics.py)."""
 import pytest
 

@@ -1,8 +1,12 @@
 """c10d semantics PyTorch's distributed suite exercises (issue #20): all_gather_coalesced
-in c10d's layout, recv from any source, per-collective timeouts; bitwise value checks.
+in c10d's layout, recv from any source, per-collective timeouts, and what the suite runs only
+for Gloo (all_reduce_coalesced, object collectives, futures, DDP no_sync); bitwise value
+checks where the result is data movement or a fixed-order reduction.
 
 Runs on any world size >= 2 (the tag check needs >= 3). With the argument "remote" (every
 rank on its own simulated host) only recv from any source runs, through Gloo."""
+import contextlib
+import copy
 import datetime
 import sys
 import time
@@ -224,6 +228,113 @@ def batch_tags():
     for peer, buf in recvs.items():
         chk.close(buf, make(peer, (64,), torch.float32, 400 + RANK, "cpu"), f"batch_isend_irecv tags from {peer}")
 chk.run("batch_isend_irecv tags", batch_tags)
+
+# all_reduce_coalesced on a group of some ranks (the suite's test_all_reduce_coalesced_group_*:
+# ranks [1, 2]); ranks outside it do nothing.
+if WORLD >= 3:
+    part = [1, 2]
+    sub = dist.new_group(part)
+    if RANK in part:
+        ts = [make(RANK, (9,), torch.float32, 350 + i, "cpu") for i in range(3)]
+        chk.run("all_reduce_coalesced on ranks [1, 2]", lambda: dist.all_reduce_coalesced(ts, group=sub))
+        for i in range(3):
+            want = make(1, (9,), torch.float32, 350 + i, "cpu") + make(2, (9,), torch.float32, 350 + i, "cpu")
+            chk.close(ts[i], want, f"all_reduce_coalesced on ranks [1, 2] tensor {i}")
+    dist.barrier()
+
+
+# DDP gradient accumulation with no_sync (the suite's test_accumulate_gradients_no_sync*, run
+# there only for mpi/gloo on cpu): a model on the whole batch and DDP on one row per rank; under
+# no_sync the gradients stay local (differ from the model's), after a synced step they match.
+class SuiteNet(torch.nn.Module):
+    """The suite's Net: small buckets over several layers, one integer parameter without grad."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(2, 10, bias=False)
+        self.fc2 = torch.nn.Linear(10, 50)
+        self.fc3 = torch.nn.Linear(50, 4, bias=False)
+        self.no_grad_param = torch.nn.Parameter(torch.tensor([2, 2]), requires_grad=False)
+
+    def forward(self, x):
+        return torch.softmax(self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x))))), dim=1)
+
+
+def hook_allreduce(group, bucket):
+    return group.allreduce([bucket.buffer() / WORLD]).get_future().then(lambda f: f.value()[0])
+
+
+def hook_then_chain(group, bucket):
+    fut = group.allreduce([bucket.buffer()]).get_future()
+    return fut.then(lambda f: 2 * f.wait()[0]).then(lambda f: f.wait() / (2 * WORLD))
+
+
+def ddp_no_sync(device, hook, as_view, iters=4):
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    torch.manual_seed(5)
+    model = SuiteNet().to(device)
+    ddp = DDP(copy.deepcopy(model), bucket_cap_mb=0.001, gradient_as_bucket_view=as_view,
+              device_ids=[torch.npu.current_device()] if device == "npu" else None)
+    if hook is not None:
+        ddp.register_comm_hook(dist.group.WORLD, hook)
+    x, y = torch.randn(WORLD, 2).to(device), torch.randn(WORLD, 4).to(device)
+    with torch.no_grad(), ddp.no_sync():  # no grads under no_grad, and no collective either
+        ddp(x[RANK:RANK + 1])
+    assert all(p.grad is None for p in ddp.parameters()), "no_grad forward under no_sync left gradients"
+    for it in range(iters):
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        ctx = ddp.no_sync() if it % 2 == 0 else contextlib.nullcontext()
+        with ctx:
+            torch.nn.functional.mse_loss(ddp(x[RANK:RANK + 1]), y[RANK:RANK + 1]).backward()
+        for (name, a), b in zip(model.named_parameters(), ddp.parameters()):
+            if not a.requires_grad:
+                continue
+            diff = float((a.grad - b.grad).abs().max())
+            if it % 2 == 0:
+                assert diff > 0, f"iteration {it} (no_sync): {name} gradient was synchronised"
+            else:
+                assert torch.allclose(a.grad, b.grad, rtol=1e-5, atol=1e-6), f"iteration {it}: {name} differs by {diff}"
+        torch.manual_seed(1337 + it)  # the same permutation on every rank
+        perm = torch.randperm(WORLD)
+        x, y = x[perm.to(device)], y[perm.to(device)]
+
+
+for device in DEVICES:
+    for label, hook, as_view in (("plain", None, False), ("gradient_as_bucket_view", None, True),
+                                 ("allreduce hook", hook_allreduce, False), ("then-chain hook", hook_then_chain, False)):
+        chk.run(f"DDP no_sync accumulation {device} {label}", ddp_no_sync, device, hook, as_view)
+
+
+# the suite's test_grads_same_across_ranks_with_no_sync: find_unused_parameters with a different
+# parameter subset per rank and micro-batch; after the synced micro-batch every rank holds the
+# same gradients for all four layers.
+def grads_same_with_no_sync():
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    class Conditional(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.nn = torch.nn.ModuleList(torch.nn.Linear(1, 1) for _ in range(4))
+            self.state = 0
+
+        def forward(self, x):
+            i = (0 if RANK == 0 else 2) + self.state
+            self.state ^= 1
+            return self.nn[i](x)
+
+    torch.manual_seed(7)
+    model = DDP(Conditional(), find_unused_parameters=True)
+    torch.manual_seed(100 + RANK)
+    for micro in range(2):
+        with model.no_sync() if micro == 0 else contextlib.nullcontext():
+            torch.nn.functional.mse_loss(model(torch.rand(1)), torch.rand(1)).backward()
+    assert all(p.grad is not None for p in model.parameters()), "a gradient is None"
+    grads = torch.cat([p.grad.view(-1) for p in model.parameters()])
+    everyone = [torch.empty_like(grads) for _ in range(WORLD)]
+    dist.all_gather(everyone, grads)
+    for r in range(1, WORLD):
+        assert torch.allclose(everyone[0], everyone[r]), f"rank {r} gradients {everyone[r]} vs rank 0 {everyone[0]}"
+chk.run("DDP grads same across ranks with no_sync", grads_same_with_no_sync)
 
 # a group's timeout bounds its collectives (the suite's test_barrier_timeout_*): only rank 0
 # calls barrier on a group made with timeout=2 s; it fails with a timeout error naming the

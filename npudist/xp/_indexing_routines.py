@@ -10,7 +10,6 @@ from ._manipulation import broadcast_arrays
 from ._config import device
 from ._creation import ones
 from . import _host   # NumPy's functions on npu memory first (issue 21 step 6)
-from ._core import ndarray
 
 
 _t = tensor_of  # the package's one unwrapping helper

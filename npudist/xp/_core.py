@@ -20,7 +20,7 @@ from ._ufunc import ufunc as _engine
 from ._ufunc_kernels import ALIASES, _B, _U, _divmod
 from ._memory import Flags, MemoryPointer
 from ._device import Device, as_torch_device, current_device_id
-from ._unsigned import UINT, as_uint, plain
+from ._unsigned import UINT, as_uint, owns_memory, plain
 
 _UINT = frozenset(UINT)
 
@@ -124,17 +124,14 @@ class ndarray(ArrayBase):
     @property
     def base(self):
         b = self._t._base
-        if b is None:
+        if b is None or owns_memory(self._t):
             return None
-        # the xp array the view was made from, when it owns the memory (NumPy's collapsed base)
+        # the xp array that owns the memory, followed through views (NumPy's collapsed base)
         src = getattr(self, "_b", None)
-        if src is not None:
-            # src owns the memory when it spans its whole storage (uint arrays alias a plain tensor)
-            st = src._t
-            stg = st.untyped_storage()
-            if (stg.data_ptr() == b.untyped_storage().data_ptr() and st.storage_offset() == 0
-                    and st.is_contiguous() and st.numel() * st.element_size() == stg.nbytes()):
-                return src
+        while src is not None and not owns_memory(src._t):
+            src = getattr(src, "_b", None)
+        if src is not None and src._t.untyped_storage().data_ptr() == b.untyped_storage().data_ptr():
+            return src
         return wrap(b)
 
     @property
@@ -364,7 +361,14 @@ class ndarray(ArrayBase):
 
     # ---- indexing ------------------------------------------------------------------------------
     def __getitem__(self, key):
-        return wrap(_indexing.getitem(self._t, key))
+        t = _indexing.getitem(self._t, key)
+        res = wrap(t)
+        if t._base is not None and t is not self._t:
+            # a view: NumPy's base is the array that owns the memory (collapsed through views)
+            owner = self if owns_memory(self._t) else getattr(self, "_b", None)
+            if owner is not None and res is not owner:
+                res._b = owner
+        return res
 
     def __setitem__(self, key, value):
         t = self._t

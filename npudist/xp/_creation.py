@@ -10,7 +10,7 @@ from ._device import as_torch_device, current_device_id
 from ._core import OPS, as_tensor, check_order, f_layout, in_order, is_f_contiguous, to_numpy, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._core import ndarray
-from ._unsigned import plain
+from ._unsigned import as_uint, owns_memory, plain
 from ._manipulation import moveaxis, stack
 
 _DEFAULT_FLOAT = np.dtype(np.float64)
@@ -125,7 +125,7 @@ _REQUIREMENTS = {"C": "C", "C_CONTIGUOUS": "C", "CONTIGUOUS": "C", "F": "F", "F_
 
 def require(a, dtype=None, requirements=None, *, like=None):
     """Array that meets requirements (matches numpy.require): 'C'/'F' contiguity, 'O' own data
-    (a copy), 'A'/'W'/'E' (always true for xp arrays). Both 'C' and 'F' raise ValueError."""
+    (a copy when the array is a view), 'A'/'W'/'E' (always true for xp arrays). Both 'C' and 'F' raise ValueError."""
     if requirements is None:
         reqs = set()
     else:
@@ -143,7 +143,7 @@ def require(a, dtype=None, requirements=None, *, like=None):
         t = t.contiguous()
     elif "F" in reqs and not is_f_contiguous(t):
         t = f_layout(t)
-    if "O" in reqs and t is arr._t:
+    if "O" in reqs and t is arr._t and not owns_memory(t):
         t = t.clone(memory_format=torch.preserve_format)
     return arr if t is arr._t else wrap(t)
 
@@ -216,7 +216,10 @@ def _new_order(t, order):
 
 def _zero_strides(t):
     """NumPy 2 allocates zero-size arrays with all strides 0 (views of them keep theirs)."""
-    return t.as_strided(t.shape, (0,) * t.ndim) if t.numel() == 0 and t.ndim else t
+    if t.numel() == 0 and t.ndim:
+        # a fresh tensor (not an as_strided view), so the array owns its memory as NumPy's does
+        return as_uint(torch.empty_strided(t.shape, (0,) * t.ndim, dtype=t.dtype, device=t.device))
+    return t
 
 
 def empty(shape, dtype=float, order="C", *, device=None, like=None):

@@ -1,5 +1,7 @@
 """Memory views of an xp array that need only its tensor: ``a.flags`` and ``a.data``."""
 
+from ._unsigned import owns_memory
+
 
 class Flags:
     """a.flags: C_CONTIGUOUS, F_CONTIGUOUS, OWNDATA, WRITEABLE (also as attributes, lower case)."""
@@ -7,7 +9,7 @@ class Flags:
     def __init__(self, t):
         self.c_contiguous = t.is_contiguous()
         self.f_contiguous = t.ndim <= 1 and self.c_contiguous or t.permute(*range(t.ndim - 1, -1, -1)).is_contiguous()
-        self.owndata = t._base is None
+        self.owndata = owns_memory(t)
         self.writeable = True
         self.aligned = True
 

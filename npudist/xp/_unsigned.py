@@ -78,10 +78,25 @@ class UIntTensor(torch.Tensor):
                 raise
 
 
+def _uint_alias(t):
+    """t as a UIntTensor. ``as_subclass`` makes an alias whose ``_base`` is t, so an alias of a tensor
+    that owns its memory is marked as the owner (``owns_memory``): NumPy's ``base``/``flags.owndata``
+    of a fresh uint array then read as for any other dtype."""
+    u = t.as_subclass(UIntTensor)
+    if t._base is None:
+        u._xp_owns_memory = True
+    return u
+
+
+def owns_memory(t):
+    """Whether tensor t owns its memory (not a view), looking through the UIntTensor alias."""
+    return t._base is None or getattr(t, "_xp_owns_memory", False)
+
+
 def as_uint(t):
     """t with the UIntTensor class if its dtype is unsigned 16/32/64-bit, else t."""
     if t.dtype in _COMPUTE and type(t) is not UIntTensor:
-        return t.as_subclass(UIntTensor)
+        return _uint_alias(t)
     return t
 
 
@@ -97,7 +112,7 @@ def _is_return_type(res):
 def _rewrap(res):
     if isinstance(res, torch.Tensor):
         if res.dtype in _COMPUTE:
-            return res if type(res) is UIntTensor else res.as_subclass(UIntTensor)
+            return res if type(res) is UIntTensor else _uint_alias(res)
         return res.as_subclass(torch.Tensor) if type(res) is UIntTensor else res
     if isinstance(res, tuple):
         vals = [_rewrap(r) for r in res]

@@ -83,10 +83,14 @@ def test_array_copy_and_order(order):
         else:
             got = xp.array(x3, copy=False, order=order)
             assert got is x3 and got.strides == want.strides
-    x = xp.arange(6.0).reshape(2, 3)
+    r = xp.arange(6.0)
+    x = r.reshape(2, 3)
     assert xp.array(x, copy=False) is x and xp.ascontiguousarray(x) is x
     v = xp.array(x, copy=None, ndmin=3)
-    assert v.shape == (1, 2, 3) and v.base is x
+    nr = np.arange(6.0)
+    nv = np.array(nr.reshape(2, 3), copy=None, ndmin=3)
+    # a view of a view: NumPy collapses base to the array that owns the memory
+    assert v.shape == (1, 2, 3) and v.base is r and nv.base is nr
     assert xp.array(x, ndmin=3).base is not x
 
 

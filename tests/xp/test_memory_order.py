@@ -43,7 +43,13 @@ def test_asfortranarray_require_flags():
     r = xp.require(xp.asarray(A), requirements=["F", "W"])
     assert r.flags["F_CONTIGUOUS"] and r.flags.writeable
     assert xp.require(x, requirements="C").flags.c_contiguous
-    assert xp.require(x, requirements="O")._t.data_ptr() != x._t.data_ptr()
+    # 'O' copies only a view (numpy.require checks the flag): an owning array comes back as itself
+    nx = np.asfortranarray(A)
+    assert (xp.require(x, requirements="O") is x) == (np.require(nx, requirements="O") is nx) is True
+    v, nv = x[1:], nx[1:]
+    assert v.flags.owndata == nv.flags.owndata is False and v.base is x and nv.base is nx
+    o = xp.require(v, requirements="O")
+    assert o.flags.owndata and o._t.data_ptr() != v._t.data_ptr() and np.require(nv, requirements="O").flags.owndata
     with pytest.raises(ValueError):
         xp.require(x, requirements=["C", "F"])
 
@@ -87,3 +93,17 @@ def test_isfortran_isposinf_isneginf():
     np.testing.assert_array_equal(xp.isneginf(a).get(), np.isneginf(a))
     with pytest.raises(TypeError):
         xp.isposinf(xp.asarray([1j]))
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64", "int32", "float32"])
+def test_base_and_owndata_as_numpy(dtype):
+    """Fresh arrays own their memory on every dtype (the unsigned ones are an alias underneath);
+    a basic-index view's base is the owning array, collapsed through views, as NumPy's."""
+    n, a = np.arange(6, dtype=dtype), xp.arange(6, dtype=dtype)
+    for got, want in ((a, n), (a + 1, n + 1), (xp.empty(3, dtype=dtype), np.empty(3, dtype=dtype))):
+        assert got.flags.owndata == want.flags.owndata is True and got.base is None and want.base is None
+    assert a[1:].base is a and n[1:].base is n
+    assert a[1:][::2].base is a and n[1:][::2].base is n
+    assert a[...].base is a and n[...].base is n
+    assert a[[0, 1]].base is None and n[[0, 1]].base is None
+    assert a[1:].flags.owndata is False and n[1:].flags.owndata is False

@@ -15,28 +15,11 @@ import npudist.xp as xp
 from npudist import _C
 from npudist.xp import _host
 
-DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float16", "float32", "float64", "complex64", "complex128"]
+from ._host_data import DTYPES, sample
 
 
 def _data(dt, seed=0, n=16):
-    rng = np.random.default_rng(seed)
-    dt = np.dtype(dt)
-    if dt.kind == "b":
-        return rng.integers(0, 2, n).astype(dt)
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        v = rng.integers(max(info.min, -1000), min(info.max, 1000), n, endpoint=True).astype(dt)
-        v[:2] = [info.max, info.min]   # overflow at the edges
-        return v
-    v = rng.uniform(-3, 3, n)
-    if dt.kind == "c":
-        v = v + 1j * rng.uniform(-3, 3, n)
-    v = v.astype(dt)
-    v[0] = np.nan
-    v[1] = np.inf
-    v[2] = 0
-    return v
+    return sample(dt, seed, n, zeros=False)
 
 
 @pytest.fixture

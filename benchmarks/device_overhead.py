@@ -19,20 +19,13 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 
 import torch
 from _models import gpt_train_step
+from _timing import timed
 
 
 
-
-
-def timed(fn, n):
-    t0 = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return (time.perf_counter() - t0) / n
 
 
 def bench_gpt(reps, steps):

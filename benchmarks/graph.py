@@ -36,6 +36,7 @@ import npudist  # noqa: F401  (registers npu when torch's backend autoload is of
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _models import GPT
+from _timing import timed
 
 
 
@@ -48,13 +49,6 @@ def elementwise_fn(x):
         x = torch.sin(x)
         x = x.clamp(-1.0, 1.0)
     return x
-
-
-def timed(fn, iters):
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        fn()
-    return (time.perf_counter() - t0) / iters
 
 
 def capture(fn):

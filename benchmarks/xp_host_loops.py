@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import statistics
-import time
 
 import numpy as np
 import torch
@@ -26,6 +25,7 @@ import torch
 import npudist.xp as xp
 from npudist import _C
 from npudist.xp import _host
+from _timing import timed
 
 DT = ["float32", "float64", "int32", "int64", "uint32", "uint64"]
 ROWS = [("add", DT, 2, lambda m, a, b: m.add(a, b)), ("multiply_scalar", DT, 1, lambda m, a: a * 3),
@@ -48,13 +48,6 @@ def _data(n, dt, seed):
     rng = np.random.default_rng(seed)
     a = rng.uniform(0.5, 2.0, n) if np.dtype(dt).kind == "f" else rng.integers(1, 1000, n)
     return a.astype(dt)
-
-
-def _timed(fn, calls):
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - t0) / calls
 
 
 def _xp(fn, variant):
@@ -83,13 +76,13 @@ def bench(n, reps):
                 np.testing.assert_allclose(xp.asnumpy(fn(xp, *xpa)), fn(np, *npa),   # (PyTorch's float32
                                            rtol=1e-3 if dt == "float32" else 1e-6,   # sums accumulate
                                            err_msg=f"{name} {dt} {v}")               # in another order)
-            t1 = _timed(fx["torch"], 1)
+            t1 = timed(fx["torch"], 1)
             calls = max(1, min(20000, int(0.02 / max(t1, 1e-7))))
             ts = {"numpy": [], **{v: [] for v in VARIANTS}}
             for _ in range(reps):
-                ts["numpy"].append(_timed(f_np, calls))
+                ts["numpy"].append(timed(f_np, calls))
                 for v in VARIANTS:
-                    ts[v].append(_timed(fx[v], calls))
+                    ts[v].append(timed(fx[v], calls))
             _host.ENABLED, _host.FAST = True, True
             med = {k: statistics.median(v) * 1e6 for k, v in ts.items()}
             row = {"op": name, "dtype": dt, "elements": n, "numpy_us": med["numpy"]}

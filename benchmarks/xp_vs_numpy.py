@@ -22,12 +22,12 @@ import math
 import os
 import platform
 import statistics
-import time
 
 import numpy as np
 import torch
 
 import npudist.xp as xp
+from _timing import timed
 
 BASE = ["float32", "float64", "int32", "int64"]
 DTYPES = BASE + ["uint32", "uint64"]   # ops where unsigned rows are timed too
@@ -74,13 +74,6 @@ def ops(size):
         "bincount": (["int64"], lambda m, d: (data(m, d),), lambda m, a: m.bincount(a)),
         "histogram": (["float32", "float64"], lambda m, d: (data(m, d),), lambda m, a: m.histogram(a, bins=64)[0]),
     }
-
-
-def timed(fn, calls):
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - t0) / calls
 
 
 def calibrate(fn, target=0.02):

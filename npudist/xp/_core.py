@@ -363,11 +363,9 @@ class ndarray(ArrayBase):
     def __getitem__(self, key):
         t = _indexing.getitem(self._t, key)
         res = wrap(t)
-        if t._base is not None and t is not self._t:
+        if t._base is not None:
             # a view: NumPy's base is the array that owns the memory (collapsed through views)
-            owner = self if owns_memory(self._t) else getattr(self, "_b", None)
-            if owner is not None and res is not owner:
-                res._b = owner
+            res._b = self if owns_memory(self._t) else getattr(self, "_b", None)
         return res
 
     def __setitem__(self, key, value):

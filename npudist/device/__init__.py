@@ -45,6 +45,8 @@ from npudist.device.torch_npu_extras import (
     set_option,
 )
 from npudist.device.memory import (
+    caching_allocator_alloc,
+    caching_allocator_delete,
     empty_cache,
     max_memory_allocated,
     max_memory_reserved,
@@ -136,6 +138,8 @@ __all__ = [
     "device",
     "device_count",
     "device_of",
+    "caching_allocator_alloc",
+    "caching_allocator_delete",
     "empty_cache",
     "get_amp_supported_dtype",
     "get_device_capability",

@@ -67,10 +67,11 @@ REDIRECTED_CUDA_ATTRIBUTES = (
     "is_initialized", "init", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
     "memory_stats", "memory_summary", "memory_snapshot", "reset_peak_memory_stats", "reset_max_memory_allocated",
     "reset_accumulated_memory_stats", "empty_cache", "mem_get_info", "set_per_process_memory_fraction",
-    "get_device_capability", "get_device_name", "get_device_properties", "is_bf16_supported", "Stream", "Event",
+    "get_device_capability", "get_device_name", "is_bf16_supported", "Stream", "Event",
     "stream", "current_stream", "default_stream", "set_stream", "manual_seed", "manual_seed_all", "seed",
     "seed_all", "initial_seed", "get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all",
     "get_amp_supported_dtype", "caching_allocator_alloc", "caching_allocator_delete", "default_generators",
+    "ipc_collect",
 )
 
 
@@ -171,6 +172,28 @@ class _RedirectingClassMeta(type):
 def _redirecting_class(real):
     return _RedirectingClassMeta(real.__name__, (), {"_real": real, "__doc__": real.__doc__,
                                                     "__module__": real.__module__})
+
+
+class _CudaShapedProperties:
+    """What ``torch.cuda.get_device_properties`` returns under transfer_to_npu: the npu's
+    properties (every field of torch.npu.get_device_properties) plus ``gcnArchName`` (""),
+    which torch's own code reads from CUDA device properties — Inductor's cache key does,
+    so without it ``torch.compile`` fails with AttributeError once torch.cuda looks available."""
+
+    gcnArchName = ""
+
+    def __init__(self, npu_properties):
+        self._npu = npu_properties
+
+    def __getattr__(self, name):
+        return getattr(self._npu, name)
+
+    def __repr__(self):
+        return repr(self._npu)
+
+
+def _cuda_device_properties(device=None):
+    return _CudaShapedProperties(torch.npu.get_device_properties(_to_npu_device(device)))
 
 
 def _to_npu_location(location):
@@ -289,6 +312,7 @@ def enable() -> None:
         _replace(torch.cuda, "CUDAGraph", npu.NPUGraph)
         for name in ("graph", "graph_pool_handle", "make_graphed_callables", "is_current_stream_capturing"):
             _replace(torch.cuda, name, getattr(npu, name))
+        _replace(torch.cuda, "get_device_properties", _cuda_device_properties)
         _replace(torch.cuda, "memory", npu.memory)
         _replace(torch, "Generator", _redirecting_class(torch._C.Generator))
         _replace(torch, "Event", _redirecting_class(torch._C.Event))

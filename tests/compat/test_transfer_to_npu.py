@@ -152,6 +152,10 @@ torch.cuda.memory._record_memory_history(device=torch.device("cuda:0"))
 assert torch.cuda.memory._snapshot()["segments"]
 torch.cuda.memory._record_memory_history(None)
 assert torch.cuda.default_generators is torch.npu.default_generators
+# torch's own code reads CUDA-only property fields once torch.cuda looks available (Inductor's cache key)
+assert torch.cuda.get_device_properties(0).total_memory == torch.npu.get_device_properties(0).total_memory
+compiled = torch.compile(lambda a: a * 2 + 1)
+assert compiled(torch.ones(3, device="cuda")).tolist() == [3.0, 3.0, 3.0]
 transfer_to_npu.disable()
 assert torch.Generator is real_generator and torch.Event is real_event and torch.load is real_load
 print("OK")
@@ -159,8 +163,9 @@ print("OK")
 
 
 def test_cuda_checkpoints_generators_events_and_raw_allocations(python, tmp_path):
-    """torch.load's map_location, torch.Generator/Event("cuda") and the torch.cuda raw-allocation and
-    memory-history calls of CUDA scripts (the public behaviours torch_npu's transfer_to_npu tests)."""
+    """torch.load's map_location, torch.Generator/Event("cuda"), the torch.cuda raw-allocation and
+    memory-history calls of CUDA scripts (the public behaviours torch_npu's transfer_to_npu tests), and
+    torch.compile (was AttributeError: gcnArchName)."""
     r = python(CHECKPOINTS_AND_OBJECTS, cwd=str(tmp_path))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-5000:]
     out = r.stdout.splitlines()

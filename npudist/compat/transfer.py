@@ -71,7 +71,7 @@ REDIRECTED_CUDA_ATTRIBUTES = (
     "stream", "current_stream", "default_stream", "set_stream", "manual_seed", "manual_seed_all", "seed",
     "seed_all", "initial_seed", "get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all",
     "get_amp_supported_dtype", "caching_allocator_alloc", "caching_allocator_delete", "default_generators",
-    "ipc_collect",
+    "ipc_collect", "get_per_process_memory_fraction",
 )
 
 

@@ -29,7 +29,8 @@ __all__ = [
     "empty_cache", "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",
     "memory_reserved", "memory_snapshot", "memory_stats", "memory_stats_as_nested_dict", "memory_summary",
     "reset_accumulated_memory_stats", "reset_max_memory_allocated", "reset_peak_memory_stats",
-    "set_per_process_memory_fraction", "caching_allocator_alloc", "caching_allocator_delete",
+    "set_per_process_memory_fraction", "get_per_process_memory_fraction", "caching_allocator_alloc",
+    "caching_allocator_delete",
 ]
 
 
@@ -136,7 +137,27 @@ def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)):
         raise TypeError(f"fraction must be a float, got {type(fraction).__name__}")
     init()
-    _C._set_memory_fraction(float(fraction), _index(device))
+    idx = _index(device)
+    _C._set_memory_fraction(float(fraction), idx)
+    _fractions[idx] = float(fraction)
+
+
+# fractions set by set_per_process_memory_fraction, per npu index (others: the configured default)
+_fractions: dict[int, float] = {}
+
+
+def get_per_process_memory_fraction(device: Any = None) -> float:
+    """The fraction of the npu's capacity this process may use, as torch.cuda.get_per_process_memory_fraction:
+    the last set_per_process_memory_fraction for that npu, else PYTORCH_NPU_ALLOC_CONF's
+    ``per_process_memory_fraction`` (default 1.0).
+
+    Raises:
+        ValueError: PYTORCH_NPU_ALLOC_CONF cannot be parsed (the message names the entry).
+    """
+    idx = _index(device)
+    if idx in _fractions:
+        return _fractions[idx]
+    return float(_C._parse_alloc_config(os.environ.get("PYTORCH_NPU_ALLOC_CONF", ""))["per_process_memory_fraction"])
 
 
 # caching_allocator_alloc's blocks, by pointer: each is held by a uint8 npu tensor, so it is

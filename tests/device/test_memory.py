@@ -101,3 +101,15 @@ def test_caching_allocator_alloc_and_delete():
             assert "caching_allocator" in str(e)
         else:
             raise AssertionError("bad input accepted")
+
+
+def test_get_per_process_memory_fraction(python):
+    r = python("""
+        import torch
+        assert torch.npu.get_per_process_memory_fraction() == 0.25  # from PYTORCH_NPU_ALLOC_CONF
+        torch.npu.set_per_process_memory_fraction(0.5, 1)
+        assert torch.npu.get_per_process_memory_fraction(1) == 0.5
+        assert torch.npu.get_per_process_memory_fraction("npu:0") == 0.25
+        print("OK")
+    """, env={"PYTORCH_NPU_ALLOC_CONF": "per_process_memory_fraction:0.25"})
+    assert r.returncode == 0 and r.stdout.strip() == "OK", r.stderr[-3000:]

@@ -2,6 +2,14 @@
 import torch
 
 from ._core import tensor_of
+from ._negview import NegStrided, source
+
+
+def _memory(a):
+    """The tensor whose elements are the memory a uses: a negative-stride view's positive-stride
+    source over the same memory (npudist.xp._negview), else a's tensor."""
+    t = tensor_of(a)
+    return source(t) if type(t) is NegStrided else t
 
 
 def _bounds(t):
@@ -20,7 +28,7 @@ def _bounds(t):
 
 def may_share_memory(a, b, max_work=None):
     """True if the memory ranges of a and b overlap (matches numpy.may_share_memory: bounds only)."""
-    ta, tb = tensor_of(a), tensor_of(b)
+    ta, tb = _memory(a), _memory(b)
     ra, rb = _bounds(ta), _bounds(tb)
     return bool(ra and rb and ra[0] < rb[1] and rb[0] < ra[1])
 
@@ -38,7 +46,7 @@ def shares_memory(a, b, max_work=None):
     """True if a and b have a byte in common (matches numpy.shares_memory: exact, also for
     interleaved views such as a[::2] and a[1::2]). The exact check enumerates the addresses of the
     overlapping arrays on the host, so it costs O(size) host memory."""
-    ta, tb = tensor_of(a), tensor_of(b)
+    ta, tb = _memory(a), _memory(b)
     if not may_share_memory(ta, tb):
         return False
     if max_work is not None and max_work != -1:

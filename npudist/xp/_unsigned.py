@@ -95,8 +95,8 @@ def owns_memory(t):
 
 def as_uint(t):
     """t with the UIntTensor class if its dtype is unsigned 16/32/64-bit, else t."""
-    if t.dtype in _COMPUTE and type(t) is not UIntTensor:
-        return _uint_alias(t)
+    if t.dtype in _COMPUTE and type(t) is not UIntTensor and not getattr(type(t), "_xp_keeps_class", False):
+        return _uint_alias(t)   # (a negative-stride view's NegStrided keeps its class: npudist.xp._negview)
     return t
 
 

@@ -89,7 +89,8 @@ def _as_tensor(obj, dtype=None, copy=None, device=None):
         if a.ndim > 1 and a.flags.f_contiguous and not a.flags.c_contiguous and a.flags.writeable:
             rev = tuple(range(a.ndim - 1, -1, -1))     # a Fortran-ordered input stays Fortran (NumPy's 'K')
             return torch.from_numpy(a.T).to(dev).permute(rev)
-        if not a.flags.c_contiguous or not a.flags.writeable:
+        if not a.flags.c_contiguous or not a.flags.writeable or min(a.strides, default=0) < 0:
+            # (a length-1 axis may keep a negative stride in a C-contiguous array; torch takes none)
             a = np.array(a, order="C", copy=True)
         t = torch.from_numpy(np.asarray(a))
         return t.to(dev)

@@ -31,7 +31,7 @@ from ._unsigned import UINT, UIntTensor
 
 _BITS = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
 _UINT = frozenset(UINT)
-_NoTF = torch._C.DisableTorchFunctionSubclass
+_NoTF = torch._C.DisableTorchFunction   # (DisableTorchFunctionSubclass makes npu ops ~30x slower here)
 T = torch.Tensor
 
 
@@ -46,11 +46,10 @@ def _flip_into(dst, src, dims):
 
 
 class _Mirror:
-    __slots__ = ("src", "dims", "flat", "fresh")
+    __slots__ = ("src", "dims", "flat")
 
     def __init__(self, src, dims, flat):
         self.src, self.dims, self.flat = src, dims, flat
-        self.fresh = True
 
 
 # ops that read metadata only: no refresh, plain results
@@ -128,10 +127,11 @@ class NegStrided(torch.Tensor):
             # NumPy's sense: reversed axes are not contiguous (so copies asked for contiguity copy)
             with _NoTF():
                 return args[0].numel() <= 1
-        if func is _CONTIGUOUS and args[0].numel() > 1:
-            with _NoTF():   # a contiguous copy, as NumPy's ascontiguousarray of a negative-stride view
-                p = args[0].as_subclass(UIntTensor if args[0].dtype in _UINT else T)
-            return _rewrap(p.clone(memory_format=torch.contiguous_format), [])
+        if func is _CONTIGUOUS:
+            with _NoTF():
+                n = args[0].numel()
+            if n > 1:   # a contiguous copy, as NumPy's ascontiguousarray of a negative-stride view
+                func, args, kwargs = T.clone, args[:1], {"memory_format": torch.contiguous_format}
         if func is _BASE:
             with _NoTF():
                 return _rewrap(func(*args), [args[0]._xp_m])
@@ -140,10 +140,7 @@ class NegStrided(torch.Tensor):
         kwargs = _unwrap(kwargs, ms)
         with _NoTF():
             for m in ms:
-                if m.fresh:
-                    m.fresh = False
-                else:
-                    _flip_into(m.flat, m.src, m.dims)
+                _flip_into(m.flat, m.src, m.dims)
             vers = [m.flat._version for m in ms]
         try:
             res = func(*args, **kwargs)
@@ -165,9 +162,8 @@ def make(src, dims):
     viewed memory, ``dims`` the reversed axes (non-empty)."""
     if type(src) is not T:
         src = src.as_subclass(T)
-    with _NoTF():
+    with _NoTF():   # (filled by the first op that reads it, as by every op)
         flat = torch.empty(src.shape, dtype=src.dtype, device=src.device)
-        _flip_into(flat, src, dims)
         t = flat.as_subclass(NegStrided)
     t._xp_m = _Mirror(src, tuple(dims), flat)
     return t

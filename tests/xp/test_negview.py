@@ -243,6 +243,19 @@ def test_composition_and_flip_functions():
     assert xp.shares_memory(x[::-1, ::-1][1], x[2])
 
 
+def test_reads_after_writes_before_first_use():
+    n, x = _pair((5,), "float64")
+    v = x[::-1]
+    x[0] = -1.0                     # written after the view was made, before it was ever read
+    n[0] = -1.0
+    _same(v, n[::-1])
+    xp.asnumpy(x)
+    w = x[1::-2]
+    xp.add(x, 1, out=x)             # (NumPy's host loop may write x: no torch op sees it)
+    n += 1
+    _same(w, n[1::-2])
+
+
 def test_copies_are_copies():
     n, x = _pair((3, 4), "float32")
     xv = x[::-1, ::-1]

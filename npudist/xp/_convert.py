@@ -11,6 +11,7 @@ import torch
 from . import _config
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, np_dtype, to_dtype
 from ._unsigned import UINT, as_uint
+from ._negview import strides_of
 from ._dtypes import DEMOTE_TORCH
 
 _UINT = frozenset(UINT)
@@ -169,7 +170,8 @@ def k_layout(t, proto):
     elif is_f_contiguous(proto):
         perm = list(range(n - 1, -1, -1))
     else:
-        perm = sorted(range(n), key=lambda i: -abs(proto.stride(i)))
+        st = strides_of(proto)   # (a negative-stride view's own strides)
+        perm = sorted(range(n), key=lambda i: -abs(st[i]))
     inv = sorted(range(n), key=perm.__getitem__)
     return t.permute(perm).clone(memory_format=torch.contiguous_format).permute(inv)
 

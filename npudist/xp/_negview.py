@@ -219,3 +219,15 @@ def own_layout(src, dims):
                 off += (shape[d] - 1) * st[d]
             st[d] = -st[d]
     return shape, tuple(st), off
+
+
+def strides_of(t):
+    """NumPy's element strides of tensor t: a negative-stride view's own (signed) strides, else
+    t.stride() (for later views of a mirror: the mirror's)."""
+    if type(t) is NegStrided:
+        info = mirror_info(t)
+        if info is not None:
+            return own_layout(*info)[1]
+        with _NoTF():
+            return t.stride()
+    return t.stride()

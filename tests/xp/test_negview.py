@@ -292,3 +292,15 @@ def test_ordinary_arrays_take_plain_tensors():
     x = xp.arange(6)
     for v in (x[1:], x[::2], x.T, x[None], xp.flip(x)[::-1], x + 1):
         assert type(v._t) in (torch.Tensor,)
+
+
+def test_random_and_fft_out():
+    x = xp.zeros((3, 4))
+    xp.random.default_rng(7).random(out=x[::-1, 1::-1])
+    ref = xp.asnumpy(xp.random.default_rng(7).random((3, 2)))
+    np.testing.assert_array_equal(xp.asnumpy(x)[::-1, 1::-1], ref)
+    assert (xp.asnumpy(x)[:, 2:] == 0).all()
+    n = np.arange(8.0)
+    c = xp.zeros(8, dtype="complex128")
+    xp.fft.fft(xp.asarray(n), out=c[::-1])
+    np.testing.assert_allclose(xp.asnumpy(c)[::-1], np.fft.fft(n), atol=1e-12)

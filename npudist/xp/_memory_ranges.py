@@ -1,4 +1,5 @@
-"""Whether arrays share memory (matches numpy.shares_memory and numpy.may_share_memory)."""
+"""Whether arrays share memory (matches numpy.shares_memory and numpy.may_share_memory), and
+byte_bounds (cupy.byte_bounds / numpy.lib.array_utils.byte_bounds)."""
 import torch
 
 from ._core import tensor_of
@@ -52,3 +53,21 @@ def shares_memory(a, b, max_work=None):
     if max_work is not None and max_work != -1:
         return True      # bounded work: NumPy's answer for max_work=0 is the bounds check
     return bool(torch.isin(_addresses(ta), _addresses(tb)).any())
+
+
+def byte_bounds(a):
+    """(low, high): the first byte address an array uses and one past its last (matches
+    cupy.byte_bounds and numpy.lib.array_utils.byte_bounds; an empty array gives (ptr, ptr)).
+    Negative strides (``a[::-1]``) extend the range below ``a.data.ptr``, the first element's."""
+    from ._core import ndarray
+    if not isinstance(a, ndarray):
+        raise TypeError(f"byte_bounds takes an xp.ndarray, got {type(a).__name__}")
+    low = high = a.data.ptr
+    if a.size == 0:
+        return low, high
+    for n, st in zip(a.shape, a.strides):
+        if st < 0:
+            low += (n - 1) * st
+        else:
+            high += (n - 1) * st
+    return low, high + a.itemsize

@@ -304,3 +304,17 @@ def test_random_and_fft_out():
     c = xp.zeros(8, dtype="complex128")
     xp.fft.fft(xp.asarray(n), out=c[::-1])
     np.testing.assert_allclose(xp.asnumpy(c)[::-1], np.fft.fft(n), atol=1e-12)
+
+
+@pytest.mark.parametrize("key", [np.s_[:], np.s_[::2, ::2], np.s_[::-1], np.s_[::-2, ::-2], np.s_[:, ::-1],
+                                 np.s_[::2, ::-2], np.s_[1:3, 5:0:-3]])
+@pytest.mark.parametrize("dtype", ["int8", "uint32", "complex128"])
+def test_byte_bounds(key, dtype):
+    from numpy.lib.array_utils import byte_bounds
+    n, x = _pair((4, 7), dtype)
+    lo_n, hi_n = byte_bounds(n[key])
+    lo_x, hi_x = xp.byte_bounds(x[key])
+    base_n, base_x = n.__array_interface__["data"][0], x.data.ptr
+    assert (lo_x - base_x, hi_x - base_x) == (lo_n - base_n, hi_n - base_n)
+    e = xp.zeros((19, 0, 4))
+    assert xp.byte_bounds(e) == (e.data.ptr, e.data.ptr)

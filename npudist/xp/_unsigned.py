@@ -61,6 +61,9 @@ class UIntTensor(torch.Tensor):
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
+        for tp in types:
+            if tp is not cls and getattr(tp, "_xp_keeps_class", False):
+                return NotImplemented   # a negative-stride view's NegStrided first (npudist.xp._negview)
         kwargs = kwargs or {}
         with torch._C.DisableTorchFunctionSubclass():
             if func not in _ORDER and func not in _DIV and func not in _RDIV and func not in _SIGN_FUNCS:

@@ -318,3 +318,17 @@ def test_byte_bounds(key, dtype):
     assert (lo_x - base_x, hi_x - base_x) == (lo_n - base_n, hi_n - base_n)
     e = xp.zeros((19, 0, 4))
     assert xp.byte_bounds(e) == (e.data.ptr, e.data.ptr)
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64"])
+def test_unsigned_operand_before_the_view(dtype):
+    """An unsigned operand left of the view (torch asks the UIntTensor handler first): the view's
+    values are still read from its memory, not from an unfilled mirror."""
+    n = np.arange(12).reshape(3, 4).astype(dtype)
+    x = xp.asarray(n)
+    m = (np.arange(6).reshape(3, 2) + 100).astype(dtype)
+    w = np.array([[True, False]] * 3)
+    np.multiply(m, 3, out=n[:, 1::-1], where=w)
+    xp.multiply(xp.asarray(m), 3, out=x[:, 1::-1], where=xp.asarray(w))
+    _same(x, n)
+    _same(xp.where(xp.asarray(w), xp.asarray(m), x[:, 1::-1]), np.where(w, m, n[:, 1::-1]))

@@ -346,6 +346,10 @@ class ndarray(ArrayBase):
     def __iter__(self):
         if self._t.ndim == 0:
             raise TypeError("iteration over a 0-d array")
+        if type(self._t) is _NEG:   # rows of a negative-stride view: views with its strides
+            for i in range(self._t.shape[0]):
+                yield self[i]
+            return
         for i in range(self._t.shape[0]):
             yield wrap(self._t[i])
 

@@ -232,6 +232,13 @@ def test_composition_and_flip_functions():
         _same(xv, nv)
         assert _strides(xv) == _strides(nv)
         assert xv.base is x
+    rows_n, rows_x = list(n[::-1, ::-2]), list(x[::-1, ::-2])
+    for rn, rx in zip(rows_n, rows_x):
+        _same(rx, rn)
+        assert rx.strides == rn.strides and rx.base is x
+    rows_x[0][0] = -7
+    assert int(x[-1, -1]) == -7
+    x[-1, -1] = n[-1, -1]
     # a[::-1][::-1] is a positive view of a again
     assert type(x[::-1][::-1]._t) is torch.Tensor and x[::-1][::-1].flags.c_contiguous
     y = xp.flip(x)

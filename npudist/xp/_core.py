@@ -395,7 +395,7 @@ class ndarray(ArrayBase):
         items = _indexing.normalize_key(key)
         if type(t) is _NEG or _indexing.needs_flip(items):
             return _neg_getitem(self, t, items)
-        t = _indexing.getitem_items(t, items)
+        t = _indexing.index(t, items)
         res = wrap(t)
         if t._base is not None:
             # a view: NumPy's base is the array that owns the memory (collapsed through views)

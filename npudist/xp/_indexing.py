@@ -123,6 +123,11 @@ def getitem_items(t, items):
         key_a, key_b, flips = _split_flip(items, t.shape)
         t = t[key_a].flip(flips)
         items = key_b
+    return index(t, items)
+
+
+def index(t, items):
+    """t[items] for normalised items without a negative step (torch's indexing)."""
     return t[items[0] if len(items) == 1 and items[0] is not Ellipsis and not isinstance(items[0], torch.Tensor) else items]
 
 

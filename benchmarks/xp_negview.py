@@ -21,9 +21,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import timed  # noqa: E402
+from _timing import timed
 
-import npudist.xp as xp  # noqa: E402
+import npudist.xp as xp
 
 
 def _cases(mod, a):

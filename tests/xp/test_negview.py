@@ -121,10 +121,10 @@ def test_inplace_operators(shape, key, op, dtype):
     getattr(xv, op)(o)
     _same(x, n)
     # the statement form: Python writes the result back through the same view
-    nv2, xv2 = n[key], x[key]
+    nv2 = n[key]
     n[key] = getattr(nv2, op.replace("__i", "__"))(o)
-    t = x[key]
-    x[key] = getattr(t, op.replace("__i", "__"))(o)
+    xv2 = x[key]
+    x[key] = getattr(xv2, op.replace("__i", "__"))(o)
     _same(x, n)
 
 

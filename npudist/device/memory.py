@@ -157,7 +157,10 @@ def get_per_process_memory_fraction(device: Any = None) -> float:
     idx = _index(device)
     if idx in _fractions:
         return _fractions[idx]
-    return float(_C._parse_alloc_config(os.environ.get("PYTORCH_NPU_ALLOC_CONF", ""))["per_process_memory_fraction"])
+    from npudist import _env
+
+    conf = _env.get_str("PYTORCH_NPU_ALLOC_CONF", "")
+    return float(_C._parse_alloc_config(conf)["per_process_memory_fraction"])
 
 
 # caching_allocator_alloc's blocks, by pointer: each is held by a uint8 npu tensor, so it is

@@ -56,6 +56,15 @@ inline PyObject* npView(const at::Tensor& t, int npy) {
 // A fast path's answer: not this call (xp's general path runs).
 inline PyObject* declined() { Py_RETURN_NONE; }
 
+// NumPy's data-memory handler taking buffers from the npu caching allocator (host_memory.cpp):
+// Begin installs it for the current context and returns the previous handler (new reference;
+// nullptr with an error set), End restores that handler (stealing the reference; keeps any error).
+PyObject* npuMemoryBegin();
+void npuMemoryEnd(PyObject* previous);
+// A tensor over NumPy array `arr`'s data (dtype st; arr's shape and strides) when that data lies in a
+// buffer the npu handler allocated and still owns (through arr's base arrays); undefined otherwise.
+at::Tensor adoptNpuMemory(PyArrayObject* arr, c10::ScalarType st);
+
 // NumPy's C API and the interned names; false with a Python error set on failure.
 bool initCommon();  // defined in host_ufunc.cpp, which holds NumPy's C API table
 

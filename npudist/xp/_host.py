@@ -258,17 +258,18 @@ def numpy_first(np_fn, array_type, big=False, unsigned=True):
         cls = getattr(_C, "_XpHostFunc", None)
         if cls is None or _ERR is None:
             return f
-        made = []
-
         def fast(*args, **kwargs):   # replaced by the C object at the first call
+            nonlocal c
             kind = array_type if isinstance(array_type, type) else array_type()
-            made.append(cls(np_fn, big, unsigned, kind, _UINTT, as_uint, globals(), _config.state, _ERR, _IGNORE))
-            numpy_first_call._host_fast = made[0]
-            return made[0](*args, **kwargs)
+            c = numpy_first_call._host_fast = cls(np_fn, big, unsigned, kind, _UINTT, as_uint, globals(),
+                                                  _config.state, _ERR, _IGNORE)
+            return c(*args, **kwargs)
+
+        c = fast
 
         @functools.wraps(f)
         def numpy_first_call(*args, **kwargs):
-            r = (made[0] if made else fast)(*args, **kwargs)
+            r = c(*args, **kwargs)
             if r is not None:
                 return r
             return f(*args, **kwargs)

@@ -134,7 +134,19 @@ PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev) {
       arr = PyArray_FromAny(r, nullptr, 0, 0, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, nullptr);
     }
   } else if (PyArray_IsScalar(r, Generic)) {
-    arr = PyArray_FromScalar(r, nullptr);
+    // a NumPy scalar (a reduction's result): its value straight into a 0-d npu tensor
+    PyArray_Descr* d = PyArray_DescrFromScalar(r);
+    if (!d) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    const c10::ScalarType st = fromNpy(d->type_num);
+    const bool native = PyArray_ISNBO(d->byteorder);
+    Py_DECREF(d);
+    if (st == c10::ScalarType::Undefined || !native) return nullptr;
+    at::Tensor t = empty_memory_format({}, st, std::nullopt, dev, std::nullopt, std::nullopt);
+    PyArray_ScalarAsCtype(r, t.data_ptr());
+    return wrapTensor(self, std::move(t), st);
   } else {
     return nullptr;
   }

@@ -33,7 +33,8 @@ void* npuMalloc(void*, size_t size) {
     c10::DataPtr dp = alloc.allocate(n);
     void* p = dp.get();
     if (!p) return nullptr;
-    c10::Storage s(c10::Storage::use_byte_size_t(), n, std::move(dp), &alloc, /*resizable=*/false);
+    // resizable, as the storages of torch.empty: xp may resize_ a result it was given as out=
+    c10::Storage s(c10::Storage::use_byte_size_t(), n, std::move(dp), &alloc, /*resizable=*/true);
     std::lock_guard<std::mutex> g(g_mutex);
     g_blocks->emplace(p, std::move(s));
     return p;

@@ -101,7 +101,7 @@ PyObject* viewOf(PyObject* o, PyObject* array_type, PyObject* uint_type, c10::De
 PyObject* wrapTensor(HostFunc* self, at::Tensor t, c10::ScalarType st) {
   PyObject* tobj = THPVariable_Wrap(std::move(t));
   if (tobj && isUnsigned(st)) {
-    PyObject* u = PyObject_CallOneArg(self->as_uint, tobj);
+    PyObject* u = asUintTensor(tobj, self->uint_type);
     Py_DECREF(tobj);
     tobj = u;
   }

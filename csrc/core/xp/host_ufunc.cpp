@@ -441,7 +441,7 @@ PyObject* call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObjec
     PyObject* t = plain;
     if (plain) Py_INCREF(plain);
     if (t && isUnsigned(loop->out[k])) {
-      PyObject* u = PyObject_CallOneArg(self->as_uint, t);
+      PyObject* u = asUintTensor(t, self->uint_type);
       Py_DECREF(t);
       t = u;
     }
@@ -564,6 +564,8 @@ bool initCommon() {
   s_float64_mode = PyUnicode_InternFromString("float64_mode");
   s_off = PyUnicode_InternFromString("off");
   s_out_kw = Py_BuildValue("(s)", "out");
+  s_as_subclass = PyUnicode_InternFromString("as_subclass");
+  s_owns_memory = PyUnicode_InternFromString("_xp_owns_memory");
   s_empty = PyTuple_New(0);
 
   return s_empty != nullptr;

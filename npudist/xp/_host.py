@@ -248,7 +248,7 @@ def numpy_first(np_fn, array_type, big=False, unsigned=True):
     thread, any size; with ``unsigned`` (default), calls with a uint16/32/64 array at any size
     (xp's PyTorch path emulates those dtypes with several torch ops). Never: ``out=``, torch tensors, NumPy
     arrays or xp subclasses as arguments, a graph capture under way, float64 modes other than
-    'off', ENABLED false, NumPy raising TypeError/ValueError/OverflowError/IndexError (the xp
+    'off', ENABLED false, NumPy raising TypeError/ValueError/OverflowError/IndexError/MemoryError (the xp
     function then raises its own error), a result NumPy returns into one of the views, or a
     result dtype xp does not hold. Results keep NumPy's memory order (C, or Fortran when NumPy's
     result is Fortran-ordered). ``array_type`` may be a zero-argument callable returning the

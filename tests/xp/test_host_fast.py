@@ -298,3 +298,25 @@ def test_mask_getitem_and_matmul_run_numpy(n, dt):
         np.testing.assert_allclose(xp.asnumpy(r).astype(float), (b @ b).astype(float), rtol=1e-6)
     finally:
         torch.set_num_threads(threads)
+
+
+def test_npu_memory_short_for_numpys_buffers_raises_torch_oom():
+    # NumPy's buffers of a big call come from the npu caching allocator: when the device is full the
+    # call declines and xp's own path raises torch.OutOfMemoryError (not NumPy's MemoryError)
+    import subprocess
+    import sys
+
+    from npudist.testing.multiproc import clean_env
+    code = (
+        "import numpy as np, torch, npudist.xp as xp\n"
+        "torch.set_num_threads(1)\n"
+        "a = xp.asarray(np.ones(8 << 20, np.int8))\n"                  # 8 MiB in, 64 MiB of int64 out
+        "try:\n"
+        "    xp.cumsum(a)\n"
+        "except torch.OutOfMemoryError:\n"
+        "    print('torch-oom')\n"
+    )
+    env = clean_env({"NPUDIST_DEVICE_MEMORY": "64MiB", "NPUDIST_DEVICE_COUNT": "1"})
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "torch-oom"

@@ -256,8 +256,11 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
     if (previous) npuMemoryEnd(previous);
     if (!res) {
       if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError) ||
-          PyErr_ExceptionMatches(PyExc_OverflowError) || PyErr_ExceptionMatches(PyExc_IndexError)) {
-        PyErr_Clear();  // NumPy refused: the general path raises xp's error
+          PyErr_ExceptionMatches(PyExc_OverflowError) || PyErr_ExceptionMatches(PyExc_IndexError) ||
+          PyErr_ExceptionMatches(PyExc_MemoryError)) {
+        // NumPy refused: the general path raises xp's error (MemoryError: the npu memory NumPy's
+        // handler asked for was not there; xp's path then raises torch.OutOfMemoryError as any op)
+        PyErr_Clear();
       } else {
         for (auto* p : cargs) Py_XDECREF(p);
         return nullptr;

@@ -34,7 +34,8 @@ void throwDriverError(driver::Error e, const char* call) {
   switch (e) {
     case driver::Error::kOutOfMemory:
       TORCH_CHECK_WITH(OutOfMemoryError, false, "NPU out of memory: ", detail);
-    case driver::Error::kInvalidDevice:
+    case driver::Error::kInvalidDevice:  // RuntimeError, as CUDA's "invalid device ordinal"
+      TORCH_CHECK(false, detail);
     case driver::Error::kInvalidValue:
     case driver::Error::kInvalidConfig:
       TORCH_CHECK_VALUE(false, detail);
@@ -72,8 +73,9 @@ void checkDeviceIndex(c10::DeviceIndex index) {
   checkNotInBadFork();
   markInitialized();
   c10::DeviceIndex n = deviceCount();
-  TORCH_CHECK_VALUE(n > 0, "no npu device is visible (ASCEND_RT_VISIBLE_DEVICES is set but empty)");
-  TORCH_CHECK_VALUE(index >= 0 && index < n, "npu device index ", int(index), " is out of range: ", int(n),
+  // RuntimeError, as CUDA's "invalid device ordinal" and torch_npu's invalid device ID are
+  TORCH_CHECK(n > 0, "no npu device is visible (ASCEND_RT_VISIBLE_DEVICES is set but empty)");
+  TORCH_CHECK(index >= 0 && index < n, "npu device index ", int(index), " is out of range: ", int(n),
                     " npu device(s) are visible, valid indices are 0..", int(n) - 1,
                     " (ASCEND_RT_VISIBLE_DEVICES and NPUDIST_DEVICE_COUNT decide which)");
 }

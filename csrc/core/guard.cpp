@@ -50,6 +50,11 @@ void NpuGuardImpl::destroyEvent(void* event, const c10::DeviceIndex) const noexc
   (void)drv().destroyEvent(static_cast<driver::Event>(event));
 }
 
+c10::DeviceCapability NpuGuardImpl::getDeviceCapability(c10::Device d) const {
+  checkDeviceIndex(indexOf(d));
+  return c10::DeviceCapability();  // all dtypes enabled
+}
+
 void NpuGuardImpl::record(void** event, const c10::Stream& stream, const c10::DeviceIndex device_index,
                           const c10::EventFlag flag) const {
   TORCH_CHECK(device_index == -1 || device_index == stream.device_index(), "event device index ",

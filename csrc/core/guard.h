@@ -21,6 +21,8 @@ struct NpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   c10::Stream getNewStream(c10::Device d, int priority = 0) const override;
   c10::Stream exchangeStream(c10::Stream s) const override;
   c10::DeviceIndex deviceCount() const noexcept override;
+  // torch.accelerator.get_device_capability: every dtype (storage is host memory; kernels fall back to CPU's)
+  c10::DeviceCapability getDeviceCapability(c10::Device d) const override;
 
   void destroyEvent(void* event, const c10::DeviceIndex device_index) const noexcept override;
   void record(void** event, const c10::Stream& stream, const c10::DeviceIndex device_index,

@@ -36,6 +36,10 @@ from typing import Callable
 from torch.distributed.elastic import metrics
 
 OP_TIMEOUT = 5.0  # seconds, one store operation of npurun's own client
+# seconds to reconnect once the store stopped answering: a lost store host refuses connections, and
+# TCPStore retries a refused connect until its timeout (about twice it), which would hold up every
+# later board call — the end of an interrupted run included — for ~10 s per call at OP_TIMEOUT
+RECONNECT_TIMEOUT = 1.0
 POLL = 0.5
 LOST_AFTER = 10.0  # store unreachable this long while the agent waits after the local ranks: give up
 LINGER = 10.0  # a node hosting the store waits at most this long for the others to read the outcome
@@ -50,30 +54,38 @@ class Board:
 
     ``server`` is npurun's own TCPStore server when it hosts the store; otherwise a client
     is connected on first use (and again after an error). Every call is bounded by
-    ``OP_TIMEOUT`` and raises ``BoardUnreachable`` when the store does not answer.
+    ``OP_TIMEOUT`` and raises ``BoardUnreachable`` when the store does not answer; once a call
+    failed, reconnecting is bounded by ``RECONNECT_TIMEOUT`` until a call succeeds again.
     """
 
     def __init__(self, host: str, port: int, run_id: str, server=None):
         self.host, self.port, self.server = host, port, server
         self.prefix = f"npurun/{run_id}/"
         self._client = server
+        self._failed = False  # the last call got no answer
         self._lock = threading.Lock()
 
     def _store(self):
         if self._client is None:
             from torch.distributed import TCPStore
-            self._client = TCPStore(self.host, self.port, is_master=False, wait_for_workers=False,
-                                    timeout=timedelta(seconds=OP_TIMEOUT))
+            connect = RECONNECT_TIMEOUT if self._failed else OP_TIMEOUT
+            client = TCPStore(self.host, self.port, is_master=False, wait_for_workers=False,
+                              timeout=timedelta(seconds=connect))
+            client.set_timeout(timedelta(seconds=OP_TIMEOUT))
+            self._client = client
         return self._client
 
     def _op(self, fn):
         with self._lock:
             try:
-                return fn(self._store())
+                result = fn(self._store())
             except Exception as e:  # DistNetworkError, DistStoreError, RuntimeError: all mean "no answer"
+                self._failed = True
                 if self.server is None:
                     self._client = None
                 raise BoardUnreachable(str(e).splitlines()[0] if str(e) else type(e).__name__) from None
+            self._failed = False
+            return result
 
     def add(self, key: str, n: int = 1) -> int:
         return self._op(lambda s: s.add(self.prefix + key, n))

@@ -15,10 +15,15 @@ only — nothing private is patched:
    is_initialized, the memory API, get_device_capability/name/properties,
    is_bf16_supported, Stream, Event, stream, current_stream, default_stream,
    manual_seed[_all], seed[_all], initial_seed, get/set_rng_state[_all],
-   ``torch.cuda.amp.autocast``/``GradScaler``, and ``torch.cuda.nvtx`` range_push /
-   range_pop / range / mark (no-op ranges that show as torch.profiler scopes).
-3. ``torch.autocast`` / ``torch.amp.autocast`` / ``torch.amp.GradScaler`` take
-   ``"cuda"`` as ``"npu"``.
+   ``torch.cuda.amp.autocast``/``GradScaler``, ``caching_allocator_alloc``/``delete``,
+   ``default_generators``, the ``torch.cuda.memory`` module (``_record_memory_history``,
+   ``_snapshot``, ...), and ``torch.cuda.nvtx`` range_push / range_pop / range / mark
+   (no-op ranges that show as torch.profiler scopes).
+3. ``torch.autocast`` / ``torch.amp.autocast`` / ``torch.amp.GradScaler``,
+   ``torch.Generator`` and ``torch.Event`` take ``"cuda"`` as ``"npu"`` (the last two are
+   replaced by classes that build the real torch objects, so ``isinstance`` checks hold);
+   ``torch.load`` maps ``map_location`` "cuda[:N]" / cuda devices (also as dict keys and
+   values) to npu, and with no ``map_location`` restores storages saved on cuda to npu.
 4. torch.distributed: ``init_process_group`` / ``new_group`` / ``new_subgroups`` take
    backend "nccl" as "hccl" (also in "cpu:gloo,cuda:nccl" forms) and a cuda
    ``device_id`` as npu; ``init_device_mesh`` takes "cuda" as "npu" (a ``DeviceMesh("cuda",
@@ -30,8 +35,9 @@ only — nothing private is patched:
 Names captured before ``enable()`` (``from torch import autocast`` at the top of a
 script that imports transfer_to_npu later) keep the original object: import
 transfer_to_npu first, as torch_npu's documentation also asks. ``torch.device("cuda")``
-objects stay "cuda" (torch.device cannot be intercepted) but are redirected wherever
-they are passed to torch. ``torch.cuda.CUDAGraph``, ``graph``, ``graph_pool_handle``,
+built while the redirection is on is an npu device (PyTorch 2.13 sends torch.device
+construction through TorchFunctionModes); one built before is redirected wherever it is
+passed to torch. ``torch.cuda.CUDAGraph``, ``graph``, ``graph_pool_handle``,
 ``make_graphed_callables`` and ``is_current_stream_capturing`` are npu graphs'
 (docs/graph.md). Not redirected: ``torch.compile`` backend names (they are device independent;
 Inductor's CUDA-graph modes are skipped for non-cuda devices, as PyTorch does).
@@ -61,10 +67,11 @@ REDIRECTED_CUDA_ATTRIBUTES = (
     "is_initialized", "init", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
     "memory_stats", "memory_summary", "memory_snapshot", "reset_peak_memory_stats", "reset_max_memory_allocated",
     "reset_accumulated_memory_stats", "empty_cache", "mem_get_info", "set_per_process_memory_fraction",
-    "get_device_capability", "get_device_name", "get_device_properties", "is_bf16_supported", "Stream", "Event",
+    "get_device_capability", "get_device_name", "is_bf16_supported", "Stream", "Event",
     "stream", "current_stream", "default_stream", "set_stream", "manual_seed", "manual_seed_all", "seed",
     "seed_all", "initial_seed", "get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all",
-    "get_amp_supported_dtype",
+    "get_amp_supported_dtype", "caching_allocator_alloc", "caching_allocator_delete", "default_generators",
+    "ipc_collect", "get_per_process_memory_fraction",
 )
 
 
@@ -142,6 +149,76 @@ class _GradScaler(torch.amp.GradScaler):
 
     def __init__(self, device: str = "cuda", *args, **kwargs):
         super().__init__(_map_device_type(device), *args, **kwargs)
+
+
+class _RedirectingClassMeta(type):
+    """Metaclass of the stand-ins for torch.Generator / torch.Event: calling the stand-in builds
+    the real torch class with a cuda device mapped to npu; isinstance/issubclass see the real class."""
+
+    def __call__(cls, *args, **kwargs):
+        if args:
+            args = (_to_npu_device(args[0]),) + tuple(args[1:])
+        if kwargs.get("device") is not None:
+            kwargs = dict(kwargs, device=_to_npu_device(kwargs["device"]))
+        return cls._real(*args, **kwargs)
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, cls._real)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, cls._real)
+
+
+def _redirecting_class(real):
+    return _RedirectingClassMeta(real.__name__, (), {"_real": real, "__doc__": real.__doc__,
+                                                    "__module__": real.__module__})
+
+
+class _CudaShapedProperties:
+    """What ``torch.cuda.get_device_properties`` returns under transfer_to_npu: the npu's
+    properties (every field of torch.npu.get_device_properties) plus ``gcnArchName`` (""),
+    which torch's own code reads from CUDA device properties — Inductor's cache key does,
+    so without it ``torch.compile`` fails with AttributeError once torch.cuda looks available."""
+
+    gcnArchName = ""
+
+    def __init__(self, npu_properties):
+        self._npu = npu_properties
+
+    def __getattr__(self, name):
+        return getattr(self._npu, name)
+
+    def __repr__(self):
+        return repr(self._npu)
+
+
+def _cuda_device_properties(device=None):
+    return _CudaShapedProperties(torch.npu.get_device_properties(_to_npu_device(device)))
+
+
+def _to_npu_location(location):
+    """A torch.load map_location with cuda devices mapped to npu (str, torch.device, dict)."""
+    if isinstance(location, dict):
+        mapped = {k: _to_npu_device(v) for k, v in location.items()}
+        for k, v in location.items():  # storages saved here under transfer_to_npu carry "npu:N" tags
+            npu_key = _to_npu_device(k)
+            if npu_key != k:
+                mapped.setdefault(npu_key, _to_npu_device(v))
+        return mapped
+    return _to_npu_device(location)
+
+
+def _restore_cuda_on_npu(storage, location):
+    return torch.serialization.default_restore_location(storage, _to_npu_device(location))
+
+
+def _wrap_load(load):
+    @functools.wraps(load)
+    def wrapper(f, map_location=None, *args, **kwargs):
+        map_location = _restore_cuda_on_npu if map_location is None else _to_npu_location(map_location)
+        return load(f, map_location, *args, **kwargs)
+
+    return wrapper
 
 
 def _map_backend(backend):
@@ -235,6 +312,11 @@ def enable() -> None:
         _replace(torch.cuda, "CUDAGraph", npu.NPUGraph)
         for name in ("graph", "graph_pool_handle", "make_graphed_callables", "is_current_stream_capturing"):
             _replace(torch.cuda, name, getattr(npu, name))
+        _replace(torch.cuda, "get_device_properties", _cuda_device_properties)
+        _replace(torch.cuda, "memory", npu.memory)
+        _replace(torch, "Generator", _redirecting_class(torch._C.Generator))
+        _replace(torch, "Event", _redirecting_class(torch._C.Event))
+        _replace(torch, "load", _wrap_load(torch.load))
         _replace(torch, "autocast", _Autocast)
         _replace(torch.amp, "autocast", _Autocast)
         _replace(torch.amp, "GradScaler", _GradScaler)

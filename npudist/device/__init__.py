@@ -45,7 +45,10 @@ from npudist.device.torch_npu_extras import (
     set_option,
 )
 from npudist.device.memory import (
+    caching_allocator_alloc,
+    caching_allocator_delete,
     empty_cache,
+    get_per_process_memory_fraction,
     max_memory_allocated,
     max_memory_reserved,
     mem_get_info,
@@ -136,7 +139,10 @@ __all__ = [
     "device",
     "device_count",
     "device_of",
+    "caching_allocator_alloc",
+    "caching_allocator_delete",
     "empty_cache",
+    "get_per_process_memory_fraction",
     "get_amp_supported_dtype",
     "get_device_capability",
     "get_device_name",

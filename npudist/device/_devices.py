@@ -61,7 +61,7 @@ def set_device(device: Any) -> None:
     A negative int is a no-op (no initialisation), as in torch.cuda.
 
     Raises:
-        ValueError: the index is out of range of the visible npus.
+        RuntimeError: the index is out of range of the visible npus (as CUDA's invalid device ordinal).
     """
     if isinstance(device, int) and device < 0:
         return

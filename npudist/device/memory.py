@@ -17,6 +17,7 @@ import collections
 import os
 import pickle
 import sys
+import threading
 import time
 from typing import Any
 
@@ -28,7 +29,8 @@ __all__ = [
     "empty_cache", "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",
     "memory_reserved", "memory_snapshot", "memory_stats", "memory_stats_as_nested_dict", "memory_summary",
     "reset_accumulated_memory_stats", "reset_max_memory_allocated", "reset_peak_memory_stats",
-    "set_per_process_memory_fraction",
+    "set_per_process_memory_fraction", "get_per_process_memory_fraction", "caching_allocator_alloc",
+    "caching_allocator_delete",
 ]
 
 
@@ -135,7 +137,84 @@ def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)):
         raise TypeError(f"fraction must be a float, got {type(fraction).__name__}")
     init()
-    _C._set_memory_fraction(float(fraction), _index(device))
+    idx = _index(device)
+    _C._set_memory_fraction(float(fraction), idx)
+    _fractions[idx] = float(fraction)
+
+
+# fractions set by set_per_process_memory_fraction, per npu index (others: the configured default)
+_fractions: dict[int, float] = {}
+
+
+def get_per_process_memory_fraction(device: Any = None) -> float:
+    """The fraction of the npu's capacity this process may use, as torch.cuda.get_per_process_memory_fraction:
+    the last set_per_process_memory_fraction for that npu, else PYTORCH_NPU_ALLOC_CONF's
+    ``per_process_memory_fraction`` (default 1.0).
+
+    Raises:
+        ValueError: PYTORCH_NPU_ALLOC_CONF cannot be parsed (the message names the entry).
+    """
+    idx = _index(device)
+    if idx in _fractions:
+        return _fractions[idx]
+    return float(_C._parse_alloc_config(os.environ.get("PYTORCH_NPU_ALLOC_CONF", ""))["per_process_memory_fraction"])
+
+
+# caching_allocator_alloc's blocks, by pointer: each is held by a uint8 npu tensor, so it is
+# an ordinary block of the caching allocator (stream-ordered, counted in memory_stats)
+_raw_blocks: dict[int, Any] = {}
+_raw_lock = threading.Lock()
+
+
+def caching_allocator_alloc(size: int, device: Any = None, stream: Any = None) -> int:
+    """Allocates ``size`` bytes from the npu caching allocator; returns the device pointer (int).
+
+    As torch.cuda.caching_allocator_alloc: ``device`` is an int, "npu:N" or torch.device
+    (default: the current npu); the block belongs to ``stream`` (a torch.npu.Stream; default:
+    that npu's default stream) and is reused on other streams only after
+    ``caching_allocator_delete`` and the usual stream ordering. ``size`` 0 returns 0.
+
+    Raises:
+        TypeError: ``stream`` is not a torch.npu.Stream (torch.cuda also takes a raw stream
+            pointer as int; npu streams have no such handle).
+        ValueError: ``size`` is negative.
+        torch.OutOfMemoryError: the npu has no room (as any allocation).
+    """
+    import torch
+
+    if not isinstance(size, int) or size < 0:
+        raise ValueError(f"caching_allocator_alloc: size must be a non-negative int (bytes), got {size!r}")
+    idx = _index(device)
+    if stream is None:
+        stream = torch.npu.default_stream(idx)
+    elif not isinstance(stream, torch.npu.Stream):
+        raise TypeError("caching_allocator_alloc: stream must be a torch.npu.Stream or None, got "
+                        f"{type(stream).__name__}")
+    if size == 0:
+        return 0
+    with torch.npu.device(idx), torch.npu.stream(stream):
+        block = torch.empty(size, dtype=torch.uint8, device=torch.device("npu", idx))
+    ptr = block.data_ptr()
+    with _raw_lock:
+        _raw_blocks[ptr] = block
+    return ptr
+
+
+def caching_allocator_delete(mem_ptr: int) -> None:
+    """Returns a block from ``caching_allocator_alloc`` to the caching allocator (0: no-op).
+
+    Raises:
+        RuntimeError: ``mem_ptr`` was not returned by caching_allocator_alloc (or was
+            deleted already), as torch.cuda's "invalid device pointer".
+    """
+    if mem_ptr == 0:
+        return
+    with _raw_lock:
+        block = _raw_blocks.pop(mem_ptr, None)
+    if block is None:
+        raise RuntimeError(f"caching_allocator_delete: invalid device pointer {mem_ptr:#x} (not from "
+                           "torch.npu.caching_allocator_alloc, or deleted already)")
+    del block
 
 
 def _fmt(n: float) -> str:

@@ -43,6 +43,13 @@ class Stream(torch.Stream):
         event.record(self)
         return event
 
+    @property
+    def npu_stream(self) -> int:
+        """The stream's handle as an int (torch_npu's ``npu_stream``, torch.cuda's ``cuda_stream``):
+        on the simulated driver it is the stream's id, unique per npu; torch_npu gives the
+        aclrtStream pointer. Only for identifying the stream: there is no native stream object."""
+        return self.stream_id
+
     def __repr__(self):
         return f"<npudist.device.Stream device={self.device} stream_id={self.stream_id}>"
 

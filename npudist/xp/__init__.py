@@ -45,7 +45,7 @@ from ._window import bartlett, blackman, hamming, hanning, kaiser
 from ._numeric import correlate, gradient, real_if_close, trapezoid, trim_zeros, unwrap
 from ._grids import broadcast, c_, mgrid, ogrid, r_, vander
 from ._histograms import histogram2d, histogramdd
-from ._memory_ranges import may_share_memory, shares_memory
+from ._memory_ranges import byte_bounds, may_share_memory, shares_memory
 from ._packing import packbits, unpackbits
 from . import fft, linalg, polynomial, random
 # CuPy's device-side APIs (docs/xp.md "Devices", "Memory pools", "User kernels", "Fusion")

@@ -11,6 +11,7 @@ import torch
 from . import _config
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, np_dtype, to_dtype
 from ._unsigned import UINT, as_uint
+from ._negview import strides_of
 from ._dtypes import DEMOTE_TORCH
 
 _UINT = frozenset(UINT)
@@ -89,7 +90,8 @@ def _as_tensor(obj, dtype=None, copy=None, device=None):
         if a.ndim > 1 and a.flags.f_contiguous and not a.flags.c_contiguous and a.flags.writeable:
             rev = tuple(range(a.ndim - 1, -1, -1))     # a Fortran-ordered input stays Fortran (NumPy's 'K')
             return torch.from_numpy(a.T).to(dev).permute(rev)
-        if not a.flags.c_contiguous or not a.flags.writeable:
+        if not a.flags.c_contiguous or not a.flags.writeable or min(a.strides, default=0) < 0:
+            # (a length-1 axis may keep a negative stride in a C-contiguous array; torch takes none)
             a = np.array(a, order="C", copy=True)
         t = torch.from_numpy(np.asarray(a))
         return t.to(dev)
@@ -168,7 +170,8 @@ def k_layout(t, proto):
     elif is_f_contiguous(proto):
         perm = list(range(n - 1, -1, -1))
     else:
-        perm = sorted(range(n), key=lambda i: -abs(proto.stride(i)))
+        st = strides_of(proto)   # (a negative-stride view's own strides)
+        perm = sorted(range(n), key=lambda i: -abs(st[i]))
     inv = sorted(range(n), key=perm.__getitem__)
     return t.permute(perm).clone(memory_format=torch.contiguous_format).permute(inv)
 

@@ -2,7 +2,7 @@
 ``wrap``/``result``, and the ufunc engine instances behind its operators.
 
 Layering (no import cycle; tests/xp/test_structure.py checks it): _dtypes, _config, _unsigned ->
-_convert (operand conversion, axes, memory order) -> _indexing (index normalisation), _host
+_convert (operand conversion, axes, memory order) -> _indexing (index normalisation), _negview (negative-stride views), _host
 (NumPy's loops on npu memory), _ufunc (the ufunc engine), _ufunc_kernels -> _core (this module) -> the family modules (_creation,
 _manipulation, _reductions, ...), which import the core and never the reverse at import time.
 The NumPy methods that are family routines (``a.sum()``, ``a.sort()``, ...) are real methods here
@@ -13,7 +13,7 @@ import operator
 import numpy as np
 import torch
 
-from . import _host, _indexing
+from . import _host, _indexing, _negview
 from ._indexing import normalize_index_array  # noqa: F401  (re-exported)
 from ._convert import (ArrayBase, as_tensor, check_order, check_same_kind, f64, in_order, is_f_contiguous,  # noqa: F401  (re-exported)
                        f_layout, normalize_axes, normalize_axis, operand, result_dtype, tensor_of, to_numpy)
@@ -25,6 +25,7 @@ from ._device import Device, as_torch_device, current_device_id
 from ._unsigned import UINT, as_uint, owns_memory, plain
 
 _UINT = frozenset(UINT)
+_NEG = _negview.NegStrided
 
 
 def wrap(t):
@@ -116,8 +117,13 @@ class ndarray(ArrayBase):
 
     @property
     def strides(self):
-        s = self._t.element_size()
-        return tuple(x * s for x in self._t.stride())
+        t = self._t
+        s = t.element_size()
+        if type(t) is _NEG:
+            info = _negview.mirror_info(t)
+            if info is not None:
+                return tuple(x * s for x in _negview.own_layout(info[0], info[1])[1])
+        return tuple(x * s for x in t.stride())
 
     @property
     def flags(self):
@@ -125,8 +131,13 @@ class ndarray(ArrayBase):
 
     @property
     def base(self):
-        b = self._t._base
-        if b is None or owns_memory(self._t):
+        t = self._t
+        if type(t) is _NEG:
+            # a negative-stride view (npudist.xp._negview): the owner it was made from, or its whole view
+            src = getattr(self, "_b", None)
+            return src if src is not None else wrap(_negview.whole(t))
+        b = t._base
+        if b is None or owns_memory(t):
             return None
         # the xp array that owns the memory, followed through views (NumPy's collapsed base)
         src = getattr(self, "_b", None)
@@ -140,7 +151,11 @@ class ndarray(ArrayBase):
     def data(self):
         """Where the array's memory is (as cupy.ndarray.data): ``a.data.ptr`` is the address of the
         first element in npu memory, ``a.data.device_id`` the npu index."""
-        return MemoryPointer(self._t)
+        t = self._t
+        mp = MemoryPointer(t)
+        if type(t) is _NEG:
+            mp.ptr = _negview.first_address(t)
+        return mp
 
     @property
     def flat(self):
@@ -151,12 +166,17 @@ class ndarray(ArrayBase):
     @property
     def data_ptr(self):
         """Address of the first element in npu memory (the tensor's data_ptr)."""
-        return self._t.data_ptr()
+        t = self._t
+        return _negview.first_address(t) if type(t) is _NEG else t.data_ptr()
 
     @property
     def T(self):
         t = self._t
-        return wrap(t.permute(*range(t.ndim - 1, -1, -1))) if t.ndim > 1 else wrap(t)
+        if t.ndim <= 1:
+            return wrap(t)
+        if type(t) is _NEG:
+            return _neg_permute(self, t, tuple(range(t.ndim - 1, -1, -1)))
+        return wrap(t.permute(*range(t.ndim - 1, -1, -1)))
 
     @property
     def mT(self):
@@ -224,6 +244,12 @@ class ndarray(ArrayBase):
         same memory. Implemented through the tensor's own exporter, so torch's __dlpack_device__ (which
         rejects the renamed PrivateUse1 device in torch 2.13) is never consulted."""
         t = self._t
+        if type(t) is _NEG:
+            # DLPack (and torch) strides cannot be negative: a negative-stride view exports a copy
+            if copy is False:
+                raise BufferError("a negative-stride view (a[::-1], flip) cannot be exported without a copy "
+                                  "(DLPack consumers take no negative strides); pass copy=None or True")
+            t = t.clone()
         if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
             if tuple(dl_device)[0] != 1 or copy is False:
                 raise BufferError(f"xp arrays export to their own device {self.__dlpack_device__()} or, copying, to "
@@ -322,6 +348,10 @@ class ndarray(ArrayBase):
     def __iter__(self):
         if self._t.ndim == 0:
             raise TypeError("iteration over a 0-d array")
+        if type(self._t) is _NEG:   # rows of a negative-stride view: views with its strides
+            for i in range(self._t.shape[0]):
+                yield self[i]
+            return
         for i in range(self._t.shape[0]):
             yield wrap(self._t[i])
 
@@ -367,7 +397,11 @@ class ndarray(ArrayBase):
             r = _mask_getitem(self, key)
             if r is not None:
                 return r
-        t = _indexing.getitem(self._t, key)
+        t = self._t
+        items = _indexing.normalize_key(key)
+        if type(t) is _NEG or _indexing.needs_flip(items):
+            return _neg_getitem(self, t, items)
+        t = _indexing.index(t, items)
         res = wrap(t)
         if t._base is not None:
             # a view: NumPy's base is the array that owns the memory (collapsed through views)
@@ -614,6 +648,48 @@ def _mask_getitem(a, mask):
     (its result allocated in npu memory), or None where that path declines (ndarray.__getitem__'s
     own indexing then runs; shape mismatches raise there)."""
     return None
+
+
+def _owner(a):
+    """The xp array owning the memory a views (NumPy's collapsed base), or a itself."""
+    if type(a._t) is not _NEG and owns_memory(a._t):
+        return a
+    return getattr(a, "_b", None)
+
+
+def _neg_getitem(a, t, items):
+    """a[key] where a is a negative-stride view or key has a negative step: basic indexing gives
+    a view of a's memory (negative strides held by npudist.xp._negview), index arrays a copy."""
+    if type(t) is _NEG:
+        info = _negview.mirror_info(t)
+        if info is None:   # a later view of a mirror (a[::-1].reshape(...)): torch views of it write through
+            if _indexing.needs_flip(items):
+                raise NotImplementedError(
+                    "xp: a negative-step slice of a reshaped/transposed negative-stride view is not supported "
+                    "(it would not write through); index xp.ascontiguousarray(x) for a copy")
+            return wrap(_indexing.getitem_items(t, items))
+        src, dims = info
+    else:
+        src, dims = t, ()
+    r = _indexing.flip_view(src, dims, items)
+    if r is None:
+        return wrap(_indexing.getitem_items(t, items))
+    v, nd = r
+    res = wrap(_negview.make(v, nd) if nd else v)
+    res._b = _owner(a)
+    return res
+
+
+def _neg_permute(a, t, perm):
+    """Axes of negative-stride view a (tensor t) permuted, a view of the same memory."""
+    info = _negview.mirror_info(t)
+    if info is None:
+        return wrap(t.permute(*perm))
+    src, dims = info
+    inv = {p: i for i, p in enumerate(perm)}
+    res = wrap(_negview.make(src.permute(*perm), tuple(sorted(inv[d] for d in dims))))
+    res._b = _owner(a)
+    return res
 
 
 def _shape_arg(shape, numel=None):

@@ -39,6 +39,10 @@ _PY_SCALARS = (bool, int, float, complex)
 _tracing = threading.local()
 
 
+
+class _Unfused(Exception):
+    """An argument the trace cannot take as it is (a negative-stride view): the call runs unfused."""
+
 class FusionError(TypeError):
     """A function xp.fuse cannot trace into a graph (see the message for why)."""
 
@@ -81,7 +85,10 @@ class Fusion:
             # inside another fused function's trace (composition), or no xp array among the
             # arguments: the plain function, as cupy.fuse does
             return self.func(*args)
-        key, tensors, template = self._classify(args)
+        try:
+            key, tensors, template = self._classify(args)
+        except _Unfused:   # a negative-stride view (npudist.xp._negview) cannot be traced: run unfused
+            return self.func(*args)
         dev = current_device_id()
         check_devices(tensors, dev)
         key = (dev,) + key
@@ -119,6 +126,8 @@ class Fusion:
             else:
                 raise TypeError(f"xp.fuse: {self.name}() got an argument of type {type(a).__name__}; fused "
                                 f"functions take xp arrays, npu tensors and scalars")
+            if getattr(type(t), "_xp_keeps_class", False):
+                raise _Unfused
             if t.dtype in UINT:
                 raise FusionError(f"xp.fuse: {self.name}(): {str(t.dtype).replace('torch.', '')} arrays are emulated "
                                   f"by xp and cannot be traced; cast to int64 (or run the function unfused)")

@@ -56,7 +56,7 @@ def _item(k):
     return t
 
 
-def _needs_flip(items):
+def needs_flip(items):
     return any(type(k) is slice and k.step is not None and k.step < 0 for k in items)
 
 
@@ -114,18 +114,27 @@ def normalize_key(key):
 def getitem(t, key):
     """t[key] with NumPy semantics. Basic indexing returns a view, except that a negative-step
     slice returns a copy (torch tensors cannot have negative strides)."""
-    items = normalize_key(key)
-    if _needs_flip(items):
+    return getitem_items(t, normalize_key(key))
+
+
+def getitem_items(t, items):
+    """getitem with the key already normalised (normalize_key)."""
+    if needs_flip(items):
         key_a, key_b, flips = _split_flip(items, t.shape)
         t = t[key_a].flip(flips)
         items = key_b
+    return index(t, items)
+
+
+def index(t, items):
+    """t[items] for normalised items without a negative step (torch's indexing)."""
     return t[items[0] if len(items) == 1 and items[0] is not Ellipsis and not isinstance(items[0], torch.Tensor) else items]
 
 
 def setitem(t, key, value):
     """t[key] = value (a tensor or Python scalar already converted to t's dtype rules)."""
     items = normalize_key(key)
-    if _needs_flip(items):
+    if needs_flip(items):
         idx = torch.arange(t.numel(), device=t.device).view(t.shape)
         sel = getitem(idx, items)
         coords = torch.unravel_index(sel, t.shape) if t.ndim else ()
@@ -156,3 +165,70 @@ def normalize_index_array(idx, n):
     if hi >= n or lo < -n:
         raise IndexError(f"index {hi if hi >= n else lo} is out of bounds for axis with size {n}")
     return torch.where(idx < 0, idx + n, idx) if lo < 0 else idx
+
+
+def _is_basic(items):
+    for k in items:
+        tp = type(k)
+        if not (tp is int or tp is slice or k is None or k is Ellipsis):
+            return False
+    return True
+
+
+def flip_view(src, dims, items):
+    """Basic indexing (ints, slices of any step, None, Ellipsis) of the view ``flip(src, dims)``
+    as a positive-stride view of ``src``'s memory: returns (view, reversed axes of the result).
+    ``items``: a normalize_key result. None when ``items`` holds an index array (advanced
+    indexing copies, as NumPy's). Raises IndexError as NumPy for out-of-range ints / too many
+    indices."""
+    if not _is_basic(items):
+        return None
+    shape = src.shape
+    ndim = len(shape)
+    used = sum(1 for k in items if k is not None and k is not Ellipsis)
+    if used > ndim:
+        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {used} were indexed")
+    if sum(1 for k in items if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    full = []
+    for k in items:
+        if k is Ellipsis:
+            full.extend([slice(None)] * (ndim - used))
+        else:
+            full.append(k)
+    if Ellipsis not in items:
+        full.extend([slice(None)] * (ndim - used))
+    flipped = set(dims)
+    key, out = [], []
+    d = 0
+    for k in full:
+        if k is None:
+            key.append(None)
+            out.append(False)
+            continue
+        n = shape[d]
+        rev = d in flipped
+        if type(k) is int:
+            i = k + n if k < 0 else k
+            if not 0 <= i < n:
+                raise IndexError(f"index {k} is out of bounds for axis {d} with size {n}")
+            key.append(n - 1 - i if rev else i)
+        else:
+            r = range(*k.indices(n))
+            cnt = len(r)
+            if cnt == 0:
+                key.append(slice(0, 0))
+                out.append(False)
+            else:
+                first = n - 1 - r.start if rev else r.start
+                step = -r.step if rev else r.step
+                if step > 0:
+                    key.append(slice(first, first + step * (cnt - 1) + 1, step))
+                    out.append(False)
+                else:
+                    last = first + step * (cnt - 1)
+                    key.append(slice(last, first + 1, -step))
+                    out.append(True)
+        d += 1
+    v = src[tuple(key)]
+    return v, tuple(i for i, f in enumerate(out) if f)

@@ -61,6 +61,9 @@ class UIntTensor(torch.Tensor):
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
+        for tp in types:
+            if tp is not cls and getattr(tp, "_xp_keeps_class", False):
+                return NotImplemented   # a negative-stride view's NegStrided first (npudist.xp._negview)
         kwargs = kwargs or {}
         with torch._C.DisableTorchFunctionSubclass():
             if func not in _ORDER and func not in _DIV and func not in _RDIV and func not in _SIGN_FUNCS:
@@ -96,8 +99,8 @@ def owns_memory(t):
 
 def as_uint(t):
     """t with the UIntTensor class if its dtype is unsigned 16/32/64-bit, else t."""
-    if t.dtype in _COMPUTE and type(t) is not UIntTensor:
-        return _uint_alias(t)
+    if t.dtype in _COMPUTE and type(t) is not UIntTensor and not getattr(type(t), "_xp_keeps_class", False):
+        return _uint_alias(t)   # (a negative-stride view's NegStrided keeps its class: npudist.xp._negview)
     return t
 
 

@@ -127,3 +127,48 @@ def test_a_cuda_fsdp2_script_runs_unchanged_on_2_ranks():
         assert r["backend"] == "hccl" and r["mesh_device"] == "npu" and r["local_devices"] == [f"npu:{rank}"]
     assert results[0][0]["losses"] == results[1][0]["losses"]
     assert results[0][0]["max_diff_vs_unsharded"] < 1e-4
+
+
+CHECKPOINTS_AND_OBJECTS = '''
+import torch, torch.nn as nn
+real_generator, real_event, real_load = torch.Generator, torch.Event, torch.load
+from torch_npu.contrib import transfer_to_npu
+m = nn.Linear(3, 2).cuda()
+torch.save(m.state_dict(), "m.pt")
+for i, where in enumerate(("cuda", "cuda:1", torch.device("cuda", 1), {"cuda:0": "cuda:1"}, None, "cpu")):
+    sd = torch.load("m.pt", map_location=where)
+    print("load", i, next(iter(sd.values())).device)
+for g in (torch.Generator("cuda"), torch.Generator(device=torch.device("cuda", 1)), torch.Generator()):
+    assert isinstance(g, torch.Generator) and isinstance(g, real_generator)
+    print("generator", g.device)
+assert torch.randn(2, device="cuda", generator=torch.Generator("cuda").manual_seed(0)).is_npu
+e = torch.Event(device="cuda:0", enable_timing=True)
+assert isinstance(e, torch.Event) and isinstance(e, real_event)
+print("event", e.device)
+ptr = torch.cuda.caching_allocator_alloc(1 << 20, torch.device("cuda:0"))
+assert ptr and torch.cuda.memory_allocated(0) >= 1 << 20
+torch.cuda.caching_allocator_delete(ptr)
+torch.cuda.memory._record_memory_history(device=torch.device("cuda:0"))
+assert torch.cuda.memory._snapshot()["segments"]
+torch.cuda.memory._record_memory_history(None)
+assert torch.cuda.default_generators is torch.npu.default_generators
+# torch's own code reads CUDA-only property fields once torch.cuda looks available (Inductor's cache key)
+assert torch.cuda.get_device_properties(0).total_memory == torch.npu.get_device_properties(0).total_memory
+compiled = torch.compile(lambda a: a * 2 + 1)
+assert compiled(torch.ones(3, device="cuda")).tolist() == [3.0, 3.0, 3.0]
+transfer_to_npu.disable()
+assert torch.Generator is real_generator and torch.Event is real_event and torch.load is real_load
+print("OK")
+'''
+
+
+def test_cuda_checkpoints_generators_events_and_raw_allocations(python, tmp_path):
+    """torch.load's map_location, torch.Generator/Event("cuda"), the torch.cuda raw-allocation and
+    memory-history calls of CUDA scripts (the public behaviours torch_npu's transfer_to_npu tests), and
+    torch.compile (was AttributeError: gcnArchName)."""
+    r = python(CHECKPOINTS_AND_OBJECTS, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-5000:]
+    out = r.stdout.splitlines()
+    assert out[:6] == ["load 0 npu:0", "load 1 npu:1", "load 2 npu:1", "load 3 npu:1", "load 4 npu:0", "load 5 cpu"], out
+    assert out[6:9] == ["generator npu:0", "generator npu:1", "generator cpu"], out
+    assert out[9] == "event npu" and out[-1] == "OK", out

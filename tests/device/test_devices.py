@@ -27,12 +27,24 @@ def test_defaults_and_accelerator():
 
 
 def test_bad_device_indices_are_clear_errors():
-    with pytest.raises(ValueError, match="npu device index 8 is out of range.*0..7"):
+    # RuntimeError, as CUDA's "invalid device ordinal" (scripts catch RuntimeError)
+    with pytest.raises(RuntimeError, match="npu device index 8 is out of range.*0..7"):
         torch.npu.set_device(8)
-    with pytest.raises(ValueError, match="out of range"):
+    with pytest.raises(RuntimeError, match="out of range"):
         torch.zeros(1, device="npu:9")
-    with pytest.raises(ValueError, match="out of range"):
+    with pytest.raises(RuntimeError, match="out of range"):
         torch.ones(2).to("npu:20")
+    with pytest.raises(RuntimeError, match="out of range"):
+        torch.accelerator.set_device_index(8)
+
+
+def test_accelerator_device_capability_lists_every_dtype():
+    from torch.testing._internal.common_dtype import get_all_dtypes
+
+    supported = torch.accelerator.get_device_capability("npu:1")["supported_dtypes"]
+    assert all(d in supported for d in get_all_dtypes(include_complex32=True, include_qint=True))
+    with pytest.raises(RuntimeError, match="out of range"):
+        torch.accelerator.get_device_capability("npu:9")
 
 
 def test_tensors_on_different_devices_in_one_op():
@@ -52,7 +64,7 @@ def test_no_visible_device(python):
         print(torch.npu.device_count(), torch.npu.is_available())
         try:
             torch.ones(1, device="npu")
-        except ValueError as e:
+        except RuntimeError as e:  # as CUDA's "No CUDA GPUs are available"
             print(e)
     """, env={"ASCEND_RT_VISIBLE_DEVICES": ""})
     assert r.returncode == 0, r.stderr
@@ -67,7 +79,7 @@ def test_visible_devices_narrow_and_renumber(python):
         torch.zeros(1, device="npu:1")
         try:
             torch.zeros(1, device="npu:2")
-        except ValueError as e:
+        except RuntimeError as e:
             print("ERR", e)
     """, env={"ASCEND_RT_VISIBLE_DEVICES": "5,2", "NPUDIST_DEVICE_COUNT": "6"})
     assert r.returncode == 0, r.stderr

@@ -76,3 +76,40 @@ def test_cached_blocks_are_reused():
     del x
     y = torch.empty(3 * MiB, dtype=torch.uint8, device="npu")
     assert y.data_ptr() == ptr and torch.npu.memory_reserved() == reserved
+
+
+def test_caching_allocator_alloc_and_delete():
+    """torch.npu.caching_allocator_alloc/delete as torch.cuda's: a counted block of the caching
+    allocator on the chosen device and stream, reused after delete; bad input named."""
+    base = torch.npu.memory_allocated(1)
+    s = torch.npu.Stream(device=1)
+    ptr = torch.npu.caching_allocator_alloc(3 * MiB, device="npu:1", stream=s)
+    assert _C._device_of_ptr(ptr) == 1 and torch.npu.memory_allocated(1) - base == 3 * MiB
+    seg = [sg for sg in torch.npu.memory_snapshot() if sg["device"] == 1
+           and sg["address"] <= ptr < sg["address"] + sg["total_size"]]
+    assert seg and seg[0]["stream"] == s.stream_id  # the block belongs to the stream asked for
+    torch.npu.caching_allocator_delete(ptr)
+    assert torch.npu.memory_allocated(1) == base
+    torch.npu.caching_allocator_delete(0)  # as torch.cuda: a null pointer is a no-op
+    assert torch.npu.caching_allocator_alloc(0) == 0
+    for bad, err in ((lambda: torch.npu.caching_allocator_delete(ptr), RuntimeError),
+                     (lambda: torch.npu.caching_allocator_alloc(-1), ValueError),
+                     (lambda: torch.npu.caching_allocator_alloc(8, stream=7), TypeError)):
+        try:
+            bad()
+        except err as e:
+            assert "caching_allocator" in str(e)
+        else:
+            raise AssertionError("bad input accepted")
+
+
+def test_get_per_process_memory_fraction(python):
+    r = python("""
+        import torch
+        assert torch.npu.get_per_process_memory_fraction() == 0.25  # from PYTORCH_NPU_ALLOC_CONF
+        torch.npu.set_per_process_memory_fraction(0.5, 1)
+        assert torch.npu.get_per_process_memory_fraction(1) == 0.5
+        assert torch.npu.get_per_process_memory_fraction("npu:0") == 0.25
+        print("OK")
+    """, env={"PYTORCH_NPU_ALLOC_CONF": "per_process_memory_fraction:0.25"})
+    assert r.returncode == 0 and r.stdout.strip() == "OK", r.stderr[-3000:]

@@ -124,3 +124,11 @@ def test_stream_api_surface():
     assert g.device.type == "npu"
     torch.npu.synchronize()
     torch.accelerator.synchronize()
+
+
+def test_npu_stream_handle_identifies_the_stream():
+    s, t = torch.npu.Stream(), torch.npu.Stream()
+    assert isinstance(s.npu_stream, int) and s.npu_stream != t.npu_stream
+    assert torch.npu.current_stream().npu_stream == torch.npu.default_stream().npu_stream
+    with torch.npu.stream(s):
+        assert torch.npu.current_stream().npu_stream == s.npu_stream

@@ -48,6 +48,10 @@ def classify(args, params, what):
         if isinstance(a, ndarray):
             t = a._t
             arr = a
+            if getattr(type(t), "_xp_keeps_class", False):
+                raise TypeError(f"{what}: argument {p.name!r} is a negative-stride view (a[::-1], xp.flip); kernels "
+                                f"take positive strides: pass xp.ascontiguousarray(x) (a copy), and for an output "
+                                f"write the result back with x[...] = out")
         elif isinstance(a, torch.Tensor):
             if a.device.type != "npu":
                 raise TypeError(f"{what}: argument {p.name!r} is a {a.device.type} tensor; kernel arguments live "

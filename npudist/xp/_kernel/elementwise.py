@@ -267,7 +267,7 @@ def _signature(args, size, dev):
             continue
         else:
             return None
-        if (t.device.index or 0) != dev:
-            return None
+        if (t.device.index or 0) != dev or getattr(type(t), "_xp_keeps_class", False):
+            return None   # (another device; a negative-stride view: the general path refuses it)
         sig.append((t.dtype, tuple(t.shape), t.stride()))
     return tuple(sig)

@@ -11,9 +11,12 @@ _t = tensor_of  # the package's one unwrapping helper
 
 
 def flip(m, axis=None):
-    """Reverses element order (matches numpy.flip's values; returns a copy, not a view)."""
-    t = _t(m)
-    return wrap(t.flip(normalize_axes(axis, t.ndim)))
+    """Reverses element order along ``axis`` (all axes by default): a view with negative strides
+    of m's memory, as numpy.flip's (npudist.xp._negview); a copy when m is not an xp array."""
+    if not isinstance(m, ndarray):
+        m = wrap(_t(m))
+    axes = set(normalize_axes(axis, m.ndim))
+    return m[tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(m.ndim))]
 
 
 def fliplr(m):

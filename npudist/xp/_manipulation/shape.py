@@ -5,6 +5,7 @@ import operator
 import numpy as np
 
 from .._core import is_f_contiguous, ndarray, tensor_of, wrap
+from .._negview import strides_of
 
 
 _t = tensor_of  # the package's one unwrapping helper
@@ -82,7 +83,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 def _memory_order(t):
     """Axes outermost first in memory order, as NumPy's iterator orders them for order='K': an
     insertion sort by absolute stride in which a zero (broadcast) stride decides nothing."""
-    st = [abs(x) for x in t.stride()]
+    st = [abs(x) for x in strides_of(t)]              # (a negative-stride view's own strides)
     axes = list(range(t.ndim - 1, -1, -1))            # innermost first
     for i0 in range(1, len(axes)):
         a0, pos = axes[i0], i0

@@ -19,6 +19,10 @@ constexpr int kMaxDeviceCount = 64;
 constexpr size_t kMaxDefaultMemory = 64 * kGiB;
 constexpr size_t kMinMemory = size_t(2) << 20;   // the driver's granularity
 constexpr size_t kMaxMemory = 4096 * kGiB;       // 4 TiB: keeps every device's window in the address space
+// Mappings up to this size are backed by 2 MiB pages by default: covers the caching allocator's
+// 20 MiB large-pool segments, expandable segments' 2 MiB granules and tensors of up to 64 MiB,
+// while a huge, possibly never-touched allocation is not committed up front.
+constexpr size_t kDefaultHugePageMax = size_t(64) << 20;
 
 std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t\n");
@@ -73,6 +77,23 @@ ClusterConfig load() {
       return cfg;
     }
     cfg.device_memory = bytes;
+  }
+
+  cfg.huge_page_max = kDefaultHugePageMax;
+  if (auto v = env::raw("NPUDIST_DEVICE_HUGE_PAGES")) {
+    std::string why;
+    size_t bytes = 0;
+    if (trim(*v) == "0") {
+      cfg.huge_page_max = 0;
+    } else if (!parseMemorySize(*v, &bytes, &why)) {
+      err << env::invalidMessage("NPUDIST_DEVICE_HUGE_PAGES", *v,
+                                 "0 (no huge pages) or the largest mapping backed by 2 MiB pages, e.g. 64MiB, 1GiB")
+          << " (" << why << ")";
+      cfg.error = err.str();
+      return cfg;
+    } else {
+      cfg.huge_page_max = bytes;
+    }
   }
 
   if (auto visible = env::raw("ASCEND_RT_VISIBLE_DEVICES", /*keep_empty=*/true)) {

@@ -5,6 +5,8 @@
 //                             shared equally, at most 64 GiB each
 //   ASCEND_RT_VISIBLE_DEVICES comma-separated physical ids; narrows and
 //                             renumbers devices as on real hardware
+//   NPUDIST_DEVICE_HUGE_PAGES largest mapping of device memory backed by 2 MiB
+//                             pages (a size as above, default 64MiB; 0: none)
 #pragma once
 
 #include <cstddef>
@@ -16,6 +18,7 @@ namespace npudist::driver {
 struct ClusterConfig {
   int physical_device_count = 0;
   size_t device_memory = 0;         // bytes per device
+  size_t huge_page_max = 0;         // mappings up to this size get 2 MiB pages (0: never)
   std::vector<int> visible;         // logical index -> physical id
   std::string error;                // non-empty when the environment is invalid
 };

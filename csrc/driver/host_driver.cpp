@@ -253,6 +253,7 @@ class HostDriver final : public Driver {
     DeviceMemory* m = memoryOf(chunk);
     if (!m) return fail(Error::kInvalidHandle, "mapMem: unknown physical handle");
     auto p = static_cast<char*>(ptr);
+    {
     std::lock_guard<std::mutex> g(m->mutex);
     if (!m->chunks.count(chunk)) return fail(Error::kInvalidHandle, "mapMem: unknown physical handle");
     if (size == 0 || size % kGranularity || offset % kGranularity || offset + size > chunk->size)
@@ -272,6 +273,8 @@ class HostDriver final : public Driver {
     if (got == MAP_FAILED) return failErrno("mapMem: mmap");
     m->mappings[p] = Mapping{size, chunk, offset};
     chunk->map_count++;
+    }
+    if (size <= cfg_.huge_page_max) useHugePages(p, size);
     return Error::kSuccess;
   }
 
@@ -497,6 +500,35 @@ class HostDriver final : public Driver {
     bases_[size_t(device)].store(base, std::memory_order_release);
     m.base = base;
     return Error::kSuccess;
+  }
+
+  // Backs a new mapping [p, p+size) (2 MiB aligned) with 2 MiB pages, as device memory is on
+  // hardware and as NumPy's large arrays are (it asks for transparent huge pages): with 4 KiB
+  // pages a loop streaming over a few MiB of npu memory spends 20-25 % more time than over
+  // NumPy's own memory (TLB misses; measured, BENCHMARKS.md issue 21). memfd pages are shmem,
+  // which the system's shmem_enabled=never setting keeps at 4 KiB on fault; MADV_COLLAPSE builds
+  // 2 MiB pages for the file regardless of that setting, but only where a page is present, so
+  // one page per granule is populated first (MADV_POPULATE_WRITE: no data changes). This
+  // commits the whole mapping now instead of page by page on first touch, and the caching
+  // allocator keeps the segment, so it is paid once. Best effort: kernels before 6.1
+  // (no MADV_COLLAPSE) or no free 2 MiB page keep 4 KiB pages; the memory file's layout, and so
+  // export/import between processes, is the same either way. Runs outside the device lock.
+  static void useHugePages(char* p, size_t size) {
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+    static std::atomic<bool> unsupported{false};
+    if (unsupported.load(std::memory_order_relaxed)) return;
+    for (size_t g = 0; g < size; g += kGranularity) {
+      if (madvise(p + g, 4096, MADV_POPULATE_WRITE) != 0) {
+        if (errno == EINVAL) unsupported.store(true, std::memory_order_relaxed);  // kernel < 5.14
+        return;
+      }
+    }
+    (void)madvise(p, size, MADV_COLLAPSE);  // (EAGAIN/ENOMEM: no 2 MiB page free now; EINVAL: kernel < 6.1)
   }
 
   DeviceMemory* memoryOf(PhysicalHandle chunk) {

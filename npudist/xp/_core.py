@@ -8,6 +8,8 @@ _manipulation, _reductions, ...), which import the core and never the reverse at
 The NumPy methods that are family routines (``a.sum()``, ``a.sort()``, ...) are real methods here
 that call their family module when they run (as cupy._core calls into cupy for a few routines).
 """
+import operator
+
 import numpy as np
 import torch
 
@@ -391,6 +393,10 @@ class ndarray(ArrayBase):
 
     # ---- indexing ------------------------------------------------------------------------------
     def __getitem__(self, key):
+        if type(key) is ndarray and key._t.dtype == torch.bool:   # a[mask]: NumPy's on npu memory first (docs/xp.md)
+            r = _mask_getitem(self, key)
+            if r is not None:
+                return r
         t = self._t
         items = _indexing.normalize_key(key)
         if type(t) is _NEG or _indexing.needs_flip(items):
@@ -634,6 +640,14 @@ class ndarray(ArrayBase):
         if o is None or isinstance(o, str):
             return True
         return _OPS["not_equal"](self, o)
+
+
+@_host.numpy_first(operator.getitem, ndarray, big=True)
+def _mask_getitem(a, mask):
+    """``a[mask]`` for an xp boolean array ``mask``, run as NumPy's boolean indexing on zero-copy views
+    (its result allocated in npu memory), or None where that path declines (ndarray.__getitem__'s
+    own indexing then runs; shape mismatches raise there)."""
+    return None
 
 
 def _owner(a):

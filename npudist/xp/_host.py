@@ -113,6 +113,17 @@ NUMPY_FASTER = frozenset({
     "divmod", "conjugate",
 })
 _UNSIGNED = frozenset({torch.uint16, torch.uint32, torch.uint64})
+_F32_F64 = frozenset({torch.float32, torch.float64})
+# ufuncs whose NumPy loop beats PyTorch's CPU kernel per thread at 1M elements for some dtypes only
+# (the dtype of the first operand): NumPy's SIMD transcendental functions (measured one thread each
+# side, 1M elements: NumPy 1.2-30x faster for these; PyTorch faster for float64 sin/cos, ~17x, and
+# for hypot and logaddexp, which stay on PyTorch). Integer power stays on PyTorch.
+NUMPY_FASTER_FOR = {
+    **{name: _F32_F64 for name in (
+        "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tan", "arcsin", "arccos", "arctan", "sinh",
+        "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "arctan2", "power", "float_power")},
+    "sin": frozenset({torch.float32}), "cos": frozenset({torch.float32}),
+}
 
 
 # ufuncs whose PyTorch path is several torch ops (zero-divisor and shift-range guards, NumPy's
@@ -144,12 +155,18 @@ def host_small(name, loop):
 def numpy_faster(name, loop):
     """Whether a large call of ufunc ``name`` with torch dtypes ``loop`` (loop and operands) runs NumPy's loop:
     always for uint16/32/64 (NumPy's loops are exact; xp's PyTorch path emulates them), and with
-    one PyTorch intra-op thread for the ufuncs of NUMPY_FASTER (NumPy's loops are
-    single-threaded: with more threads PyTorch's kernels are the faster side)."""
+    one PyTorch intra-op thread for the ufuncs of NUMPY_FASTER and those of NUMPY_FASTER_FOR whose
+    first dtype is listed (NumPy's loops are single-threaded: with more threads PyTorch's kernels
+    are the faster side)."""
     for d in loop:
         if type(d) is torch.dtype and d in _UNSIGNED:
             return True
-    return name in NUMPY_FASTER and torch.get_num_threads() == 1
+    if torch.get_num_threads() != 1:
+        return False
+    if name in NUMPY_FASTER:
+        return True
+    dts = NUMPY_FASTER_FOR.get(name)
+    return dts is not None and len(loop) > 0 and loop[0] in dts
 
 
 def torch_device(index):
@@ -205,14 +222,16 @@ def fast_ufunc(uf, state):
     buffers into new npu tensors from the npu caching allocator, or None when the call does not
     qualify: operands other than exact xp arrays (plain or unsigned, C-contiguous, non-empty,
     no conjugate/negative bit, one npu, one shape: no broadcasting) and Python scalars; more than
-    SMALL elements unless an unsigned dtype is involved or ``uf`` is in NUMPY_FASTER and torch runs
-    one thread; ENABLED false; ``state.float64_mode`` not 'off'; a graph capture under way; NumPy
+    SMALL elements unless an unsigned dtype is involved or ``uf`` is in NUMPY_FASTER (or in
+    NUMPY_FASTER_FOR with its first operand's dtype) and torch runs one thread; ENABLED false; ``state.float64_mode`` not 'off'; a graph capture under way; NumPy
     raising TypeError/ValueError/OverflowError (xp's general path then raises xp's error).
     Stream order and FP-error handling are this module's rules (module docstring)."""
     cls = getattr(_C, "_XpHostUfunc", None)
     if cls is None or _ERR is None or not isinstance(uf._np, np.ufunc) or uf._np.signature is not None:
         return None   # (generalized ufuncs such as matmul: the result's shape is not the operands')
-    return cls(uf._np, uf.nin, uf.nout, uf.__name__ in NUMPY_FASTER, uf._resolve, uf._array_type, _UINTT,
+    name = uf.__name__
+    big = True if name in NUMPY_FASTER else NUMPY_FASTER_FOR.get(name, False)
+    return cls(uf._np, uf.nin, uf.nout, big, uf._resolve, uf._array_type, _UINTT,
                as_uint, globals(), state, _ERR, _IGNORE)
 
 
@@ -229,7 +248,7 @@ def numpy_first(np_fn, array_type, big=False, unsigned=True):
     thread, any size; with ``unsigned`` (default), calls with a uint16/32/64 array at any size
     (xp's PyTorch path emulates those dtypes with several torch ops). Never: ``out=``, torch tensors, NumPy
     arrays or xp subclasses as arguments, a graph capture under way, float64 modes other than
-    'off', ENABLED false, NumPy raising TypeError/ValueError/OverflowError/IndexError (the xp
+    'off', ENABLED false, NumPy raising TypeError/ValueError/OverflowError/IndexError/MemoryError (the xp
     function then raises its own error), a result NumPy returns into one of the views, or a
     result dtype xp does not hold. Results keep NumPy's memory order (C, or Fortran when NumPy's
     result is Fortran-ordered). ``array_type`` may be a zero-argument callable returning the
@@ -239,17 +258,18 @@ def numpy_first(np_fn, array_type, big=False, unsigned=True):
         cls = getattr(_C, "_XpHostFunc", None)
         if cls is None or _ERR is None:
             return f
-        made = []
-
         def fast(*args, **kwargs):   # replaced by the C object at the first call
+            nonlocal c
             kind = array_type if isinstance(array_type, type) else array_type()
-            made.append(cls(np_fn, big, unsigned, kind, _UINTT, as_uint, globals(), _config.state, _ERR, _IGNORE))
-            numpy_first_call._host_fast = made[0]
-            return made[0](*args, **kwargs)
+            c = numpy_first_call._host_fast = cls(np_fn, big, unsigned, kind, _UINTT, as_uint, globals(),
+                                                  _config.state, _ERR, _IGNORE)
+            return c(*args, **kwargs)
+
+        c = fast
 
         @functools.wraps(f)
         def numpy_first_call(*args, **kwargs):
-            r = (made[0] if made else fast)(*args, **kwargs)
+            r = c(*args, **kwargs)
             if r is not None:
                 return r
             return f(*args, **kwargs)

@@ -11,6 +11,7 @@ import torch
 from ._core import tensor_of, f64, normalize_axis, result, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._core import ndarray
+from . import _host
 from ._reductions import sum as _sum
 from ._einsum import einsum  # noqa: F401  (xp.linalg.einsum as before)
 
@@ -59,6 +60,7 @@ def _call(fn, *args, **kwargs):
         raise LinAlgError(str(e).split("\n")[0]) from None
 
 
+@_host.numpy_first(np.matmul, ndarray, big=True)   # NumPy's BLAS on npu memory first (docs/xp.md)
 def matmul(x1, x2, /, out=None, **kwargs):
     """Matrix product with broadcasting (matches numpy.matmul; 1-D operands promoted and removed)."""
     a, b = _pair(x1, x2, "matmul")

@@ -13,7 +13,7 @@ import torch
 
 import npudist.xp as xp
 from npudist import _C
-from npudist.xp import _host
+from npudist.xp import _core, _host
 
 from ._host_data import DTYPES, sample
 
@@ -181,7 +181,10 @@ def test_large_calls_follow_the_measured_choice():
     try:
         torch.set_num_threads(1)
         assert xp.add._fast(f, f) is not None            # NumPy's loop is faster per thread
-        assert xp.exp._fast(f) is None                   # PyTorch's is
+        assert xp.sin._fast(f) is None                   # PyTorch's float64 sin is
+        assert xp.sin._fast(f.astype(np.float32)) is not None   # NumPy's SIMD float32 sin (NUMPY_FASTER_FOR)
+        assert xp.exp._fast(f) is not None               # NumPy's SIMD exp, float64 too
+        assert xp.power._fast(u, 2) is not None          # (unsigned: NumPy's at any size)
         assert xp.argmax._host_fast(f) is not None
         torch.set_num_threads(2)
         assert xp.add._fast(f, f) is None
@@ -244,3 +247,76 @@ def test_functions_decline_unusual_calls():
 def test_decorated_functions_keep_their_names_and_docs():
     for f in (xp.sum, xp.argmax, xp.sort, xp.where, xp.std, xp.ascontiguousarray, xp.ndarray.astype):
         assert f.__doc__ and f.__name__ in ("sum", "argmax", "sort", "where", "std", "ascontiguousarray", "astype")
+
+
+def test_big_results_are_numpy_buffers_in_npu_memory():
+    # a big call: NumPy allocates its result through the npu caching allocator (no copy after it)
+    n = _host.SMALL * 8
+    a = np.arange(n, dtype=np.int64) % 97
+    xa = xp.asarray(a)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        before = torch.npu.memory_allocated()
+        r = xp.cumsum._host_fast(xa)
+        assert r is not None and r._t.device.type == "npu"
+        np.testing.assert_array_equal(xp.asnumpy(r), np.cumsum(a))
+        assert torch.npu.memory_allocated() - before >= r._t.nbytes   # counted as npu memory
+        t = xp.ascontiguousarray._host_fast(xa.reshape(64, -1).T)      # a transposed copy, C order
+        np.testing.assert_array_equal(xp.asnumpy(t), np.ascontiguousarray(a.reshape(64, -1).T))
+        assert t.flags.c_contiguous
+        u = xp.unique._host_fast(xa, return_counts=True)              # a tuple of results
+        np.testing.assert_array_equal(xp.asnumpy(u[1]), np.unique(a, return_counts=True)[1])
+        del r, t, u
+        assert torch.npu.memory_allocated() == before                 # freed back to the allocator
+    finally:
+        torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("n", [16, _host.SMALL * 4])
+@pytest.mark.parametrize("dt", ["float32", "int64", "uint32", "bool"])
+def test_mask_getitem_and_matmul_run_numpy(n, dt):
+    a = (np.arange(n) % 7).astype(dt)
+    xa = xp.asarray(a)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        mask = xa > 3 if dt != "bool" else xa
+        assert _core._mask_getitem._host_fast(xa, mask) is not None
+        r = xa[mask]
+        e = a[a > 3] if dt != "bool" else a[a]
+        assert r.dtype == e.dtype and r._t.device.type == "npu"
+        np.testing.assert_array_equal(xp.asnumpy(r), e)
+        with pytest.raises(IndexError):
+            xa[xp.asarray(np.ones(3, bool))]                             # NumPy declines: xp's error
+        m = int(n ** 0.5)
+        b = a[:m * m].reshape(m, m)
+        xb = xp.asarray(b)
+        assert xp.matmul._host_fast(xb, xb) is not None
+        r = xb @ xb
+        assert r.dtype == (b @ b).dtype
+        np.testing.assert_allclose(xp.asnumpy(r).astype(float), (b @ b).astype(float), rtol=1e-6)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_npu_memory_short_for_numpys_buffers_raises_torch_oom():
+    # NumPy's buffers of a big call come from the npu caching allocator: when the device is full the
+    # call declines and xp's own path raises torch.OutOfMemoryError (not NumPy's MemoryError)
+    import subprocess
+    import sys
+
+    from npudist.testing.multiproc import clean_env
+    code = (
+        "import numpy as np, torch, npudist.xp as xp\n"
+        "torch.set_num_threads(1)\n"
+        "a = xp.asarray(np.ones(8 << 20, np.int8))\n"                  # 8 MiB in, 64 MiB of int64 out
+        "try:\n"
+        "    xp.cumsum(a)\n"
+        "except torch.OutOfMemoryError:\n"
+        "    print('torch-oom')\n"
+    )
+    env = clean_env({"NPUDIST_DEVICE_MEMORY": "64MiB", "NPUDIST_DEVICE_COUNT": "1"})
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "torch-oom"

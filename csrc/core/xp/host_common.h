@@ -41,7 +41,16 @@ inline bool isUnsigned(c10::ScalarType s) {
 
 // interned names, set by initCommon()
 inline PyObject *s_t = nullptr, *s_h = nullptr, *s_ENABLED = nullptr, *s_FAST = nullptr, *s_SMALL = nullptr,
-    *s_float64_mode = nullptr, *s_off = nullptr, *s_out_kw = nullptr, *s_empty = nullptr;
+    *s_float64_mode = nullptr, *s_off = nullptr, *s_out_kw = nullptr, *s_empty = nullptr, *s_as_subclass = nullptr,
+    *s_owns_memory = nullptr;
+
+// A new plain tensor object t over memory it owns, as xp's UIntTensor (new reference; nullptr with an
+// error set): what npudist.xp._unsigned._uint_alias does for such a tensor, without its Python frames.
+inline PyObject* asUintTensor(PyObject* t, PyObject* uint_type) {
+  PyObject* u = PyObject_CallMethodOneArg(t, s_as_subclass, uint_type);
+  if (u && PyObject_SetAttr(u, s_owns_memory, Py_True) < 0) Py_CLEAR(u);
+  return u;
+}
 
 // The C-contiguous NumPy view of npu tensor t (type number npy); new reference, nullptr with an error set.
 inline PyObject* npView(const at::Tensor& t, int npy) {
@@ -55,6 +64,15 @@ inline PyObject* npView(const at::Tensor& t, int npy) {
 
 // A fast path's answer: not this call (xp's general path runs).
 inline PyObject* declined() { Py_RETURN_NONE; }
+
+// NumPy's data-memory handler taking buffers from the npu caching allocator (host_memory.cpp):
+// Begin installs it for the current context and returns the previous handler (new reference;
+// nullptr with an error set), End restores that handler (stealing the reference; keeps any error).
+PyObject* npuMemoryBegin();
+void npuMemoryEnd(PyObject* previous);
+// A tensor over NumPy array `arr`'s data (dtype st; arr's shape and strides) when that data lies in a
+// buffer the npu handler allocated and still owns (through arr's base arrays); undefined otherwise.
+at::Tensor adoptNpuMemory(PyArrayObject* arr, c10::ScalarType st);
 
 // NumPy's C API and the interned names; false with a Python error set on failure.
 bool initCommon();  // defined in host_ufunc.cpp, which holds NumPy's C API table

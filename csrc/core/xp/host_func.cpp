@@ -97,11 +97,36 @@ PyObject* viewOf(PyObject* o, PyObject* array_type, PyObject* uint_type, c10::De
   return v;
 }
 
+// Tensor t (dtype st) as a new xp array; nullptr with an error set on failure.
+PyObject* wrapTensor(HostFunc* self, at::Tensor t, c10::ScalarType st) {
+  PyObject* tobj = THPVariable_Wrap(std::move(t));
+  if (tobj && isUnsigned(st)) {
+    PyObject* u = asUintTensor(tobj, self->uint_type);
+    Py_DECREF(tobj);
+    tobj = u;
+  }
+  if (!tobj) return nullptr;
+  PyObject* out = PyBaseObject_Type.tp_new((PyTypeObject*)self->array_type, s_empty, nullptr);
+  if (out && PyObject_SetAttr(out, s_t, tobj) < 0) Py_CLEAR(out);
+  Py_DECREF(tobj);
+  return out;
+}
+
 // A NumPy result as a new xp array in npu memory (nullptr, no error: a result xp cannot hold).
 PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev) {
   PyObject* arr = nullptr;
   if (PyArray_Check(r)) {
     auto* ra = reinterpret_cast<PyArrayObject*>(r);
+    if ((PyArray_IS_C_CONTIGUOUS(ra) || PyArray_IS_F_CONTIGUOUS(ra)) && PyArray_ISALIGNED(ra) &&
+        PyArray_ISNOTSWAPPED(ra)) {
+      // NumPy allocated it through the npu handler (a big call, host_memory.cpp): it is npu memory
+      // already, so it becomes the result's tensor without a copy
+      const c10::ScalarType st = fromNpy(PyArray_TYPE(ra));
+      if (st != c10::ScalarType::Undefined) {
+        at::Tensor t = adoptNpuMemory(ra, st);
+        if (t.defined()) return wrapTensor(self, std::move(t), st);
+      }
+    }
     if (PyArray_IS_F_CONTIGUOUS(ra) && !PyArray_IS_C_CONTIGUOUS(ra) && PyArray_ISALIGNED(ra)) {
       Py_INCREF(r);  // NumPy's Fortran-ordered result: copied as it is (memory order kept)
       arr = r;
@@ -109,7 +134,19 @@ PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev) {
       arr = PyArray_FromAny(r, nullptr, 0, 0, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, nullptr);
     }
   } else if (PyArray_IsScalar(r, Generic)) {
-    arr = PyArray_FromScalar(r, nullptr);
+    // a NumPy scalar (a reduction's result): its value straight into a 0-d npu tensor
+    PyArray_Descr* d = PyArray_DescrFromScalar(r);
+    if (!d) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    const c10::ScalarType st = fromNpy(d->type_num);
+    const bool native = PyArray_ISNBO(d->byteorder);
+    Py_DECREF(d);
+    if (st == c10::ScalarType::Undefined || !native) return nullptr;
+    at::Tensor t = empty_memory_format({}, st, std::nullopt, dev, std::nullopt, std::nullopt);
+    PyArray_ScalarAsCtype(r, t.data_ptr());
+    return wrapTensor(self, std::move(t), st);
   } else {
     return nullptr;
   }
@@ -134,17 +171,7 @@ PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev) {
   }
   if (t.numel() > 0) std::memcpy(t.data_ptr(), PyArray_DATA(a), size_t(t.nbytes()));
   Py_DECREF(arr);
-  PyObject* tobj = THPVariable_Wrap(std::move(t));
-  if (tobj && isUnsigned(st)) {
-    PyObject* u = PyObject_CallOneArg(self->as_uint, tobj);
-    Py_DECREF(tobj);
-    tobj = u;
-  }
-  if (!tobj) return nullptr;
-  PyObject* out = PyBaseObject_Type.tp_new((PyTypeObject*)self->array_type, s_empty, nullptr);
-  if (out && PyObject_SetAttr(out, s_t, tobj) < 0) Py_CLEAR(out);
-  Py_DECREF(tobj);
-  return out;
+  return wrapTensor(self, std::move(t), st);
 }
 
 PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
@@ -205,6 +232,18 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
       }
       PyEval_RestoreThread(ts);
     }
+    // A big call: NumPy allocates its buffers from the npu caching allocator (host_memory.cpp),
+    // so its result needs no copy into npu memory. (Small ones: malloc and a copy are cheaper.)
+    c10::OptionalDeviceGuard guard;
+    PyObject* previous = nullptr;
+    if (numel > small) {
+      if (dev.index() != currentDevice()) guard.reset_device(dev);
+      previous = npuMemoryBegin();
+      if (!previous) {
+        for (auto* p : cargs) Py_XDECREF(p);
+        return nullptr;
+      }
+    }
     PyObject* token = PyContextVar_Set(self->errvar, self->ignore);
     if (token) {
       res = PyObject_Vectorcall(self->np_fn, cargs.data(), size_t(n), kwnames);
@@ -214,10 +253,14 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
       PyErr_Restore(et, ev, tb);
       Py_DECREF(token);
     }
+    if (previous) npuMemoryEnd(previous);
     if (!res) {
       if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError) ||
-          PyErr_ExceptionMatches(PyExc_OverflowError) || PyErr_ExceptionMatches(PyExc_IndexError)) {
-        PyErr_Clear();  // NumPy refused: the general path raises xp's error
+          PyErr_ExceptionMatches(PyExc_OverflowError) || PyErr_ExceptionMatches(PyExc_IndexError) ||
+          PyErr_ExceptionMatches(PyExc_MemoryError)) {
+        // NumPy refused: the general path raises xp's error (MemoryError: the npu memory NumPy's
+        // handler asked for was not there; xp's path then raises torch.OutOfMemoryError as any op)
+        PyErr_Clear();
       } else {
         for (auto* p : cargs) Py_XDECREF(p);
         return nullptr;

@@ -45,6 +45,7 @@ struct Loop {
   c10::ScalarType in[3] = {c10::ScalarType::Undefined, c10::ScalarType::Undefined, c10::ScalarType::Undefined};
   c10::ScalarType out[2] = {c10::ScalarType::Undefined, c10::ScalarType::Undefined};
   bool any_unsigned = false;
+  bool big = false;  // NumPy's loop measured faster at size with one torch thread, for these dtypes
   // NumPy's own 1-d inner loop for exactly these dtypes (the ufunc's legacy loop table), or null:
   // called directly when every operand already has its loop dtype (no cast), else NumPy's call runs
   PyUFuncGenericFunction fn = nullptr;
@@ -65,7 +66,9 @@ struct HostUfunc {
   PyObject* ignore;      // its value with all errors ignored
   int nin;
   int nout;
-  bool big_ok;  // NumPy's loop wins at size with one torch thread (npudist.xp._host.NUMPY_FASTER)
+  // NumPy's loop wins at size with one torch thread (npudist.xp._host.NUMPY_FASTER): True / False,
+  // or the torch dtypes of the first operand for which it does (npudist.xp._host.NUMPY_FASTER_FOR)
+  PyObject* big;
   std::unordered_map<uint32_t, Loop>* loops;
 };
 
@@ -181,6 +184,18 @@ const Loop* findLoop(HostUfunc* self, uint32_t key, const uint32_t* codes, int n
       if (i >= self->nin) loop.out[i - self->nin] = st;
       else loop.in[i] = st;
     }
+    if (loop.ok) {
+      if (PyBool_Check(self->big)) {
+        loop.big = self->big == Py_True;
+      } else {
+        const int has = PySequence_Contains(self->big, PyTuple_GET_ITEM(res, 0));
+        if (has < 0) {
+          Py_DECREF(res);
+          return nullptr;
+        }
+        loop.big = has == 1;
+      }
+    }
     if (loop.ok && std::strcmp(Py_TYPE(self->np_ufunc)->tp_name, "numpy.ufunc") == 0) {
       auto* uf = reinterpret_cast<PyUFuncObject*>(self->np_ufunc);
       const int nargs = self->nin + self->nout;
@@ -283,7 +298,7 @@ PyObject* call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObjec
   // the measured choice (npudist.xp._host): small calls always; large ones for unsigned dtypes, or
   // the ufuncs whose NumPy loop beats PyTorch's kernel per thread when torch runs one thread
   const int64_t numel = first->numel();
-  if (numel > small && !loop->any_unsigned && !(self->big_ok && at::get_num_threads() == 1)) return declined();
+  if (numel > small && !loop->any_unsigned && !(loop->big && at::get_num_threads() == 1)) return declined();
 
   // results: npu tensors from the npu caching allocator
   const c10::DeviceIndex dev = first->device().index();
@@ -426,7 +441,7 @@ PyObject* call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObjec
     PyObject* t = plain;
     if (plain) Py_INCREF(plain);
     if (t && isUnsigned(loop->out[k])) {
-      PyObject* u = PyObject_CallOneArg(self->as_uint, t);
+      PyObject* u = asUintTensor(t, self->uint_type);
       Py_DECREF(t);
       t = u;
     }
@@ -456,9 +471,9 @@ PyObject* call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObjec
 }
 
 PyObject* hostUfuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  PyObject *np_ufunc, *resolve, *array_type, *uint_type, *as_uint, *host_dict, *state, *errvar, *ignore;
-  int nin, nout, big_ok;
-  if (!PyArg_ParseTuple(args, "OiipOOOOO!OOO:_XpHostUfunc", &np_ufunc, &nin, &nout, &big_ok, &resolve,
+  PyObject *np_ufunc, *resolve, *array_type, *uint_type, *as_uint, *host_dict, *state, *errvar, *ignore, *big;
+  int nin, nout;
+  if (!PyArg_ParseTuple(args, "OiiOOOOOO!OOO:_XpHostUfunc", &np_ufunc, &nin, &nout, &big, &resolve,
                         &array_type, &uint_type, &as_uint, &PyDict_Type, &host_dict, &state, &errvar, &ignore))
     return nullptr;
   if (!PyType_Check(array_type) || !PyType_Check(uint_type) || !PyContextVar_CheckExact(errvar)) {
@@ -474,15 +489,14 @@ PyObject* hostUfuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   if (!self) return nullptr;
   self->vectorcall = call;
   PyObject** fields[] = {&self->np_ufunc, &self->resolve, &self->array_type, &self->uint_type, &self->as_uint,
-                         &self->host_dict, &self->state, &self->errvar, &self->ignore};
-  PyObject* values[] = {np_ufunc, resolve, array_type, uint_type, as_uint, host_dict, state, errvar, ignore};
+                         &self->host_dict, &self->state, &self->errvar, &self->ignore, &self->big};
+  PyObject* values[] = {np_ufunc, resolve, array_type, uint_type, as_uint, host_dict, state, errvar, ignore, big};
   for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); ++i) {
     Py_INCREF(values[i]);
     *fields[i] = values[i];
   }
   self->nin = nin;
   self->nout = nout;
-  self->big_ok = big_ok != 0;
   self->loops = new std::unordered_map<uint32_t, Loop>();
   return reinterpret_cast<PyObject*>(self);
 }
@@ -498,6 +512,7 @@ int hostUfuncTraverse(PyObject* o, visitproc visit, void* arg) {
   Py_VISIT(self->state);
   Py_VISIT(self->errvar);
   Py_VISIT(self->ignore);
+  Py_VISIT(self->big);
   return 0;
 }
 
@@ -512,6 +527,7 @@ int hostUfuncClear(PyObject* o) {
   Py_CLEAR(self->state);
   Py_CLEAR(self->errvar);
   Py_CLEAR(self->ignore);
+  Py_CLEAR(self->big);
   return 0;
 }
 
@@ -548,6 +564,8 @@ bool initCommon() {
   s_float64_mode = PyUnicode_InternFromString("float64_mode");
   s_off = PyUnicode_InternFromString("off");
   s_out_kw = Py_BuildValue("(s)", "out");
+  s_as_subclass = PyUnicode_InternFromString("as_subclass");
+  s_owns_memory = PyUnicode_InternFromString("_xp_owns_memory");
   s_empty = PyTuple_New(0);
 
   return s_empty != nullptr;
@@ -562,7 +580,7 @@ PyObject* hostUfuncTypeObject() {
     hostUfuncType.tp_basicsize = sizeof(HostUfunc);
     hostUfuncType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
     hostUfuncType.tp_doc =
-        "_XpHostUfunc(np_ufunc, nin, nout, big_ok, resolve, array_type, uint_type, as_uint, host_dict, state, "
+        "_XpHostUfunc(np_ufunc, nin, nout, big, resolve, array_type, uint_type, as_uint, host_dict, state, "
         "errvar, ignore)\n\nnpudist.xp's ufunc fast path: calling it with the ufunc's positional operands runs "
         "NumPy's loop on zero-copy views of the npu buffers into a new npu result and returns the xp array (a "
         "tuple for two outputs), or None when the call does not qualify (then xp's general path runs).";

@@ -20,10 +20,10 @@ prints instructions per call:
 With one rank no peer is waited for, so the counts are the per-call CPU work
 of each layer (the protocol's cross-core traffic is not in them: that is what
 benchmarks/collectives.py --vs-deepspeed times). With --cache-sim, callgrind also
-simulates the caches (valgrind's first-level data cache and last-level cache
-model, sized from this machine's) and the table adds first-level data-cache
-misses per call (reads + writes): what the bookkeeping's memory traffic costs,
-which instruction counts do not show. Writes JSON.
+simulates the caches (valgrind's model of the first-level instruction and
+data caches and the last-level cache, sized from this machine's) and a second
+table gives misses per call at each level: what a path's code footprint and
+memory traffic cost, which instruction counts do not show. Writes JSON.
 
     python benchmarks/allreduce_instructions.py [--iters 2000] [--numel 2 1024] [--cache-sim]
         [--json benchmarks/results/allreduce_instructions.json] [--annotate DIR]
@@ -133,7 +133,7 @@ def main():
     ap.add_argument("--json", default=os.path.join(HERE, "results", "allreduce_instructions.json"))
     ap.add_argument("--annotate", default=None, help="keep the callgrind files in this directory")
     ap.add_argument("--cache-sim", action="store_true",
-                    help="also simulate the caches and report first-level data-cache misses per call")
+                    help="also simulate the caches and report cache misses per call")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     lib = helper_lib() if not a.child else os.environ["NPUDIST_BENCH_CG_LIB"]
@@ -163,7 +163,8 @@ def main():
                 r = run(mode, a.iters, numel, lib, a.warmup, os.path.join(out_dir, f"{mode}_{numel}.out"), env,
                         a.cache_sim)
                 if a.cache_sim:
-                    misses[f"{mode}/{numel}"] = r.get("D1mr", 0) + r.get("D1mw", 0)
+                    misses[f"{mode}/{numel}"] = {"I1": r.get("I1mr", 0), "D1": r.get("D1mr", 0) + r.get("D1mw", 0),
+                                                 "LL": r.get("ILmr", 0) + r.get("DLmr", 0) + r.get("DLmw", 0)}
                     r = r["Ir"]
                 results[f"{mode}/{numel}"] = r
             except RuntimeError as e:
@@ -178,20 +179,23 @@ def main():
         print(f"{numel * 4:>7} {f(h):>9} {f(u):>10} {f(fl):>11} {f(ds):>10} "
               f"{f(h - fl if h and fl else None):>11} {f(h - u if h and u else None):>9}")
     if a.cache_sim:
-        print("first-level data-cache misses per call (callgrind --cache-sim=yes: reads + writes)")
-        print(f"{'bytes':>7} {'hccl':>9} {'untracked':>10} {'fake floor':>11} {'deepspeed':>10} {'tracking':>9}")
+        print("cache misses per call (callgrind --cache-sim=yes): first-level instruction (I1), first-level data "
+              "(D1, reads + writes), last level (LL, all)")
+        print(f"{'bytes':>7} {'level':>5} {'hccl':>9} {'untracked':>10} {'fake floor':>11} {'deepspeed':>10} "
+              f"{'tracking':>9}")
         for numel in a.numel:
-            g = lambda m: misses.get(f"{m}/{numel}")  # noqa: E731  (a local one-line callable)
-            f = lambda v: f"{v:,.1f}" if v is not None else "-"  # noqa: E731  (a local one-line callable)
-            h, u = g("hccl"), g("hccl_untracked")
-            print(f"{numel * 4:>7} {f(h):>9} {f(u):>10} {f(g('fake')):>11} {f(g('deepspeed')):>10} "
-                  f"{f(h - u if h is not None and u is not None else None):>9}")
+            for level in ("I1", "D1", "LL"):
+                g = lambda m: misses[f"{m}/{numel}"][level] if f"{m}/{numel}" in misses else None  # noqa: E731
+                f = lambda v: f"{v:,.1f}" if v is not None else "-"  # noqa: E731  (a local one-line callable)
+                h, u = g("hccl"), g("hccl_untracked")
+                print(f"{numel * 4:>7} {level:>5} {f(h):>9} {f(u):>10} {f(g('fake')):>11} {f(g('deepspeed')):>10} "
+                      f"{f(h - u if h is not None and u is not None else None):>9}")
     for k, v in notes.items():
         print(f"note: {k}: {v}")
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as fh:
         json.dump({"iters": a.iters, "warmup": a.warmup, "per_call": results, "notes": notes,
-                   "d1_misses_per_call": misses}, fh, indent=1)
+                   "cache_misses_per_call": misses}, fh, indent=1)
     print(f"JSON: {a.json}")
 
 

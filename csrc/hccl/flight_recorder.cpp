@@ -1,6 +1,7 @@
 #include "hccl/flight_recorder.h"
 #include "util/env.h"
 
+#include <c10/macros/Macros.h>
 #include <c10/util/Exception.h>
 
 #include <chrono>
@@ -22,14 +23,11 @@ int64_t wallNs() {
       .count();
 }
 
-int64_t monoToWallNs(int64_t mono_ns) {
-  static const int64_t offset = [] {
-    timespec m;
-    clock_gettime(CLOCK_MONOTONIC, &m);
-    return wallNs() - (int64_t(m.tv_sec) * 1000000000 + m.tv_nsec);
-  }();
-  return mono_ns + offset;
-}
+const int64_t kMonoToWallOffsetNs = [] {
+  timespec m;
+  clock_gettime(CLOCK_MONOTONIC, &m);
+  return wallNs() - (int64_t(m.tv_sec) * 1000000000 + m.tv_nsec);
+}();
 
 namespace {
 FlightRecorder::FrameCapture g_capture = nullptr;
@@ -126,7 +124,7 @@ void describeSide(FrSide& s, const std::vector<at::Tensor>& ins, const std::vect
 }  // namespace
 
 int64_t FlightRecorder::record(const FrRecord& r, const std::vector<at::Tensor>& inputs,
-                               const std::vector<at::Tensor>& outputs, std::vector<Frame> frames) {
+                               const std::vector<at::Tensor>& outputs, std::vector<Frame>* frames) {
   if (!capacity_) return -1;
   // The entry is made here and copied into its slot under the lock.
   FrEntry e;
@@ -144,16 +142,26 @@ int64_t FlightRecorder::record(const FrRecord& r, const std::vector<at::Tensor>&
   e.timeout_ms = r.timeout_ms;
   e.thread_id = uint64_t(pthread_self());
   e.peer = int32_t(r.peer);
-  std::unique_ptr<FrSide> side;
-  if (!describeInline(e, inputs, outputs)) {
-    side = std::make_unique<FrSide>();
+  const bool fits = describeInline(e, inputs, outputs);
+  if (C10_UNLIKELY(!fits || (frames && !frames->empty()))) return recordWithSide(e, inputs, outputs, !fits, frames);
+  std::lock_guard<SpinLock> g(lock_);
+  const int64_t id = next_id_++;
+  e.id = id;
+  ring_[size_t(id) % capacity_] = e;
+  return id;
+}
+
+C10_NOINLINE int64_t FlightRecorder::recordWithSide(FrEntry& e, const std::vector<at::Tensor>& inputs,
+                                                    const std::vector<at::Tensor>& outputs, bool spilled,
+                                                    std::vector<Frame>* frames) {
+  auto side = std::make_unique<FrSide>();
+  if (spilled) {
     describeSide(*side, inputs, outputs);
     e.flags |= FrEntry::kSpilledShapes;
     e.n_in = e.n_out = 0;
   }
-  if (!frames.empty()) {
-    if (!side) side = std::make_unique<FrSide>();
-    side->frames = std::move(frames);
+  if (frames && !frames->empty()) {
+    side->frames = std::move(*frames);
     e.flags |= FrEntry::kHasFrames;
   }
   int64_t id;
@@ -163,7 +171,7 @@ int64_t FlightRecorder::record(const FrRecord& r, const std::vector<at::Tensor>&
     e.id = id;
     const size_t slot = size_t(id) % capacity_;
     ring_[slot] = e;
-    if (side) side_[slot].swap(side);  // the slot's old side data is freed below, unlocked
+    side_[slot].swap(side);  // the slot's old side data is freed below, unlocked
   }
   return id;
 }

@@ -85,9 +85,10 @@ class FlightRecorder {
   bool enabled() const { return capacity_ > 0; }
   size_t capacity() const { return capacity_; }
   // Records a collective over `inputs` and `outputs` (undefined tensors are
-  // left out); returns its record id, or -1 if disabled.
+  // left out) and the caller's Python `frames` (null: none); returns its
+  // record id, or -1 if disabled.
   int64_t record(const FrRecord& r, const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& outputs,
-                 std::vector<Frame> frames);
+                 std::vector<Frame>* frames);
   // Times are CLOCK_MONOTONIC ns (what the collective measured anyway); the
   // entry keeps wall-clock ns (monoToWallNs), as PyTorch's does.
   void started(int64_t id, int64_t start_mono_ns);
@@ -121,6 +122,10 @@ class FlightRecorder {
     int rank = 0;
   };
   GroupNames groupNames(uint64_t pg_id);
+  // record() of an entry with shapes or frames for the side store (kept out
+  // of the common path's code).
+  int64_t recordWithSide(FrEntry& e, const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& outputs,
+                         bool spilled, std::vector<Frame>* frames);
 
   SpinLock lock_;  // the ring, side_ and next_id_
   size_t capacity_ = 0;
@@ -134,8 +139,10 @@ class FlightRecorder {
 // Wall-clock nanoseconds (the unit of PyTorch's flight-recorder times).
 int64_t wallNs();
 // A CLOCK_MONOTONIC time as wall-clock ns: the offset between the clocks is
-// taken once per process, so recording costs no clock read (a slow vDSO call
-// on VMs); a later change of the wall clock is not followed.
-int64_t monoToWallNs(int64_t mono_ns);
+// taken once per process (when the library loads), so recording costs no
+// clock read (a slow vDSO call on VMs); a later change of the wall clock is
+// not followed.
+extern const int64_t kMonoToWallOffsetNs;
+inline int64_t monoToWallNs(int64_t mono_ns) { return mono_ns + kMonoToWallOffsetNs; }
 
 }  // namespace npudist::hccl

@@ -183,14 +183,24 @@ std::exception_ptr ProcessGroupHCCL::onBodyFailure(Engine& engine, OpState& stat
   return err;
 }
 
+namespace {
+// The group's description, once torch has set it (the first collective after).
+C10_NOINLINE void noteGroupDesc(GroupStats& stats, const std::string& desc) {
+  stats.setDesc(desc);
+  FlightRecorder::get().setGroupDesc(stats.pg_id, desc);
+}
+C10_NOINLINE int64_t recordWithFrames(const FrRecord& r, const OpState& state) {
+  std::vector<Frame> frames = FlightRecorder::captureFrames();
+  return FlightRecorder::get().record(r, state.inputList(), state.outputs, &frames);
+}
+}  // namespace
+
+// On every collective's path: kept short, the rare cases out of line.
 void ProcessGroupHCCL::track(const std::shared_ptr<OpState>& sp, const char* name, int peer, bool starts_now) {
   OpState& state = *sp;
   state.group = stats_;
   state.enqueue_ns = starts_now ? state.start_ns.load(std::memory_order_relaxed) : core::monotonicNs();
-  if (C10_UNLIKELY(!stats_->hasDesc()) && !getGroupDesc().empty()) {
-    stats_->setDesc(getGroupDesc());
-    FlightRecorder::get().setGroupDesc(stats_->pg_id, getGroupDesc());
-  }
+  if (C10_UNLIKELY(!stats_->hasDesc()) && !getGroupDesc().empty()) noteGroupDesc(*stats_, getGroupDesc());
   const int kind = opKindIndex(name);  // cached per thread (callers pass literals)
   state.kind = kind == kCoalescedKind ? -1 : kind;
   state.is_p2p = opKindIsP2P(state.kind);
@@ -213,8 +223,9 @@ void ProcessGroupHCCL::track(const std::shared_ptr<OpState>& sp, const char* nam
     r.started = starts_now;
     r.created_ns = monoToWallNs(state.enqueue_ns);
     r.timeout_ms = stats_->timeout_ms.load(std::memory_order_relaxed);
-    state.fr_id = fr.record(r, state.inputList(), state.outputs,
-                            FlightRecorder::captureFramesEnabled() ? FlightRecorder::captureFrames() : std::vector<Frame>{});
+    state.fr_id = C10_UNLIKELY(FlightRecorder::captureFramesEnabled())
+        ? recordWithFrames(r, state)
+        : fr.record(r, state.inputList(), state.outputs, nullptr);
     state.fr_started = starts_now && state.fr_id >= 0;
   }
 }

@@ -19,9 +19,13 @@ prints instructions per call:
 
 With one rank no peer is waited for, so the counts are the per-call CPU work
 of each layer (the protocol's cross-core traffic is not in them: that is what
-benchmarks/collectives.py --vs-deepspeed times). Writes JSON.
+benchmarks/collectives.py --vs-deepspeed times). With --cache-sim, callgrind also
+simulates the caches (valgrind's model of the first-level instruction and
+data caches and the last-level cache, sized from this machine's) and a second
+table gives misses per call at each level: what a path's code footprint and
+memory traffic cost, which instruction counts do not show. Writes JSON.
 
-    python benchmarks/allreduce_instructions.py [--iters 2000] [--numel 2 1024]
+    python benchmarks/allreduce_instructions.py [--iters 2000] [--numel 2 1024] [--cache-sim]
         [--json benchmarks/results/allreduce_instructions.json] [--annotate DIR]
 """
 import argparse
@@ -102,16 +106,22 @@ def child(mode, iters, numel, lib, warmup):
     torch.npu.synchronize()
 
 
-def run(mode, iters, numel, lib, warmup, out_file, env):
+def run(mode, iters, numel, lib, warmup, out_file, env, cache_sim=False):
+    """Per call: instructions, or with cache_sim a dict of callgrind's events (Ir, D1mr, D1mw, ...)."""
     cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no",
-           f"--callgrind-out-file={out_file}", sys.executable, os.path.abspath(__file__), "--child", mode,
+           f"--callgrind-out-file={out_file}"] + (["--cache-sim=yes"] if cache_sim else []) + [
+           sys.executable, os.path.abspath(__file__), "--child", mode,
            "--iters", str(iters), "--numel", str(numel), "--warmup", str(warmup)]
     r = subprocess.run(cmd, env=dict(env, MASTER_PORT=str(free_port())), capture_output=True, text=True, cwd=REPO)
-    m = re.findall(r"Collected : (\d+)", r.stderr)
-    if r.returncode != 0 or not m or int(m[-1]) == 0:
+    m = re.findall(r"Collected : ([\d ]+)", r.stderr)
+    if r.returncode != 0 or not m or int(m[-1].split()[0]) == 0:
         tail = "\n".join(r.stderr.strip().splitlines()[-5:])
         raise RuntimeError(f"{mode} failed:\n{tail}")
-    return int(m[-1]) / iters
+    counts = [int(x) / iters for x in m[-1].split()]
+    if not cache_sim:
+        return counts[0]
+    events = re.findall(r"Events +: ([\w ]+)", r.stderr)[-1].split()
+    return dict(zip(events, counts))
 
 
 def main():
@@ -122,6 +132,8 @@ def main():
     ap.add_argument("--modes", nargs="+", default=MODES[:3], choices=MODES)
     ap.add_argument("--json", default=os.path.join(HERE, "results", "allreduce_instructions.json"))
     ap.add_argument("--annotate", default=None, help="keep the callgrind files in this directory")
+    ap.add_argument("--cache-sim", action="store_true",
+                    help="also simulate the caches and report cache misses per call")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     lib = helper_lib() if not a.child else os.environ["NPUDIST_BENCH_CG_LIB"]
@@ -142,14 +154,19 @@ def main():
             notes["deepspeed"] = why
     out_dir = a.annotate or os.path.join(REPO, "build", "bench_callgrind")
     os.makedirs(out_dir, exist_ok=True)
-    results = {}
+    results, misses = {}, {}
     for numel in a.numel:
         for mode in a.modes:
             if mode in notes:
                 continue
             try:
-                results[f"{mode}/{numel}"] = run(mode, a.iters, numel, lib, a.warmup,
-                                                 os.path.join(out_dir, f"{mode}_{numel}.out"), env)
+                r = run(mode, a.iters, numel, lib, a.warmup, os.path.join(out_dir, f"{mode}_{numel}.out"), env,
+                        a.cache_sim)
+                if a.cache_sim:
+                    misses[f"{mode}/{numel}"] = {"I1": r.get("I1mr", 0), "D1": r.get("D1mr", 0) + r.get("D1mw", 0),
+                                                 "LL": r.get("ILmr", 0) + r.get("DLmr", 0) + r.get("DLmw", 0)}
+                    r = r["Ir"]
+                results[f"{mode}/{numel}"] = r
             except RuntimeError as e:
                 notes[f"{mode}/{numel}"] = str(e)
     print(f"instructions per call (callgrind, 1 rank, {a.iters} calls after {a.warmup} warm-up)")
@@ -161,11 +178,24 @@ def main():
         h, u, fl, ds = g("hccl"), g("hccl_untracked"), g("fake"), g("deepspeed")
         print(f"{numel * 4:>7} {f(h):>9} {f(u):>10} {f(fl):>11} {f(ds):>10} "
               f"{f(h - fl if h and fl else None):>11} {f(h - u if h and u else None):>9}")
+    if a.cache_sim:
+        print("cache misses per call (callgrind --cache-sim=yes): first-level instruction (I1), first-level data "
+              "(D1, reads + writes), last level (LL, all)")
+        print(f"{'bytes':>7} {'level':>5} {'hccl':>9} {'untracked':>10} {'fake floor':>11} {'deepspeed':>10} "
+              f"{'tracking':>9}")
+        for numel in a.numel:
+            for level in ("I1", "D1", "LL"):
+                g = lambda m: misses[f"{m}/{numel}"][level] if f"{m}/{numel}" in misses else None  # noqa: E731
+                f = lambda v: f"{v:,.1f}" if v is not None else "-"  # noqa: E731  (a local one-line callable)
+                h, u = g("hccl"), g("hccl_untracked")
+                print(f"{numel * 4:>7} {level:>5} {f(h):>9} {f(u):>10} {f(g('fake')):>11} {f(g('deepspeed')):>10} "
+                      f"{f(h - u if h is not None and u is not None else None):>9}")
     for k, v in notes.items():
         print(f"note: {k}: {v}")
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as fh:
-        json.dump({"iters": a.iters, "warmup": a.warmup, "per_call": results, "notes": notes}, fh, indent=1)
+        json.dump({"iters": a.iters, "warmup": a.warmup, "per_call": results, "notes": notes,
+                   "cache_misses_per_call": misses}, fh, indent=1)
     print(f"JSON: {a.json}")
 
 

@@ -1,5 +1,7 @@
 #include "hccl/group_stats.h"
 
+#include <c10/util/Exception.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -95,32 +97,49 @@ const std::vector<double>& latencyBounds() {
 
 GroupStats::GroupStats(std::string n, int r, int s, std::vector<int64_t> g, int64_t t)
     : name(std::move(n)), rank(r), size(s), global_ranks(std::move(g)), pg_id(g_next_pg_id++), timeout_ms(t) {
-  ops_.resize(kNumOpKinds);
-  for (auto& o : ops_) o.buckets.assign(latencyBounds().size() + 1, 0);
+  TORCH_INTERNAL_ASSERT(latencyBounds().size() == kNumLatencyBounds);
 }
 
 std::string GroupStats::desc() {
-  std::lock_guard<std::mutex> g(mutex_);
+  std::lock_guard<SpinLock> g(lock_);
   return desc_.empty() ? "undefined" : desc_;
 }
 
 void GroupStats::setDesc(const std::string& d) {
-  std::lock_guard<std::mutex> g(mutex_);
-  desc_ = d;
+  std::string copy = d;  // allocated outside the lock
+  std::lock_guard<SpinLock> g(lock_);
+  desc_.swap(copy);
   has_desc_.store(true, std::memory_order_release);
 }
 
-void GroupStats::enqueue(const std::shared_ptr<OpState>& op) {
-  std::lock_guard<std::mutex> g(mutex_);
-  op->op_id = ++op_id_;
-  if (op->kind >= 0) {
-    if (op->is_p2p) ++p2p_seq_; else ++collective_seq_;
-    op->collective_seq = collective_seq_;
-    op->p2p_seq = p2p_seq_;
-    ops_[size_t(op->kind)].started++;
-    if (!op->is_p2p) enqueued_ = op->collective_seq;
+void GroupStats::enqueue(OpState& op) {
+  std::lock_guard<SpinLock> g(lock_);
+  op.op_id = ++op_id_;
+  if (op.kind >= 0) {
+    if (op.is_p2p) ++p2p_seq_; else ++collective_seq_;
+    op.collective_seq = collective_seq_;
+    op.p2p_seq = p2p_seq_;
+    ops_[size_t(op.kind)].started++;
+    if (!op.is_p2p) enqueued_ = op.collective_seq;
   }
-  in_flight_.emplace_back(op->op_id, op);
+  op.in_flight_prev = last_in_flight_;
+  op.in_flight_next = nullptr;
+  (last_in_flight_ ? last_in_flight_->in_flight_next : first_in_flight_) = &op;
+  last_in_flight_ = &op;
+  op.in_flight_listed = true;
+}
+
+void GroupStats::unlink(OpState& op) {
+  if (!op.in_flight_listed) return;
+  (op.in_flight_prev ? op.in_flight_prev->in_flight_next : first_in_flight_) = op.in_flight_next;
+  (op.in_flight_next ? op.in_flight_next->in_flight_prev : last_in_flight_) = op.in_flight_prev;
+  op.in_flight_prev = op.in_flight_next = nullptr;
+  op.in_flight_listed = false;
+}
+
+void GroupStats::forget(OpState& op) {
+  std::lock_guard<SpinLock> g(lock_);
+  unlink(op);
 }
 
 void GroupStats::onStart(OpState& op) {
@@ -133,14 +152,16 @@ void GroupStats::onStart(OpState& op) {
 void GroupStats::onFinish(OpState& op, bool failed) {
   const int64_t s = op.start_ns.load(std::memory_order_relaxed), e = op.end_ns.load(std::memory_order_relaxed);
   const double secs = s && e > s ? double(e - s) / 1e9 : 0.0;
-  std::lock_guard<std::mutex> g(mutex_);
-  // Collectives of a group finish in issue order, so this is nearly always the front.
-  for (auto it = in_flight_.begin(); it != in_flight_.end(); ++it) {
-    if (it->first == op.op_id) {
-      in_flight_.erase(it);
-      break;
-    }
+  size_t bucket = 0;
+  uint64_t bus_bytes = 0;
+  if (op.kind >= 0 && !failed) {
+    const auto& b = latencyBounds();
+    // The first bucket whose upper bound is >= secs (the last one: above all bounds).
+    bucket = size_t(std::lower_bound(b.begin(), b.end(), secs) - b.begin());
+    bus_bytes = uint64_t(double(op.bytes) * busFactor(op.kind, size));
   }
+  std::lock_guard<SpinLock> g(lock_);
+  unlink(op);
   if (!op.is_p2p && op.collective_seq > completed_) completed_ = op.collective_seq;
   if (op.kind < 0) return;
   OpCounters& c = ops_[size_t(op.kind)];
@@ -150,17 +171,15 @@ void GroupStats::onFinish(OpState& op, bool failed) {
   }
   c.completed++;
   c.bytes += uint64_t(op.bytes);
-  c.bus_bytes += uint64_t(double(op.bytes) * busFactor(op.kind, size));
+  c.bus_bytes += bus_bytes;
   c.seconds += secs;
-  const auto& b = latencyBounds();
-  // The first bucket whose upper bound is >= secs (the last one: above all bounds).
-  c.buckets[size_t(std::lower_bound(b.begin(), b.end(), secs) - b.begin())]++;
+  c.buckets[bucket]++;
 }
 
 GroupStats::Progress GroupStats::progress() {
   Progress p;
   {
-    std::lock_guard<std::mutex> g(mutex_);
+    std::lock_guard<SpinLock> g(lock_);
     p.enqueued = enqueued_;
     p.completed = completed_;
   }
@@ -170,24 +189,23 @@ GroupStats::Progress GroupStats::progress() {
   return p;
 }
 
-std::vector<std::shared_ptr<OpState>> GroupStats::inFlight() {
-  std::vector<std::shared_ptr<OpState>> out;
-  std::lock_guard<std::mutex> g(mutex_);
-  for (auto& [id, w] : in_flight_)
-    if (auto p = w.lock()) out.push_back(std::move(p));
-  return out;
+void GroupStats::forEachInFlight(const std::function<void(OpState&)>& fn) {
+  std::lock_guard<SpinLock> g(lock_);
+  for (OpState* op = first_in_flight_; op; op = op->in_flight_next) fn(*op);
 }
 
 GroupStats::Snapshot GroupStats::snapshot() {
   Snapshot s;
+  s.ops.resize(kNumOpKinds);
   const int64_t now = nowNs();
-  std::lock_guard<std::mutex> g(mutex_);
-  s.ops = ops_;
-  for (auto& [id, w] : in_flight_) {
-    auto p = w.lock();
-    if (!p || p->done.load(std::memory_order_acquire)) continue;
-    s.in_flight++;
-    s.oldest_in_flight_age_s = std::max(s.oldest_in_flight_age_s, double(now - p->enqueue_ns) / 1e9);
+  {
+    std::lock_guard<SpinLock> g(lock_);
+    std::copy(ops_.begin(), ops_.end(), s.ops.begin());
+    for (OpState* op = first_in_flight_; op; op = op->in_flight_next) {
+      if (op->done.load(std::memory_order_acquire)) continue;
+      s.in_flight++;
+      s.oldest_in_flight_age_s = std::max(s.oldest_in_flight_age_s, double(now - op->enqueue_ns) / 1e9);
+    }
   }
   s.timeouts = timeouts_.load();
   s.mismatches = mismatches_.load();

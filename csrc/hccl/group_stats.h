@@ -8,12 +8,14 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include "hccl/spin_lock.h"
 
 namespace npudist::hccl {
 
@@ -34,13 +36,14 @@ double busFactor(int index, int n);
 bool opKindIsP2P(int index);
 
 // Upper bounds of the latency histogram buckets, seconds (1 us .. 10 s).
+constexpr size_t kNumLatencyBounds = 22;
 const std::vector<double>& latencyBounds();
 
 struct OpCounters {
   uint64_t started = 0, completed = 0, failed = 0;
   uint64_t bytes = 0, bus_bytes = 0;
   double seconds = 0;
-  std::vector<uint64_t> buckets;  // non-cumulative, latencyBounds().size() + 1
+  std::array<uint64_t, kNumLatencyBounds + 1> buckets{};  // non-cumulative; the last: above every bound
 };
 
 class GroupStats {
@@ -62,12 +65,16 @@ class GroupStats {
   // Numbers `op` (its collective_seq, p2p_seq, op_id: collectives and
   // point-to-point ops are numbered apart, as PyTorch's collective_seq_id /
   // p2p_seq_id; op_id counts both), counts it and puts it in flight, under
-  // one lock. op->kind -1 (a coalesced batch's wrapper): only op_id advances.
-  // op->enqueue_ns must be set: the watchdog may look at it from now on.
-  void enqueue(const std::shared_ptr<OpState>& op);
+  // one lock. op.kind -1 (a coalesced batch's wrapper): only op_id advances.
+  // op.enqueue_ns must be set: the watchdog may look at it from now on.
+  // The collectives in flight are a list through the OpStates themselves (no
+  // allocation, no reference counts): an OpState leaves it when it finishes
+  // (onFinish) or, if it never ran, when it is destroyed (forget).
+  void enqueue(OpState& op);
   // Lock-free: collectives of a group start in issue order, on one thread at a time.
   void onStart(OpState& op);
   void onFinish(OpState& op, bool failed);
+  void forget(OpState& op);
   void countTimeout() { timeouts_.fetch_add(1, std::memory_order_relaxed); }
   void countMismatch() { mismatches_.fetch_add(1, std::memory_order_relaxed); }
 
@@ -77,8 +84,10 @@ class GroupStats {
   };
   Progress progress();
 
-  // Collectives issued and not finished.
-  std::vector<std::shared_ptr<OpState>> inFlight();
+  // Calls `fn` on each collective issued and not finished, in issue order,
+  // under the group's lock (they cannot be destroyed meanwhile): `fn` must
+  // be quick and must not call into this group or block.
+  void forEachInFlight(const std::function<void(OpState&)>& fn);
 
   struct Snapshot {
     std::vector<OpCounters> ops;  // by op kind
@@ -89,18 +98,20 @@ class GroupStats {
   Snapshot snapshot();
 
  private:
-  std::mutex mutex_;
+  void unlink(OpState& op);  // lock held
+  SpinLock lock_;  // everything below but the atomics
   std::string desc_;
   std::atomic<bool> has_desc_{false};
   uint64_t collective_seq_ = 0, p2p_seq_ = 0, op_id_ = 0;
-  uint64_t enqueued_ = 0, completed_ = 0;  // under mutex_
+  uint64_t enqueued_ = 0, completed_ = 0;
   // Written by whoever starts the group's collectives (one at a time): kind
   // first, then the sequence number (release), so a reader that sees k sees
   // k's kind or a later one.
   std::atomic<uint64_t> started_{0};
   std::atomic<int> started_kind_{-1};
-  std::vector<OpCounters> ops_;
-  std::deque<std::pair<uint64_t, std::weak_ptr<OpState>>> in_flight_;  // (op_id, op), issue order
+  std::array<OpCounters, kNumOpKinds> ops_{};
+  OpState* first_in_flight_ = nullptr;  // the oldest; OpState::in_flight_next/prev link them
+  OpState* last_in_flight_ = nullptr;
   std::atomic<uint64_t> timeouts_{0}, mismatches_{0};
 };
 

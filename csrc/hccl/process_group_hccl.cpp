@@ -38,6 +38,7 @@ ProcessGroupHCCL::ProcessGroupHCCL(const c10::intrusive_ptr<c10d::Store>& store,
   stats_->engine = engine_;
   tracked_ = watchdogEnabled();
   if (tracked_) {
+    FlightRecorder::get().describeGroup(stats_->pg_id, stats_->name, rank);
     registerGroup(stats_);
     Watchdog::get().attach(stats_, store);
   }
@@ -182,66 +183,49 @@ std::exception_ptr ProcessGroupHCCL::onBodyFailure(Engine& engine, OpState& stat
   return err;
 }
 
+namespace {
+// The group's description, once torch has set it (the first collective after).
+C10_NOINLINE void noteGroupDesc(GroupStats& stats, const std::string& desc) {
+  stats.setDesc(desc);
+  FlightRecorder::get().setGroupDesc(stats.pg_id, desc);
+}
+C10_NOINLINE int64_t recordWithFrames(const FrRecord& r, const OpState& state) {
+  std::vector<Frame> frames = FlightRecorder::captureFrames();
+  return FlightRecorder::get().record(r, state.inputList(), state.outputs, &frames);
+}
+}  // namespace
+
+// On every collective's path: kept short, the rare cases out of line.
 void ProcessGroupHCCL::track(const std::shared_ptr<OpState>& sp, const char* name, int peer, bool starts_now) {
   OpState& state = *sp;
   state.group = stats_;
   state.enqueue_ns = starts_now ? state.start_ns.load(std::memory_order_relaxed) : core::monotonicNs();
-  if (!stats_->hasDesc() && !getGroupDesc().empty()) {
-    stats_->setDesc(getGroupDesc());
-    pg_desc_ = getGroupDesc();
-  }
+  if (C10_UNLIKELY(!stats_->hasDesc()) && !getGroupDesc().empty()) noteGroupDesc(*stats_, getGroupDesc());
   const int kind = opKindIndex(name);  // cached per thread (callers pass literals)
   state.kind = kind == kCoalescedKind ? -1 : kind;
   state.is_p2p = opKindIsP2P(state.kind);
-  stats_->enqueue(sp);  // numbers it; the watchdog may look at it from now on
+  stats_->enqueue(state);  // numbers it; the watchdog may look at it from now on
   int64_t in_bytes = 0, out_bytes = 0;
   for (const auto& t : state.inputList()) in_bytes += t.defined() ? int64_t(t.nbytes()) : 0;
   for (const auto& t : state.outputs) out_bytes += t.defined() ? int64_t(t.nbytes()) : 0;
   state.bytes = std::max(in_bytes, out_bytes);
-  if (state.kind >= 0 && FlightRecorder::get().enabled()) {
-    std::vector<Frame> frames;
-    if (FlightRecorder::captureFramesEnabled()) frames = FlightRecorder::captureFrames();
-    const int64_t timeout_ms = stats_->timeout_ms.load();
-    const int64_t created = monoToWallNs(state.enqueue_ns);
-    state.fr_id = FlightRecorder::get().record([&](FrEntry& e) {
-      e.pg_id = stats_->pg_id;
-      if (e.pg_name != stats_->name) e.pg_name = stats_->name;
-      if (e.pg_desc != pg_desc_) e.pg_desc = pg_desc_;
-      e.collective_seq_id = state.collective_seq;
-      e.p2p_seq_id = state.p2p_seq;
-      e.op_id = state.op_id;
-      // The slot's name is rewritten only when it names something else.
-      if (state.is_p2p || e.profiling_kind != state.kind) e.profiling_name = opKindProfilingName(state.kind);
-      e.profiling_kind = state.is_p2p ? -1 : state.kind;
-      if (state.kind == kSendKind) e.profiling_name += c10::str(" ", rank_, "->", peer);
-      if (state.kind == kRecvKind && peer >= 0) e.profiling_name += c10::str(" ", rank_, "<-", peer);  // -1: any source
-      e.time_created_ns = created;
-      if (starts_now) {
-        e.state = FrEntry::kStarted;
-        e.time_started_ns = created;
-      }
-      // The slot is reused: assign() keeps the vectors' memory.
-      auto describe = [](const std::vector<at::Tensor>& ts, std::vector<std::vector<int64_t>>& sizes,
-                         std::vector<const char*>& dtypes) {
-        size_t n = 0;
-        for (const auto& t : ts) n += t.defined();
-        sizes.resize(n);
-        dtypes.resize(n);
-        size_t i = 0;
-        for (const auto& t : ts) {
-          if (!t.defined()) continue;
-          sizes[i].assign(t.sizes().begin(), t.sizes().end());
-          dtypes[i] = c10::toString(t.scalar_type());
-          ++i;
-        }
-      };
-      describe(state.inputList(), e.input_sizes, e.input_dtypes);
-      describe(state.outputs, e.output_sizes, e.output_dtypes);
-      e.timeout_ms = timeout_ms;
-      e.is_p2p = state.is_p2p;
-      e.frames = std::move(frames);
-      e.thread_id = uint64_t(pthread_self());
-    });
+  FlightRecorder& fr = FlightRecorder::get();
+  if (state.kind >= 0 && fr.enabled()) {
+    FrRecord r;
+    r.pg_id = stats_->pg_id;
+    r.collective_seq = state.collective_seq;
+    r.p2p_seq = state.p2p_seq;
+    r.op_id = state.op_id;
+    r.kind = state.kind;
+    r.peer = peer;
+    r.is_p2p = state.is_p2p;
+    r.desc_known = stats_->hasDesc();
+    r.started = starts_now;
+    r.created_ns = monoToWallNs(state.enqueue_ns);
+    r.timeout_ms = stats_->timeout_ms.load(std::memory_order_relaxed);
+    state.fr_id = C10_UNLIKELY(FlightRecorder::captureFramesEnabled())
+        ? recordWithFrames(r, state)
+        : fr.record(r, state.inputList(), state.outputs, nullptr);
     state.fr_started = starts_now && state.fr_id >= 0;
   }
 }

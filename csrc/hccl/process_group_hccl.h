@@ -126,7 +126,6 @@ class ProcessGroupHCCL : public c10d::Backend {
   bool threads_released_ = false;
   int creator_pid_ = int(::getpid());
   void releaseThreads(int64_t wait_ms, bool drain);
-  std::string pg_desc_ = "undefined";  // the group's description, once torch set it
   GlooFactory gloo_factory_;
   int home_device_;
   c10::Stream comm_stream_;

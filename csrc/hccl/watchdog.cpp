@@ -400,25 +400,28 @@ void Watchdog::Impl::checkStuck() {
     auto engine = g->engine.lock();
     if (!engine || engine->user_aborted) continue;
     const int64_t limit = int64_t(engine->effectiveTimeout().count()) * 1'000'000;
-    for (const auto& op : g->inFlight()) {
-      if (op->done.load(std::memory_order_acquire) || op->timed_out_by_watchdog.load()) continue;
-      const int64_t start = op->start_ns.load(std::memory_order_relaxed);
+    // Found under the group's lock, aborted after it (abort wakes the
+    // collective's thread, which then finishes it under that lock).
+    std::vector<std::string> stuck;
+    g->forEachInFlight([&](OpState& op) {
+      if (op.done.load(std::memory_order_acquire) || op.timed_out_by_watchdog.load()) return;
+      const int64_t start = op.start_ns.load(std::memory_order_relaxed);
       const char* what = nullptr;
       int64_t age = 0;
       if (start && now - start > limit + kStuckGraceNs) {
         what = "ran";
         age = now - start;
-      } else if (!start && now - op->enqueue_ns > limit) {
+      } else if (!start && now - op.enqueue_ns > limit) {
         what = "waited in its stream's queue (behind earlier work) for";
-        age = now - op->enqueue_ns;
+        age = now - op.enqueue_ns;
       }
-      if (!what) continue;
-      op->timed_out_by_watchdog.store(true);
-      engine->abort(c10::str("watchdog of rank ", processGlobalRank(), ": ", op->name, " collective_seq_id=",
-                             op->collective_seq, " ", what, " ", double(age) / 1e9, " s, past ",
-                             engine->timeoutLabel()),
-                    FailureKind::kTimeout);
-    }
+      if (!what) return;
+      op.timed_out_by_watchdog.store(true);
+      stuck.push_back(c10::str("watchdog of rank ", processGlobalRank(), ": ", op.name, " collective_seq_id=",
+                               op.collective_seq, " ", what, " ", double(age) / 1e9, " s, past ",
+                               engine->timeoutLabel()));
+    });
+    for (const auto& why : stuck) engine->abort(why, FailureKind::kTimeout);
   }
 }
 

@@ -22,6 +22,10 @@ bool blockingWaitRequested() {
   return on;
 }
 
+OpState::~OpState() {
+  if (in_flight_listed && group) group->forget(*this);
+}
+
 void OpState::finish(std::exception_ptr err) {
   end_ns.store(core::monotonicNs(), std::memory_order_relaxed);
   if (!start_ns.load(std::memory_order_relaxed)) start_ns.store(end_ns.load(std::memory_order_relaxed));

@@ -77,6 +77,10 @@ struct OpState {
   bool fr_started = false;   // its entry was made "started" (it ran at once)
   int64_t bytes = 0;         // nccl-tests' S: the larger of input and output bytes
   int64_t enqueue_ns = 0;    // monotonic
+  // The group's list of collectives in flight (GroupStats::enqueue), under its lock.
+  OpState* in_flight_prev = nullptr;
+  OpState* in_flight_next = nullptr;
+  bool in_flight_listed = false;
   // Set while torch.profiler records npu activity (csrc/profiler): the CPU op
   // that issued the collective, and the communicator stream it runs on.
   uint64_t profiler_correlation = 0, profiler_user_correlation = 0;
@@ -106,6 +110,12 @@ struct OpState {
   // The outputs (from the weak references after keepTensorsWeakly(): a
   // tensor nobody holds any more is undefined there).
   std::vector<at::Tensor> outputList() const;
+
+  OpState() = default;
+  OpState(const OpState&) = delete;
+  OpState& operator=(const OpState&) = delete;
+  // Leaves the group's in-flight list if it never finished (a queued task dropped).
+  ~OpState();
 
   // Called once by whoever ran the collective.
   void finish(std::exception_ptr err);

@@ -78,6 +78,26 @@ std::string checkReduce(const c10d::ReduceOp& op, const at::Tensor& t, RedOp* ou
   return checkReduction(toDType(t.scalar_type()), *out);
 }
 
+// The common case of one tensor, checked without building any message:
+// true when checkTensors and checkReduce would pass (anything else takes
+// those checks, which name the problem).
+bool plainReduction(const std::vector<at::Tensor>& ts, const c10d::ReduceOp& op, RedOp* out) {
+  if (ts.size() != 1) return false;
+  const at::Tensor& t = ts[0];
+  if (!t.defined() || t.layout() != c10::kStrided) return false;
+  const c10::Device d = t.device();
+  if (!d.is_cpu() && !d.is_privateuseone()) return false;
+  const c10::ScalarType st = t.scalar_type();
+  if (!supportedDtype(st)) return false;
+  switch (op.op_) {
+    case c10d::ReduceOp::SUM: *out = RedOp::kSum; return true;
+    case c10d::ReduceOp::PRODUCT: *out = RedOp::kProduct; return true;
+    case c10d::ReduceOp::MIN: *out = RedOp::kMin; return true;
+    case c10d::ReduceOp::MAX: *out = RedOp::kMax; return true;
+    default: return false;  // AVG, PREMUL_SUM (floating only) and the unsupported ones
+  }
+}
+
 std::string checkRoot(int64_t root, int size) {
   if (root < 0 || root >= size) return c10::str("root rank ", root, " is out of range for a group of ", size, " ranks");
   return "";
@@ -146,10 +166,25 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::broadcast(std::vector<at::Tenso
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allreduce(std::vector<at::Tensor>& tensors,
                                                            const c10d::AllreduceOptions& opts) {
-  HCCL_REJECT_IF(Op::kAllreduce, tensors.size() == 1 ? "" : "all_reduce takes exactly one tensor per rank");
-  HCCL_REJECT_IF(Op::kAllreduce, checkTensors(tensors, "tensor"));
   RedOp op;
-  HCCL_REJECT_IF(Op::kAllreduce, checkReduce(opts.reduceOp, tensors[0], &op));
+  if (!plainReduction(tensors, opts.reduceOp, &op)) {
+    HCCL_REJECT_IF(Op::kAllreduce, tensors.size() == 1 ? "" : "all_reduce takes exactly one tensor per rank");
+    HCCL_REJECT_IF(Op::kAllreduce, checkTensors(tensors, "tensor"));
+    HCCL_REJECT_IF(Op::kAllreduce, checkReduce(opts.reduceOp, tensors[0], &op));
+  }
+  if (op != RedOp::kPremulSum) {
+    // The latency path's body: a pointer and the op, small and trivially
+    // copyable enough for std::function's inline storage (no allocation per
+    // collective). The tensor outlives every run of the body: the
+    // collective's OpState holds it (outputs) until the body has run, and a
+    // graph capture's closure holds it for every replay.
+    at::TensorImpl* impl = tensors[0].unsafeGetTensorImpl();
+    return submit(c10d::OpType::ALLREDUCE, "all_reduce", tensors, tensors, opts.asyncOp, [impl, op](Engine& e) {
+      Dense d = Dense::in(at::Tensor(c10::intrusive_ptr<at::TensorImpl, at::UndefinedTensorImpl>::reclaim_copy(impl)));
+      e.allreduce(d.work, op, 1.0);
+      d.writeBack();
+    });
+  }
   at::Tensor t = tensors[0];
   c10d::ReduceOp rop = opts.reduceOp;
   return submit(c10d::OpType::ALLREDUCE, "all_reduce", tensors, tensors, opts.asyncOp, [t, op, rop](Engine& e) {

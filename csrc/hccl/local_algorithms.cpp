@@ -85,7 +85,8 @@ void LocalComm::reduce(const void* in, void* out, int64_t count, DType dtype, Re
   const void* ptrs[kMaxLocalRanks];
   if (bytes <= int64_t(cfg_.oneshot_bytes)) {
     Ctx c = arrive(kind, dtype, op, count, root, deadline_ns, bad,
-                   [&](int b) { stage(slot(me_, b), in, count, dtype, op, premul); });
+                   [&](int b) { stage(slot(me_, b), in, count, dtype, op, premul); }, nullptr, nullptr,
+                   receives ? bytes : 0);
     if (receives) {
       for (int r = 0; r < n_; ++r) ptrs[size_t(r)] = slot(r, int(c.seq & 1));
       reduceInto(out, ptrs, n_, count, dtype, op, n_);
@@ -157,7 +158,7 @@ void LocalComm::gather(const void* in, void* const* outs, int64_t count, DType d
   if (bytes <= int64_t(cfg_.oneshot_bytes)) {
     Ctx c = arrive(kind, dtype, RedOp::kSum, count, root, deadline_ns, bad, [&](int b) {
       if (bytes) std::memcpy(slot(me_, b), src, size_t(bytes));
-    });
+    }, nullptr, nullptr, receives ? bytes : 0);
     copy_out(int(c.seq & 1), 0, bytes);
     return;
   }

@@ -149,7 +149,7 @@ void LocalComm::abort(const std::string& why, FailureKind kind) {
   h.abort.compare_exchange_strong(expected, uint32_t(me_ + 1));
   // Wake whoever sleeps on any word of this segment.
   for (int r = 0; r < n_; ++r) {
-    publish(seg_.ctrl(r).step, seg_.ctrl(r).step.value.load());
+    for (ArrivalLine& line : seg_.ctrl(r).arrival) publish(line.step, line.step.value.load());
     for (int d = 0; d < n_; ++d) {
       P2PChannel& ch = seg_.channel(r, d);
       publish(ch.produced, ch.produced.value.load());
@@ -202,7 +202,7 @@ void LocalComm::scoreArrivals(const Ctx& c) {
   int last = 0;
   int64_t latest = INT64_MIN, sum = 0;
   for (int r = 0; r < n_; ++r) {
-    const int64_t t = seg_.ctrl(r).desc[par].arrive_ns;
+    const int64_t t = seg_.ctrl(r).arrival[par].desc.arrive_ns;
     sum += t;
     if (t > latest) latest = t, last = r;
   }
@@ -243,17 +243,19 @@ void LocalComm::fail(const Ctx& c, FailureKind kind, const std::string& what) {
 }
 
 void LocalComm::waitAll(uint32_t target, const Ctx& c) {
+  const int par = int(c.seq & 1);
   for (int r = 0; r < n_; ++r) {
     if (r == me_) continue;
     RankCtrl& peer = seg_.ctrl(r);
+    SharedWord& word = peer.arrival[par].step;
     // The peer is often there already: no wait policy to build then.
-    if (reached(peer.step.value.load(std::memory_order_acquire), target)) continue;
+    if (reached(word.value.load(std::memory_order_acquire), target)) continue;
     WaitPolicy policy;
     policy.deadline_ns = c.deadline_ns;
     policy.abort_flag = &seg_.header().abort;
     const int pid = peer.pid.load(std::memory_order_acquire);
     policy.peer_alive = [pid] { return processAlive(pid); };
-    WaitResult res = waitUntil(peer.step, [target](uint32_t v) { return reached(v, target); }, policy);
+    WaitResult res = waitUntil(word, [target](uint32_t v) { return reached(v, target); }, policy);
     if (res == WaitResult::kReady) continue;
     if (res == WaitResult::kAborted) {
       uint32_t a = seg_.header().abort.load();
@@ -263,7 +265,7 @@ void LocalComm::waitAll(uint32_t target, const Ctx& c) {
     std::vector<int> behind, dead;
     for (int q = 0; q < n_; ++q) {
       if (q == me_) continue;
-      if (reached(seg_.ctrl(q).step.value.load(), target)) continue;
+      if (reached(seg_.ctrl(q).arrival[par].step.value.load(), target)) continue;
       behind.push_back(cfg_.group_ranks[size_t(q)]);
       if (!processAlive(seg_.ctrl(q).pid.load())) dead.push_back(cfg_.group_ranks[size_t(q)]);
     }
@@ -274,7 +276,7 @@ void LocalComm::waitAll(uint32_t target, const Ctx& c) {
     std::vector<int> absent, unfinished;
     for (int q : std::vector<int>(behind.begin(), behind.end())) {
       const int li = int(std::find(cfg_.group_ranks.begin(), cfg_.group_ranks.end(), q) - cfg_.group_ranks.begin());
-      (seg_.ctrl(li).desc[c.seq & 1].seq == c.seq ? unfinished : absent).push_back(q);
+      (seg_.ctrl(li).arrival[par].desc.seq == c.seq ? unfinished : absent).push_back(q);
     }
     std::ostringstream os;
     os << "timed out after " << double(nowNs() - c.start_ns) / 1e9 << " s (" << timeout_label_ << ")";
@@ -282,10 +284,10 @@ void LocalComm::waitAll(uint32_t target, const Ctx& c) {
     if (!unfinished.empty()) os << "; rank(s) " << rankList(unfinished) << " joined but did not finish it";
     os << " (last collective of each:";
     for (int q = 0; q < n_; ++q) {
-      if (q == me_ || reached(seg_.ctrl(q).step.value.load(), target)) continue;
+      if (q == me_ || reached(seg_.ctrl(q).arrival[par].step.value.load(), target)) continue;
       const RankCtrl& rc = seg_.ctrl(q);
-      uint64_t last = std::max(rc.desc[0].seq, rc.desc[1].seq);
-      const OpDesc& d = rc.desc[last & 1];
+      uint64_t last = std::max(rc.arrival[0].desc.seq, rc.arrival[1].desc.seq);
+      const OpDesc& d = rc.arrival[last & 1].desc;
       os << " rank " << cfg_.group_ranks[size_t(q)] << " at #" << last << " " << (last ? opName(Op(d.op)) : "none");
     }
     os << ")";
@@ -295,7 +297,7 @@ void LocalComm::waitAll(uint32_t target, const Ctx& c) {
 
 void LocalComm::step(const Ctx& c) {
   ++step_;
-  publish(seg_.ctrl(me_).step, step_);
+  publish(seg_.ctrl(me_).arrival[c.seq & 1].step, step_);
   waitAll(step_, c);
   // A peer that gave up (timeout, dead rank) may have arrived before it did.
   if (uint32_t a = seg_.header().abort.load(std::memory_order_acquire)) {
@@ -305,7 +307,7 @@ void LocalComm::step(const Ctx& c) {
 
 LocalComm::Ctx LocalComm::arrive(Op op, DType dtype, RedOp redop, int64_t count, int root, int64_t deadline_ns,
                                  const Invalid& bad, StageFn stage,
-                                 const int64_t* send_counts, const int64_t* recv_counts) {
+                                 const int64_t* send_counts, const int64_t* recv_counts, int64_t prefetch_bytes) {
   checkUsable(op);
   const int64_t now = nowNs();  // one clock read: the collective's start and its arrival time
   Ctx c{op, ++seq_, deadline_ns, now};
@@ -316,7 +318,7 @@ LocalComm::Ctx LocalComm::arrive(Op op, DType dtype, RedOp redop, int64_t count,
     std::memcpy(mine.send_counts[par], send_counts, sizeof(int64_t) * size_t(n_));
     std::memcpy(mine.recv_counts[par], recv_counts, sizeof(int64_t) * size_t(n_));
   }
-  OpDesc& d = mine.desc[par];
+  OpDesc& d = mine.arrival[par].desc;
   d.op = uint32_t(op);
   d.redop = uint32_t(redop);
   d.dtype = uint32_t(dtype);
@@ -329,6 +331,16 @@ LocalComm::Ctx LocalComm::arrive(Op op, DType dtype, RedOp redop, int64_t count,
   zc_next_ = ZeroCopyDesc{};
   d.seq = c.seq;
   step(c);
+  // The peers' staged data is ready: start fetching its first lines from the
+  // other cores while the descriptors are compared (the reduction reads it next).
+  if (prefetch_bytes > 0 && !bad) {
+    const int64_t lines = std::min<int64_t>((prefetch_bytes + 63) / 64, kPrefetchLines);
+    for (int r = 0; r < n_; ++r) {
+      if (r == me_) continue;
+      const uint8_t* p = slot(r, par);
+      for (int64_t l = 0; l < lines; ++l) __builtin_prefetch(p + l * 64, 0, 3);
+    }
+  }
   checkDescriptors(c);
   scoreArrivals(c);
   return c;
@@ -337,7 +349,7 @@ LocalComm::Ctx LocalComm::arrive(Op op, DType dtype, RedOp redop, int64_t count,
 void LocalComm::checkDescriptors(const Ctx& c) {
   const int par = int(c.seq & 1);
   for (int r = 0; r < n_; ++r) {
-    const OpDesc& d = seg_.ctrl(r).desc[par];
+    const OpDesc& d = seg_.ctrl(r).arrival[par].desc;
     if (d.seq != c.seq) {
       fail(c, FailureKind::kMismatch, c10::str("rank ", cfg_.group_ranks[size_t(r)], " is at collective #", d.seq,
                        " (protocol desynchronised)"));
@@ -345,13 +357,13 @@ void LocalComm::checkDescriptors(const Ctx& c) {
   }
   // A rank that failed its own checks makes everyone fail, with its reason.
   for (int r = 0; r < n_; ++r) {
-    if (seg_.ctrl(r).desc[par].flags & kDescInvalid) {
+    if (seg_.ctrl(r).arrival[par].desc.flags & kDescInvalid) {
       raise(FailureKind::kInvalid,
                       c10::str(label(c), ": rank ", cfg_.group_ranks[size_t(r)], " passed invalid input: ",
                                seg_.ctrl(r).note[par], " (no data was moved)"));
     }
   }
-  const OpDesc& ref = seg_.ctrl(0).desc[par];
+  const OpDesc& ref = seg_.ctrl(0).arrival[par].desc;
   const int ref_rank = cfg_.group_ranks[0];
   auto mismatch = [&](int r, const std::string& field, const std::string& mine, const std::string& theirs,
                       const std::string& hint) {
@@ -362,7 +374,7 @@ void LocalComm::checkDescriptors(const Ctx& c) {
   };
   const Op op = Op(ref.op);
   for (int r = 1; r < n_; ++r) {
-    const OpDesc& d = seg_.ctrl(r).desc[par];
+    const OpDesc& d = seg_.ctrl(r).arrival[par].desc;
     if (d.op != ref.op) {
       mismatch(r, "collective", opName(Op(d.op)), opName(op), "every rank must call the same collectives in the same order");
     }

@@ -164,9 +164,13 @@ class LocalComm {
     int64_t deadline_ns;
     int64_t start_ns;
   };
+  // prefetch_bytes: how much of each peer's staging slot (of this
+  // collective's parity) this rank reads right after arriving; its first
+  // lines are prefetched once the peers have arrived.
   Ctx arrive(Op op, DType dtype, RedOp redop, int64_t count, int root, int64_t deadline_ns, const Invalid& bad,
              StageFn stage = {}, const int64_t* send_counts = nullptr,
-             const int64_t* recv_counts = nullptr);
+             const int64_t* recv_counts = nullptr, int64_t prefetch_bytes = 0);
+  static constexpr int64_t kPrefetchLines = 16;  // the hardware prefetcher streams the rest
   void checkDescriptors(const Ctx& c);
   void step(const Ctx& c);
   void waitAll(uint32_t target, const Ctx& c);

@@ -17,7 +17,7 @@ constexpr int kMaxLocalRanks = 64;
 constexpr size_t kNoteBytes = 200;
 
 // What a rank announces when it arrives at a collective (docs/collectives.md, "How it works").
-struct alignas(64) OpDesc {
+struct OpDesc {
   uint64_t seq;
   uint32_t op;
   uint32_t redop;
@@ -42,8 +42,22 @@ struct ZeroCopyDesc {
   int64_t out_off = -1;
 };
 
+// What a peer reads at a step of a collective, in one cache line: the step
+// counter it waits on and, right after, the descriptor it compares (one
+// cross-core transfer per peer instead of two). By sequence parity, as the
+// staging slots: a rank may publish collective k+1 while a slower peer still
+// reads k. Steps count every protocol step of this rank; the line of parity p
+// holds the last one published by a collective of that parity (every rank
+// takes the same steps per collective, so waiting for "reached step s" there
+// is waiting for the peer's step s of that collective).
+struct alignas(64) ArrivalLine {
+  SharedWord step;
+  OpDesc desc;
+};
+static_assert(sizeof(ArrivalLine) == 64, "a rank's step and descriptor share one cache line");
+
 struct RankCtrl {
-  WaitWord step;  // how many protocol steps this rank has published
+  ArrivalLine arrival[2];  // by sequence parity
   alignas(64) std::atomic<int32_t> pid;
   int32_t group_rank;
   std::atomic<uint64_t> last_seq_done;
@@ -53,7 +67,6 @@ struct RankCtrl {
   alignas(64) std::atomic<uint64_t> coll_started;
   std::atomic<uint64_t> coll_done;
   std::atomic<int32_t> coll_started_kind;  // op kind (group_stats.h) of coll_started
-  OpDesc desc[2];                 // by sequence parity
   char note[2][kNoteBytes];       // why a descriptor is invalid
   int64_t send_counts[2][kMaxLocalRanks];  // all_to_all: elements to each rank
   int64_t recv_counts[2][kMaxLocalRanks];  // all_to_all: elements from each rank

@@ -54,7 +54,7 @@ int64_t spinBudgetNs() {
   return budget;
 }
 
-void publish(WaitWord& w, uint32_t v) {
+void publish(SharedWord& w, uint32_t v) {
   w.value.store(v, std::memory_order_seq_cst);
   if (w.sleepers.load(std::memory_order_seq_cst) != 0) futexWakeAll(&w.value);
 }
@@ -76,7 +76,7 @@ bool processAlive(int pid) {
   return state != 'Z' && state != 'X';
 }
 
-WaitResult waitUntil(WaitWord& w, const std::function<bool(uint32_t)>& ready, const WaitPolicy& policy) {
+WaitResult waitUntil(SharedWord& w, const std::function<bool(uint32_t)>& ready, const WaitPolicy& policy) {
   auto aborted = [&] { return policy.abort_flag && policy.abort_flag->load(std::memory_order_acquire) != 0; };
   if (ready(w.value.load(std::memory_order_acquire))) return WaitResult::kReady;
   const int64_t start = nowNs();

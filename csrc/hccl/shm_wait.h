@@ -10,15 +10,18 @@
 
 namespace npudist::hccl {
 
-// A 32-bit word others wait on, with a count of announced sleepers. Lives in
-// shared memory, alone in its cache line.
-struct alignas(64) WaitWord {
+// A 32-bit word others wait on, with a count of announced sleepers, in
+// shared memory. SharedWord may share its cache line with what a waiter reads
+// right after the wait (segment.h: a rank's step and descriptor); WaitWord
+// has its line to itself.
+struct SharedWord {
   std::atomic<uint32_t> value{0};
   std::atomic<uint32_t> sleepers{0};
 };
+struct alignas(64) WaitWord : SharedWord {};
 
 // Stores `v` and wakes sleepers, if any.
-void publish(WaitWord& w, uint32_t v);
+void publish(SharedWord& w, uint32_t v);
 
 // Why a wait gave up.
 enum class WaitResult { kReady, kTimeout, kAborted, kPeerDead };
@@ -33,7 +36,7 @@ struct WaitPolicy {
 };
 
 // Waits until `ready(word value)` holds.
-WaitResult waitUntil(WaitWord& w, const std::function<bool(uint32_t)>& ready, const WaitPolicy& policy);
+WaitResult waitUntil(SharedWord& w, const std::function<bool(uint32_t)>& ready, const WaitPolicy& policy);
 
 // Wraparound-safe "a has reached b" for step counters.
 inline bool reached(uint32_t a, uint32_t b) { return int32_t(a - b) >= 0; }

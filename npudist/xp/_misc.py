@@ -145,6 +145,12 @@ def array_equiv(a1, a2):
 def round(a, decimals=0, out=None):
     """Round half to even to the given decimals (matches numpy.round)."""
     t = _t(a)
+    if t.dtype == torch.bool:
+        # NumPy: rint's float16 loop for decimals=0; otherwise its float64 scaling cannot go back to bool
+        if decimals != 0:
+            raise TypeError(f"Cannot cast ufunc 'multiply' output from dtype('float64') to dtype('bool') with "
+                            f"casting rule 'same_kind' (round of a bool array with decimals={decimals})")
+        return result(t.to(torch.float16), out)
     if t.is_complex():
         r = torch.complex(torch.round(t.real, decimals=decimals), torch.round(t.imag, decimals=decimals))
     elif t.is_floating_point():

@@ -76,3 +76,17 @@ def test_clip_positional_bounds_go_together():
         xp.clip(a, a_max=3)
     assert xp.clip(a, max=2).tolist() == np.clip(np.arange(5), max=2).tolist()
     assert a.clip(3).tolist() == np.arange(5).clip(3).tolist()      # the method takes one bound
+
+
+@pytest.mark.parametrize("decimals", [-1, 0, 2])
+def test_round_of_bool_like_numpy(decimals):
+    a = np.array([True, False, True])
+    if decimals == 0:
+        got = xp.round(xp.asarray(a), decimals)
+        assert got.dtype == np.round(a, 0).dtype == np.float16
+        np.testing.assert_array_equal(xp.asnumpy(got), np.round(a, 0))
+        return
+    with pytest.raises(TypeError):
+        np.round(a, decimals)
+    with pytest.raises(TypeError, match="bool"):
+        xp.round(xp.asarray(a), decimals)

@@ -239,6 +239,21 @@ def sinc(x):
     return wrap(torch.sinc(t))
 
 
+def i0(x):
+    """Modified Bessel function of the first kind, order 0, elementwise (matches numpy.i0: float
+    inputs keep their dtype, other real dtypes give float64, complex raises TypeError). Computed
+    by PyTorch's i0 (float16 in float32, rounded once: within NumPy's own float16 rounding of its
+    series, ~1e-3 relative, not bit-equal)."""
+    t = _t(x)
+    if t.is_complex():
+        raise TypeError("i0 not supported for complex values")
+    if not t.is_floating_point():
+        t = t.to(torch.float64)
+    if t.dtype in (torch.float16, torch.bfloat16):
+        return wrap(torch.special.i0(t.to(torch.float32)).to(t.dtype))
+    return wrap(torch.special.i0(t))
+
+
 def interp(x, xp, fp, left=None, right=None, period=None):
     """1-D linear interpolation of (xp, fp) at x, xp increasing (matches numpy.interp, float64 or
     complex128 result). As NumPy's: x == xp[k] gives fp[k]; a NaN from one end of the interval

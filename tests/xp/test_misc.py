@@ -90,3 +90,14 @@ def test_round_of_bool_like_numpy(decimals):
         np.round(a, decimals)
     with pytest.raises(TypeError, match="bool"):
         xp.round(xp.asarray(a), decimals)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "uint32", "bool"])
+def test_i0_like_numpy(dtype):
+    a = np.arange(-3, 12).astype(dtype)
+    want = np.i0(a)
+    got = xp.i0(xp.asarray(a))
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(xp.asnumpy(got), want, rtol=2e-3 if dtype == "float16" else 1e-6)  # float16: NumPy 1 ulp off
+    with pytest.raises(TypeError, match="complex"):
+        xp.i0(xp.ones(2, dtype="complex64"))

@@ -90,7 +90,14 @@ def isscalar(element):
 
 
 def iscomplexobj(x):
-    return _dtype_of(x).kind == "c" if not isinstance(x, (int, float, bool)) else isinstance(x, complex)
+    """Whether x has a complex dtype, by its ``dtype`` attribute, else as ``numpy.asarray(x)``
+    would hold it (lists, Python scalars) (matches numpy.iscomplexobj)."""
+    if isinstance(x, (ndarray, torch.Tensor)):
+        return _dtype_of(x).kind == "c"
+    dt = getattr(x, "dtype", None)
+    if dt is None:
+        dt = np.asarray(x).dtype
+    return np.dtype(dt).kind == "c"
 
 
 def isrealobj(x):

@@ -101,3 +101,10 @@ def test_i0_like_numpy(dtype):
     np.testing.assert_allclose(xp.asnumpy(got), want, rtol=2e-3 if dtype == "float16" else 1e-6)  # float16: NumPy 1 ulp off
     with pytest.raises(TypeError, match="complex"):
         xp.i0(xp.ones(2, dtype="complex64"))
+
+
+@pytest.mark.parametrize("value", [[[1.0, 2], [3, 4]], [1j, 2], 1j, 3, True, np.complex64(1), np.ones(2)])
+def test_iscomplexobj_isrealobj_of_non_arrays_like_numpy(value):
+    assert xp.iscomplexobj(value) == np.iscomplexobj(value)
+    assert xp.isrealobj(value) == np.isrealobj(value)
+    assert xp.iscomplexobj(xp.ones(2, dtype="complex64")) and xp.isrealobj(xp.ones(2))

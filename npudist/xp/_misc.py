@@ -288,7 +288,9 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         xpt = torch.cat([xpt[-1:] - period, xpt, xpt[:1] + period])
         fpt = torch.cat([fpt[-1:], fpt, fpt[:1]])
     n = xpt.numel()
-    j = torch.searchsorted(xpt.contiguous(), xt.contiguous(), right=True) - 1   # xp[j] <= x < xp[j+1]
+    # xp[j] <= x < xp[j+1], trailing NaNs of xp (sorted NaN-last) above every x as in NumPy's search
+    keys = torch.where(torch.isnan(xpt), torch.tensor(float("inf"), dtype=xpt.dtype, device=xpt.device), xpt)
+    j = torch.searchsorted(keys.contiguous(), xt.contiguous(), right=True) - 1
     j0 = j.clamp(0, max(n - 2, 0))
     j1 = (j0 + 1).clamp(max=n - 1)
     x0, x1 = xpt[j0], xpt[j1]

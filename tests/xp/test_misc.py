@@ -45,6 +45,7 @@ def test_nan_to_num_errors_in_place_and_other_dtypes():
     ([0.5, 1.5, 5, -2], [0, 1, 2], [1j, 2 + 1j, 3], {"left": 9, "right": -9j}),
     ([0.0, 1, 2, 3], [0, 1, 1, 2], [0, 1, 2, 3], {}),
     ([0.0, 0.2, 1, 2], [0.0], [5.0], {}),
+    ([0, 1, 2, 4, 6, 8, 9, 10], [1, 3, 5, 7, nan], [1, 2, 3, 4, 5], {}),   # xp sorted with a NaN last
 ])
 def test_interp_like_numpy(x, xp_, fp, kw):
     with warnings.catch_warnings():

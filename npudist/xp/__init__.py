@@ -40,7 +40,7 @@ from ._statistics import (average, bincount, corrcoef, cov, digitize, histogram,
 from ._misc import (allclose, angle, around, array_equal, array_equiv, can_cast, convolve, errstate, finfo, fix,
                     get_array_module, iinfo, imag, interp, isclose, iscomplex, iscomplexobj, isdtype, isreal,
                     isfortran, isneginf, isposinf,
-                    isrealobj, isscalar, issubdtype, nan_to_num, promote_types, real, result_type, round, sinc)
+                    isrealobj, isscalar, issubdtype, nan_to_num, promote_types, real, result_type, round, sinc, i0)
 from ._window import bartlett, blackman, hamming, hanning, kaiser
 from ._numeric import correlate, gradient, real_if_close, trapezoid, trim_zeros, unwrap
 from ._grids import broadcast, c_, mgrid, ogrid, r_, vander

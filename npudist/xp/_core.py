@@ -186,8 +186,16 @@ class ndarray(ArrayBase):
 
     @property
     def real(self):
+        """The real part: a view of a complex array (base: the array), the array itself otherwise (NumPy)."""
         t = self._t
-        return wrap(torch.real(t)) if t.is_complex() else wrap(t)
+        if not t.is_complex():
+            return self
+        return self._part_view(torch.real(t))
+
+    def _part_view(self, v):
+        res = wrap(v)
+        res._b = self if owns_memory(self._t) else getattr(self, "_b", None)
+        return res
 
     @real.setter
     def real(self, value):
@@ -197,7 +205,7 @@ class ndarray(ArrayBase):
     def imag(self):
         t = self._t
         if t.is_complex():
-            return wrap(torch.imag(t))
+            return self._part_view(torch.imag(t))
         return wrap(torch.zeros_like(t))
 
     @imag.setter

@@ -90,7 +90,14 @@ def isscalar(element):
 
 
 def iscomplexobj(x):
-    return _dtype_of(x).kind == "c" if not isinstance(x, (int, float, bool)) else isinstance(x, complex)
+    """Whether x has a complex dtype, by its ``dtype`` attribute, else as ``numpy.asarray(x)``
+    would hold it (lists, Python scalars) (matches numpy.iscomplexobj)."""
+    if isinstance(x, (ndarray, torch.Tensor)):
+        return _dtype_of(x).kind == "c"
+    dt = getattr(x, "dtype", None)
+    if dt is None:
+        dt = np.asarray(x).dtype
+    return np.dtype(dt).kind == "c"
 
 
 def isrealobj(x):
@@ -145,6 +152,12 @@ def array_equiv(a1, a2):
 def round(a, decimals=0, out=None):
     """Round half to even to the given decimals (matches numpy.round)."""
     t = _t(a)
+    if t.dtype == torch.bool:
+        # NumPy: rint's float16 loop for decimals=0; otherwise its float64 scaling cannot go back to bool
+        if decimals != 0:
+            raise TypeError(f"Cannot cast ufunc 'multiply' output from dtype('float64') to dtype('bool') with "
+                            f"casting rule 'same_kind' (round of a bool array with decimals={decimals})")
+        return result(t.to(torch.float16), out)
     if t.is_complex():
         r = torch.complex(torch.round(t.real, decimals=decimals), torch.round(t.imag, decimals=decimals))
     elif t.is_floating_point():
@@ -166,18 +179,43 @@ def fix(x, out=None):
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
-    """NaN -> nan, +-inf -> large finite numbers (matches numpy.nan_to_num)."""
-    t = _t(x)
-    if t.is_complex():
-        r = torch.complex(torch.nan_to_num(t.real, nan, posinf, neginf), torch.nan_to_num(t.imag, nan, posinf, neginf))
-    elif t.is_floating_point():
-        r = torch.nan_to_num(t, nan, posinf, neginf)
-    else:
-        r = t.clone() if copy else t
-    if not copy and isinstance(x, ndarray):
-        x._t.copy_(r)
-        return x
-    return wrap(r)
+    """NaN -> ``nan``, +inf -> ``posinf`` (default: the dtype's largest finite value), -inf ->
+    ``neginf`` (default: the most negative), in the real and imaginary parts of inexact arrays;
+    other dtypes come back as they are (matches numpy.nan_to_num). ``nan``/``posinf``/``neginf`` may
+    be arrays broadcastable to ``x`` (ValueError otherwise) and cast with NumPy's same_kind rule
+    (TypeError otherwise). ``copy=False`` replaces in place in ``x`` and returns it."""
+    a = x if isinstance(x, ndarray) and not copy else wrap(_t(x).clone() if isinstance(x, ndarray) else _t(x))
+    t = a._t
+    if not (t.is_floating_point() or t.is_complex()):
+        return a
+    parts = (torch.real(t), torch.imag(t)) if t.is_complex() else (t,)
+    info = torch.finfo(parts[0].dtype)
+    fills = [(torch.isnan, nan), (torch.isposinf, info.max if posinf is None else posinf),
+             (torch.isneginf, info.min if neginf is None else neginf)]
+    for d in parts:
+        masks = [test(d) for test, _ in fills]      # all three before any replacement, as NumPy's
+        for m, (_, value) in zip(masks, fills):
+            d.copy_(torch.where(m, _fill_value(value, d), d))
+    return a
+
+
+def _fill_value(value, d):
+    """A nan_to_num replacement value as a tensor of d's dtype, checked as numpy.copyto checks it."""
+    if isinstance(value, (int, float, bool)) and not isinstance(value, ndarray):
+        return torch.tensor(value, dtype=torch.float64).to(device=d.device, dtype=d.dtype)
+    v = _t(value)
+    src = TORCH_TO_NP[v.dtype]
+    if not np.can_cast(src, TORCH_TO_NP[d.dtype], "same_kind"):
+        raise TypeError(f"Cannot cast array data from dtype('{src}') to dtype('{TORCH_TO_NP[d.dtype]}') according "
+                        f"to the rule 'same_kind' (nan_to_num's nan/posinf/neginf)")
+    try:
+        shape = torch.broadcast_shapes(v.shape, d.shape)
+    except RuntimeError:
+        shape = None
+    if shape != d.shape:
+        raise ValueError(f"could not broadcast input array from shape {tuple(v.shape)} into shape {tuple(d.shape)} "
+                         f"(nan_to_num's nan/posinf/neginf must broadcast to x)")
+    return v.to(device=d.device, dtype=d.dtype)
 
 
 def real(val):
@@ -208,34 +246,85 @@ def sinc(x):
     return wrap(torch.sinc(t))
 
 
+def i0(x):
+    """Modified Bessel function of the first kind, order 0, elementwise (matches numpy.i0: float
+    inputs keep their dtype, other real dtypes give float64, complex raises TypeError). Computed
+    by PyTorch's i0 (float16 in float32, rounded once: within NumPy's own float16 rounding of its
+    series, ~1e-3 relative, not bit-equal)."""
+    t = _t(x)
+    if t.is_complex():
+        raise TypeError("i0 not supported for complex values")
+    if not t.is_floating_point():
+        t = t.to(torch.float64)
+    if t.dtype in (torch.float16, torch.bfloat16):
+        return wrap(torch.special.i0(t.to(torch.float32)).to(t.dtype))
+    return wrap(torch.special.i0(t))
+
+
 def interp(x, xp, fp, left=None, right=None, period=None):
-    """1-D linear interpolation (matches numpy.interp for real values, increasing xp)."""
-    if period is not None:
-        raise NotImplementedError("interp(period=...) is not supported")
+    """1-D linear interpolation of (xp, fp) at x, xp increasing (matches numpy.interp, float64 or
+    complex128 result). As NumPy's: x == xp[k] gives fp[k]; a NaN from one end of the interval
+    (infinite fp) is retried from the other end; NaN x gives NaN; ``period`` wraps x and xp into
+    [0, period) (left/right are then ignored; ValueError for period 0)."""
     xt = _t(x).to(torch.float64)
     xpt = _t(xp).to(torch.float64)
     fpt = _t(fp)
     fpt = fpt.to(torch.complex128 if fpt.is_complex() else torch.float64)
-    if xpt.ndim != 1 or fpt.ndim != 1 or xpt.numel() != fpt.numel():
+    if xpt.ndim != 1 or fpt.ndim != 1:
+        raise ValueError("Data points must be 1-D sequences")
+    if xpt.numel() != fpt.numel():
         raise ValueError("fp and xp are not of the same length.")
     if xpt.numel() == 0:
         raise ValueError("array of sample points is empty")
-    i = torch.searchsorted(xpt.contiguous(), xt.contiguous(), right=True).clamp(1, max(xpt.numel() - 1, 1))
-    x0, x1 = xpt[i - 1], xpt[i] if xpt.numel() > 1 else xpt[i - 1]
-    f0, f1 = fpt[i - 1], fpt[i] if xpt.numel() > 1 else fpt[i - 1]
-    w = torch.where(x1 != x0, (xt - x0) / torch.where(x1 != x0, x1 - x0, 1.0), 0.0)
-    r = f0 + (f1 - f0) * w
-    r = torch.where(xt == xpt[-1], fpt[-1], r)
-    lv = fpt[0] if left is None else torch.tensor(left, dtype=fpt.dtype, device=fpt.device)
-    rv = fpt[-1] if right is None else torch.tensor(right, dtype=fpt.dtype, device=fpt.device)
-    r = torch.where(xt < xpt[0], lv, r)
-    r = torch.where(xt > xpt[-1], rv, r)
+    if period is not None:
+        if period == 0:
+            raise ValueError("period must be a non-zero value")
+        period = abs(period)
+        left = right = None
+        xt = torch.remainder(xt, period)
+        xpt = torch.remainder(xpt, period)
+        order = torch.argsort(xpt, stable=True)
+        xpt, fpt = xpt[order], fpt[order]
+        xpt = torch.cat([xpt[-1:] - period, xpt, xpt[:1] + period])
+        fpt = torch.cat([fpt[-1:], fpt, fpt[:1]])
+    n = xpt.numel()
+    # xp[j] <= x < xp[j+1], trailing NaNs of xp (sorted NaN-last) above every x as in NumPy's search
+    keys = torch.where(torch.isnan(xpt), torch.tensor(float("inf"), dtype=xpt.dtype, device=xpt.device), xpt)
+    j = torch.searchsorted(keys.contiguous(), xt.contiguous(), right=True) - 1
+    j0 = j.clamp(0, max(n - 2, 0))
+    j1 = (j0 + 1).clamp(max=n - 1)
+    x0, x1 = xpt[j0], xpt[j1]
+
+    def part(f, lv, rv):
+        f0, f1 = f[j0], f[j1]
+        slope = (f1 - f0) / (x1 - x0)
+        r = slope * (xt - x0) + f0
+        r2 = slope * (xt - x1) + f1              # NaN from one end: the other end, then the flat value
+        r2 = torch.where(torch.isnan(r2) & (f0 == f1), f0, r2)
+        r = torch.where(torch.isnan(r), r2, r)
+        r = torch.where(xt == x0, f0, r)
+        r = torch.where(j == n - 1, f[-1], r)
+        r = torch.where(j < 0, lv, r)
+        r = torch.where(xt > xpt[-1], rv, r)
+        return torch.where(torch.isnan(xt), xt, r)
+
+    def end(v, default):
+        return default if v is None else torch.tensor(v, dtype=fpt.dtype, device=fpt.device)
+
+    lv, rv = end(left, fpt[0]), end(right, fpt[-1])
+    if fpt.is_complex():
+        r = torch.complex(part(fpt.real, lv.real, rv.real), part(fpt.imag, lv.imag, rv.imag))
+    else:
+        r = part(fpt, lv, rv)
     return wrap(r)
 
 
 def convolve(a, v, mode="full"):
     """Discrete linear convolution of 1-D arrays (matches numpy.convolve)."""
     at, vt = _t(a), _t(v)
+    if at.ndim > 1 or vt.ndim > 1:
+        raise ValueError(f"object too deep for desired array: convolve takes 1-D arrays, got {at.ndim}-D and "
+                         f"{vt.ndim}-D")
     if at.numel() == 0 or vt.numel() == 0:
         raise ValueError("a cannot be empty" if at.numel() == 0 else "v cannot be empty")
     dt = NP_TO_TORCH[to_dtype(np.result_type(TORCH_TO_NP[at.dtype], TORCH_TO_NP[vt.dtype]))]

@@ -52,15 +52,23 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         out = torch.empty_like(ft)
         if np.ndim(hv) == 0:
             h = float(hv)
-            out[_sl(nd, ax, slice(1, -1))] = (ft[_sl(nd, ax, slice(2, None))] - ft[_sl(nd, ax, slice(None, -2))]) / (2.0 * h)
+            if isinstance(hv, (int, float)):
+                # NumPy's order of operations, each coefficient a weak Python float cast to the
+                # array's dtype first (exact for float16/float32 as NumPy's loops round them)
+                def k(v):
+                    return torch.tensor(v, dtype=otype, device=ft.device)
+            else:
+                def k(v):
+                    return v
+            out[_sl(nd, ax, slice(1, -1))] = (ft[_sl(nd, ax, slice(2, None))] - ft[_sl(nd, ax, slice(None, -2))]) / k(2.0 * h)
             f0, f1, fl, fl1 = (ft[_sl(nd, ax, i)] for i in (0, 1, -1, -2))
             if edge_order == 1:
-                out[_sl(nd, ax, 0)] = (f1 - f0) / h
-                out[_sl(nd, ax, -1)] = (fl - fl1) / h
+                out[_sl(nd, ax, 0)] = (f1 - f0) / k(h)
+                out[_sl(nd, ax, -1)] = (fl - fl1) / k(h)
             else:
                 f2, fl2 = ft[_sl(nd, ax, 2)], ft[_sl(nd, ax, -3)]
-                out[_sl(nd, ax, 0)] = (-1.5 * f0 + 2.0 * f1 - 0.5 * f2) / h
-                out[_sl(nd, ax, -1)] = (0.5 * fl2 - 2.0 * fl1 + 1.5 * fl) / h
+                out[_sl(nd, ax, 0)] = k(-1.5 / h) * f0 + k(2. / h) * f1 + k(-0.5 / h) * f2
+                out[_sl(nd, ax, -1)] = k(0.5 / h) * fl2 + k(-2. / h) * fl1 + k(1.5 / h) * fl
         else:
             x = np.asarray(hv)
             if x.ndim != 1:

@@ -268,31 +268,45 @@ def cumprod(a, axis=None, dtype=None, out=None):
     return _cum(torch.cumprod, a, axis, dtype, out, False)
 
 
-def _cumulative(fn, x, axis, dtype, include_initial, initial):
+def _cumulative(fn, x, axis, dtype, include_initial, initial, out):
     t = _t(x)
     if axis is None:
         if t.ndim > 1:
-            raise ValueError("axis must be given for arrays with more than one dimension")
+            raise ValueError("For arrays which have more than one dimension ``axis`` argument is required.")
         axis = 0
     if t.ndim == 0:
-        raise ValueError("cumulative_sum/prod need an array with at least one dimension")
+        t = t.reshape(1)       # NumPy takes a 0-d array as a 1-element one
     r = fn(wrap(t), axis=axis, dtype=dtype)
     if include_initial:
         axis = normalize_axis(axis, t.ndim)
         shape = list(r._t.shape)
         shape[axis] = 1
         r = wrap(torch.cat([torch.full(shape, initial, dtype=r._t.dtype, device=t.device), r._t], dim=axis))
-    return r
+    if out is None:
+        return r
+    if not isinstance(out, ndarray):
+        raise TypeError(f"out must be an xp.ndarray, got {type(out).__name__}")
+    res = r._t
+    if tuple(out._t.shape) != tuple(res.shape):
+        raise ValueError(f"out has shape {tuple(out._t.shape)}, the result has {tuple(res.shape)}")
+    if res.is_complex() and not out._t.is_complex() and out._t.dtype != torch.bool:
+        # NumPy casts into out unsafely, warning for the dropped imaginary part
+        warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
+                      stacklevel=3)
+        res = res.real
+    out._t.copy_(res)
+    return out
 
 
-def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
-    """Array API cumulative_sum (matches numpy.cumulative_sum)."""
-    return _cumulative(cumsum, x, axis, dtype, include_initial, 0)
+def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    """Array API cumulative_sum (matches numpy.cumulative_sum: a 0-d x counts as 1-d; ``out`` of
+    the result's shape and any dtype, cast unsafely, ValueError for another shape)."""
+    return _cumulative(cumsum, x, axis, dtype, include_initial, 0, out)
 
 
-def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
-    """Array API cumulative_prod (matches numpy.cumulative_prod)."""
-    return _cumulative(cumprod, x, axis, dtype, include_initial, 1)
+def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    """Array API cumulative_prod (matches numpy.cumulative_prod; see cumulative_sum)."""
+    return _cumulative(cumprod, x, axis, dtype, include_initial, 1, out)
 
 
 def cum_extreme(name, a, axis=0, dtype=None, out=None):

@@ -290,23 +290,26 @@ def in1d(ar1, ar2, assume_unique=False, invert=False, *, kind=None):
 
 
 def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
-    """Sorted common unique values (matches numpy.intersect1d, with return_indices)."""
+    """Sorted common unique values (matches numpy.intersect1d, with return_indices: the first
+    index of each in ar1 and ar2). Every dtype, complex in NumPy's order and bool included: the
+    unique values of both are sorted together and equal neighbours are the common ones."""
     a, b = _common(ar1, ar2)
-    ua, ia, _, _ = _unique_flat(a, True) if not assume_unique else (a, torch.arange(a.numel(), device=a.device), 0, 0)
-    ub, ib, _, _ = _unique_flat(b, True) if not assume_unique else (b, torch.arange(b.numel(), device=b.device), 0, 0)
-    mask = _isin_t(ua, ub)
-    common = ua[mask]
     if assume_unique:
-        common = torch.sort(common).values
+        ua, ub = a, b
+    else:
+        ua, ia = _unique_flat(a, True)[:2]
+        ub, ib = _unique_flat(b, True)[:2]
+    order = _argsort_t(torch.cat([ua, ub]), 0)
+    aux = torch.cat([ua, ub])[order]
+    mask = aux[1:] == aux[:-1]
+    common = aux[:-1][mask]
     if not return_indices:
         return wrap(common)
-    ia = ia[mask]
-    pos = torch.searchsorted(torch.sort(ub).values, common)
-    ib = ib[_argsort_t(ub, 0)][pos]
-    if assume_unique:
-        order = _argsort_t(ua[mask], 0)
-        ia = ia[order]
-    return wrap(common), wrap(ia), wrap(ib)
+    i1 = order[:-1][mask]
+    i2 = order[1:][mask] - ua.numel()
+    if not assume_unique:
+        i1, i2 = ia[i1], ib[i2]
+    return wrap(common), wrap(i1), wrap(i2)
 
 
 def union1d(ar1, ar2):
@@ -327,5 +330,10 @@ def setxor1d(ar1, ar2, assume_unique=False):
     a, b = _common(ar1, ar2)
     ua = a if assume_unique else _unique_flat(a, True)[0]
     ub = b if assume_unique else _unique_flat(b, True)[0]
-    r = torch.cat([ua[~_isin_t(ua, ub)], ub[~_isin_t(ub, ua)]])
-    return wrap(torch.sort(r).values)
+    aux = torch.cat([ua, ub])
+    if aux.numel() == 0:
+        return wrap(aux)
+    aux = aux[_argsort_t(aux, 0)]        # sorted together (complex in NumPy's order, bool too)
+    edge = torch.ones(1, dtype=torch.bool, device=aux.device)
+    flag = torch.cat([edge, aux[1:] != aux[:-1], edge])
+    return wrap(aux[flag[1:] & flag[:-1]])   # the values with no equal neighbour

@@ -103,8 +103,10 @@ class ufunc:
         types = tuple(TORCH_TO_NP[k] if isinstance(k, torch.dtype) else (_BOOL if k is bool else k) for k in key_types)
         try:
             if dtype is not None:
-                loop = self._np.resolve_dtypes(tuple(dtype if not isinstance(t, type) else t for t in types) + (None,) * self.nout,
-                                               casting="unsafe")
+                # NumPy's dtype= fixes the output dtype(s) only (signature=(None, ..., dtype)) and the
+                # loop is chosen from that, Python scalars included (floor_divide(0, 0, dtype=float64))
+                loop = self._np.resolve_dtypes(types + (None,) * self.nout,
+                                               signature=(None,) * self.nin + (dtype,) * self.nout, casting="unsafe")
             else:
                 loop = self._np.resolve_dtypes(types + (None,) * self.nout)
         except TypeError as e:
@@ -126,7 +128,7 @@ class ufunc:
                 return r
         nin = self.nin
         if (where is True and dtype is None and order == "K" and signature is None and len(args) == nin
-                and _state.float64_mode == "off" and _host.ENABLED and not _any_capture()
+                and (out is not None or casting == "same_kind") and _state.float64_mode == "off" and _host.ENABLED and not _any_capture()
                 and self._host_worth(args)):
             r = self._host(args, out, casting)
             if r is not _NO:
@@ -162,13 +164,15 @@ class ufunc:
         if dtype is not None:
             dtype = to_dtype(dtype)
         loop = self._resolve(tuple(key), dtype)
+        if casting != "unsafe":
+            self._check_input_casting(key, loop, casting)
         if device is None:
             device = _config.device()
         conv = []
         for i, o in enumerate(ops):
             tdt = loop[i]
             if isinstance(o, torch.Tensor):
-                conv.append(o if o.dtype == tdt else o.to(tdt))
+                conv.append(o if o.dtype == tdt else _complex_to_real(o, tdt).to(tdt))
             else:
                 if type(o) is int and tdt in _INT_TDT:
                     info = torch.iinfo(tdt)
@@ -204,6 +208,16 @@ class ufunc:
         if out is None:
             out = (None,) * self.nout
         return tuple(self._finish(r, o, where, casting, TORCH_TO_NP[d]) for r, o, d in zip(res, out, out_tdts))
+
+    def _check_input_casting(self, key, loop, casting):
+        """NumPy's input casting rule: each array operand must cast to its loop dtype under
+        ``casting`` (Python scalars are weak and not checked, as in NumPy)."""
+        for i, k in enumerate(key):
+            if isinstance(k, torch.dtype) and k != loop[i]:
+                src, dst = TORCH_TO_NP[k], TORCH_TO_NP[loop[i]]
+                if not np.can_cast(src, dst, casting):
+                    raise TypeError(f"Cannot cast ufunc '{self._np.__name__}' input {i} from dtype('{src}') to "
+                                    f"dtype('{dst}') with casting rule '{casting}' (NumPy's UFuncTypeError)")
 
     def _host_worth(self, args):
         """Cheap pre-check (no views made): whether the host path may be chosen for this call, so
@@ -378,9 +392,9 @@ class ufunc:
                 return wrap(res)
             if not isinstance(out, ArrayBase):
                 raise TypeError(f"out must be an xp.ndarray, got {type(out).__name__}")
-            if casting != "unsafe":
-                check_same_kind(res_dtype, out.dtype) if casting == "same_kind" else None
+            self._check_output_casting(res_dtype, out.dtype, casting)
             ot = out._t
+            res = _complex_to_real(res, ot.dtype)
             if tuple(res.shape) != tuple(ot.shape):
                 try:
                     res = res.broadcast_to(ot.shape)
@@ -396,16 +410,35 @@ class ufunc:
             shape = torch.broadcast_shapes(res.shape, mask.shape)
             base = torch.zeros(shape, dtype=res.dtype, device=res.device)
             return wrap(torch.where(mask, res, base))
-        if casting == "same_kind":
-            check_same_kind(res_dtype, out.dtype)
+        self._check_output_casting(res_dtype, out.dtype, casting)
         ot = out._t
-        ot.copy_(torch.where(mask, res.to(ot.dtype), ot))
+        ot.copy_(torch.where(mask, _complex_to_real(res, ot.dtype).to(ot.dtype), ot))
         return out
+
+    def _check_output_casting(self, res_dtype, out_dtype, casting):
+        if casting == "same_kind":
+            check_same_kind(res_dtype, out_dtype)
+        elif casting != "unsafe" and not np.can_cast(res_dtype, out_dtype, casting):
+            raise TypeError(f"Cannot cast ufunc '{self._np.__name__}' output from dtype('{res_dtype}') to "
+                            f"dtype('{out_dtype}') with casting rule '{casting}' (NumPy's UFuncTypeError)")
 
     def _wrap(self, t):
         r = object.__new__(self._array_type)
         r._t = as_uint(t) if t.dtype in _UINT_SET else t
         return r
+
+
+def _complex_to_real(res, out_tdt):
+    """A complex operand cast to a real loop or result written into a real out= (casting='unsafe'):
+    the real part, with NumPy's
+    ComplexWarning (PyTorch's own cast warns with a UserWarning instead). To bool is res != 0 and
+    quiet, as in NumPy."""
+    if res.is_complex() and not out_tdt.is_complex and out_tdt != torch.bool:
+        import warnings
+        warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
+                      stacklevel=4)
+        return res.real
+    return res
 
 
 def _cast_back(res, out_tdts):

@@ -27,7 +27,26 @@ def _power(a, b):
             raise ValueError("Integers to negative integer powers are not allowed.")
     elif type(b) is int and b < 0 and a.dtype in _INT_TDT:
         raise ValueError("Integers to negative integer powers are not allowed.")
-    return torch.pow(a, b)
+    return _complex_pow(a, b) if a.is_complex() else torch.pow(a, b)
+
+
+def _complex_pow(a, b):
+    """Complex power with NumPy's zero cases (npy_cpow): z**0 is 1+0j for every z (PyTorch: NaN for
+    0**0); 0**b is 0 for a real positive b and nan+nanj otherwise (PyTorch: inf+nanj for b=-1)."""
+    r = torch.pow(a, b)
+    if not r.is_complex():
+        return r
+    dev, dt = r.device, r.dtype
+    bt = (b if isinstance(b, torch.Tensor) else torch.tensor(b)).to(device=dev, dtype=dt)
+    at = (a if isinstance(a, torch.Tensor) else torch.tensor(a)).to(device=dev, dtype=dt)
+    zero_pow = torch.where((bt.real > 0) & (bt.imag == 0), torch.zeros((), dtype=dt, device=dev),
+                           torch.full((), complex("nan+nanj"), dtype=dt, device=dev))
+    r = torch.where(at == 0, zero_pow, r)
+    return torch.where(bt == 0, torch.ones((), dtype=dt, device=dev), r)
+
+
+def _float_power(a, b):
+    return _complex_pow(a, b) if a.is_complex() else torch.pow(a, b)
 
 
 def _float_bool_sign(t):
@@ -182,7 +201,7 @@ _B = [  # name, kernel, numpy name, torch accepts a Python scalar second operand
     ("add", torch.add, None, True), ("subtract", torch.sub, None, True), ("multiply", torch.mul, None, True),
     ("true_divide", torch.true_divide, "divide", True), ("floor_divide", _floor_divide, None, True),
     ("remainder", _remainder, None, True), ("fmod", _fmod, None, True), ("power", _power, None, True),
-    ("float_power", torch.pow, None, True), ("maximum", _complex_extreme(torch.maximum, True), None, False),
+    ("float_power", _float_power, None, True), ("maximum", _complex_extreme(torch.maximum, True), None, False),
     ("minimum", _complex_extreme(torch.minimum, True), None, False),
     ("fmax", _complex_extreme(torch.fmax, False), None, False), ("fmin", _complex_extreme(torch.fmin, False), None, False),
     ("arctan2", torch.atan2, None, False), ("hypot", torch.hypot, None, False), ("copysign", _copysign, None, False),

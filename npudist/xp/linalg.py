@@ -61,16 +61,81 @@ def _call(fn, *args, **kwargs):
 
 
 @_host.numpy_first(np.matmul, ndarray, big=True)   # NumPy's BLAS on npu memory first (docs/xp.md)
-def matmul(x1, x2, /, out=None, **kwargs):
-    """Matrix product with broadcasting (matches numpy.matmul; 1-D operands promoted and removed)."""
+def matmul(x1, x2, /, out=None, *, casting="same_kind", order="K", dtype=None, subok=True, axes=None, axis=None):
+    """Matrix product with broadcasting (matches numpy.matmul, a gufunc ``(n,k),(k,m)->(n,m)``):
+    1-D operands promoted and the added axis removed; ``axes=[(i, j), (k, l), (p, q)]`` picks the
+    core axes of each operand and of the result; ``dtype=`` the computation dtype; ``out=`` takes
+    the result's shape, cast with ``casting`` (TypeError where NumPy's UFuncTypeError is raised).
+    ValueError for 0-d operands, a core-dimension mismatch and batch shapes that do not broadcast."""
     a, b = _pair(x1, x2, "matmul")
+    if dtype is not None:
+        tdt = NP_TO_TORCH[to_dtype(dtype)]
+        for i, t in enumerate((a, b)):
+            src, dst = TORCH_TO_NP[t.dtype], TORCH_TO_NP[tdt]
+            if casting != "unsafe" and not np.can_cast(src, dst, casting):
+                raise TypeError(f"Cannot cast ufunc 'matmul' input {i} from dtype('{src}') to dtype('{dst}') with "
+                                f"casting rule '{casting}'")
+        a, b = a.to(tdt), b.to(tdt)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions (use * for scalars)")
+    if axis is not None:
+        if axes is not None:
+            raise TypeError("matmul: cannot specify both 'axis' and 'axes'")
+        raise TypeError("matmul: 'axis' is for gufuncs with one core dimension; use 'axes'")
+    if axes is not None:
+        axes = list(axes)
+        if len(axes) != 3:
+            raise ValueError(f"matmul: axes should be a list with an entry for all 3 inputs and outputs; "
+                             f"got {len(axes)} entries")
+        a, b = _core_axes_last(a, axes[0], "input 0"), _core_axes_last(b, axes[1], "input 1")
     if a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
         raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 (size {b.shape[-2 if b.ndim > 1 else 0]} "
                          f"is different from {a.shape[-1]})")
+    try:
+        torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except RuntimeError:
+        raise ValueError(f"operands could not be broadcast together with remapped shapes [original->remapped]: "
+                         f"{tuple(a.shape)} and {tuple(b.shape)} (matmul's batch dimensions)") from None
     r = _bool_aware(torch.matmul, a, b)
-    return result(r, out)
+    if axes is not None:
+        core = 2 if a.ndim > 1 and b.ndim > 1 else (1 if a.ndim > 1 or b.ndim > 1 else 0)
+        if core:
+            src = (-2, -1) if core == 2 else (-1,)
+            dst = _core_tuple(axes[2], core, r.ndim, "output")
+            r = torch.movedim(r, src, dst)
+    if out is None:
+        return wrap(r)
+    if isinstance(out, tuple):
+        if len(out) != 1:
+            raise ValueError(f"out must be a tuple of 1 array for matmul, got {len(out)}")
+        out = out[0]
+    if not isinstance(out, ndarray):
+        raise TypeError(f"out must be an xp.ndarray, got {type(out).__name__}")
+    src, dst = TORCH_TO_NP[r.dtype], out.dtype
+    if casting != "unsafe" and not np.can_cast(src, dst, casting):
+        raise TypeError(f"Cannot cast ufunc 'matmul' output from dtype('{src}') to dtype('{dst}') with casting rule "
+                        f"'{casting}'")
+    if tuple(out.shape) != tuple(r.shape):
+        raise ValueError(f"matmul: output operand has shape {tuple(out.shape)}, the result has {tuple(r.shape)}")
+    if r.is_complex() and not out._t.is_complex() and out._t.dtype != torch.bool:
+        import warnings
+        warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
+                      stacklevel=2)
+        r = r.real
+    out._t.copy_(r)
+    return out
+
+
+def _core_tuple(spec, core, ndim, what):
+    spec = (spec,) if isinstance(spec, (int, np.integer)) else tuple(spec)
+    if len(spec) != core:
+        raise ValueError(f"matmul: axes item for {what} should be a tuple with {core} elements, got {spec}")
+    return tuple(normalize_axis(ax, ndim) for ax in spec)
+
+
+def _core_axes_last(t, spec, what):
+    core = 2 if t.ndim > 1 else 1
+    return torch.movedim(t, _core_tuple(spec, core, t.ndim, what), (-2, -1) if core == 2 else (-1,))
 
 
 def dot(a, b, out=None):

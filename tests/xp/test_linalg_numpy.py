@@ -71,3 +71,32 @@ def test_cond_empty_raises():
 def test_ndarray_constructor_honours_order():
     c = nxp.ndarray((3, 2, 4), dtype=np.float32, order="F")
     assert c.flags.f_contiguous and not c.flags.c_contiguous
+
+
+@pytest.mark.parametrize("s1,s2,axes", [
+    ((2, 5, 3, 2, 3, 4), (3, 5, 1, 1, 1, 4), [(1, 2), (0, 1), (0, 1)]),
+    ((3, 2, 4, 4), (4, 4, 3, 2), [(0, 1), (-1, -2), (-2, -1)]),
+    ((3, 4, 5), (5,), [(1, 2), (0,), (1,)]),
+    ((2, 3), (3, 4), [(0, 1), (0, 1), (1, 0)]),
+])
+def test_matmul_axes_like_numpy(s1, s2, axes):
+    a = np.arange(np.prod(s1), dtype=np.float64).reshape(s1)
+    b = np.arange(np.prod(s2), dtype=np.float64).reshape(s2)
+    want = np.matmul(a, b, axes=axes)
+    out = nxp.zeros(want.shape)
+    assert nxp.matmul(nxp.asarray(a), nxp.asarray(b), axes=axes, out=out) is out
+    np.testing.assert_allclose(nxp.asnumpy(out), want)
+
+
+def test_matmul_errors_and_out_casting_like_numpy():
+    with pytest.raises(ValueError, match="broadcast"):
+        nxp.matmul(nxp.ones((5, 3, 1)), nxp.ones((3, 1, 4)))
+    with pytest.raises(ValueError, match="broadcast"):
+        nxp.matmul(nxp.ones((0, 1, 1)), nxp.ones((2, 1, 1)))
+    a, b = nxp.ones((2, 3)), nxp.ones((3, 4), dtype=np.complex64)
+    with pytest.raises(TypeError, match="complex128.*float64.*same_kind"):
+        nxp.matmul(a, b, out=nxp.zeros((2, 4)))
+    with pytest.warns(np.exceptions.ComplexWarning):
+        r = nxp.matmul(a, b, out=nxp.zeros((2, 4)), casting="unsafe")
+    np.testing.assert_array_equal(nxp.asnumpy(r), np.full((2, 4), 3.0))
+    assert nxp.matmul(nxp.ones((2, 3), dtype=np.int8), nxp.ones((3, 2), dtype=np.int8), dtype=np.float32).dtype == np.float32

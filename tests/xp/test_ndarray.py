@@ -193,3 +193,17 @@ def test_mixed_dtype_setitem_casts():
     a = xp.zeros(3, dtype=np.int32)
     a[:] = xp.asarray([1.7, -2.2, 3.9])
     assert a.tolist() == [1, -2, 3]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int16", "uint32", "bool", "complex64"])
+@pytest.mark.parametrize("shape", [(3, 2), (), (3, 0, 2)])
+def test_real_imag_are_numpys_views(dtype, shape):
+    a = xp.asarray(np.arange(int(np.prod(shape))).reshape(shape).astype(dtype))
+    if np.dtype(dtype).kind != "c":
+        assert a.real is a and xp.real(a) is a          # NumPy returns the array itself
+        return
+    for part in ("real", "imag"):
+        v = getattr(xp, part)(a)
+        assert v.base is a and getattr(a, part).base is a
+        a += 1 + 1j                                     # writes through the view
+        np.testing.assert_array_equal(xp.asnumpy(v), getattr(xp.asnumpy(a), part))

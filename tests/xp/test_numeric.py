@@ -74,3 +74,16 @@ def test_correlate_longer_v(n1, n2, mode):
     a = np.arange(1, n1 + 1, dtype=float)
     for v in (np.arange(2, n2 + 2, dtype=float), np.arange(2, n2 + 2) * (1 + 1j)):
         np.testing.assert_allclose(xp.correlate(xp.asarray(a), xp.asarray(v), mode).get(), np.correlate(a, v, mode))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64"])
+@pytest.mark.parametrize("edge_order", [1, 2])
+@pytest.mark.parametrize("spacing", [(1 / 3, 2 / 3, 1.0), (0.7,), ()])
+def test_gradient_scalar_spacing_exact_like_numpy(dtype, edge_order, spacing):
+    # NumPy casts each weak spacing coefficient to the array's dtype before its float16/float32 loops
+    x = (np.random.default_rng(0).random((10, 20, 30)) * 30).astype(dtype)
+    want = np.gradient(x, *spacing, edge_order=edge_order)
+    got = xp.gradient(xp.asarray(x), *spacing, edge_order=edge_order)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(xp.asnumpy(g), w)

@@ -3,6 +3,7 @@ propagating or skipped as NumPy's); mirrors npudist/xp/_reductions.py."""
 import numpy as np
 import pytest
 
+import npudist.xp as xp
 from .compare import numpy_xp_compare
 
 N = np.nan
@@ -27,3 +28,22 @@ def test_complex_nanarg(fn, xp):
 @numpy_xp_compare()
 def test_complex_max_keepdims_initial(xp):
     return xp.max(xp.asarray(C[:2]), axis=1, keepdims=True, initial=2 + 10j)
+
+
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+@pytest.mark.parametrize("include_initial", [False, True])
+def test_cumulative_0d_and_out_like_numpy(name, include_initial):
+    npf, xpf = getattr(np, name), getattr(xp, name)
+    np.testing.assert_array_equal(xp.asnumpy(xpf(xp.asarray(3.0), include_initial=include_initial)),
+                                  npf(np.asarray(3.0), include_initial=include_initial))
+    a = np.arange(1, 13, dtype=np.int16).reshape(3, 4)
+    for out_dt in ("float32", "int8", "complex64"):
+        n = 5 if include_initial else 4
+        o_np, o_xp = np.zeros((3, n), out_dt), xp.zeros((3, n), out_dt)
+        npf(a, axis=1, out=o_np, include_initial=include_initial)
+        assert xpf(xp.asarray(a), axis=1, out=o_xp, include_initial=include_initial) is o_xp
+        np.testing.assert_array_equal(xp.asnumpy(o_xp), o_np)
+    with pytest.raises(ValueError, match="shape"):
+        xpf(xp.asarray(a), axis=1, out=xp.zeros((3, 7)))
+    with pytest.raises(ValueError, match="axis"):
+        xpf(xp.asarray(a))

@@ -71,3 +71,34 @@ def test_searchsorted_sorter_errors_and_zero_dim_sorts():
         assert xp.argsort(xp.asarray(np.array(3.0)), axis=axis).get().tolist() == [0]
     r = xp.lexsort(xp.asarray(np.array([1, 2, 3])))
     assert r.ndim == 0 and int(r) == 0 and r.dtype == np.int64
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint32", "float32", "complex64"])
+@pytest.mark.parametrize("assume_unique", [False, True])
+def test_intersect1d_setxor1d_every_dtype_like_numpy(dtype, assume_unique):
+    rng = np.random.default_rng(1)
+    if assume_unique:
+        a, b = np.array([3, 0, 2, 5]), np.array([5, 1, 3])
+    else:
+        a, b = rng.integers(0, 4, 10), rng.integers(0, 4, 7)
+    a = (a + 1j * (a % 2) if dtype == "complex64" else a).astype(dtype)
+    b = b.astype(dtype)
+    if dtype == "bool" and assume_unique:
+        a, b = np.array([True, False]), np.array([True])
+    want = np.intersect1d(a, b, assume_unique=assume_unique, return_indices=True)
+    got = xp.intersect1d(xp.asarray(a), xp.asarray(b), assume_unique=assume_unique, return_indices=True)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(xp.asnumpy(g), w)
+    w = np.setxor1d(a, b, assume_unique=assume_unique)
+    g = xp.setxor1d(xp.asarray(a), xp.asarray(b), assume_unique=assume_unique)
+    assert g.dtype == w.dtype
+    np.testing.assert_array_equal(xp.asnumpy(g), w)
+
+
+def test_setxor1d_intersect1d_nan_and_empty_like_numpy():
+    a, b = np.array([3.0, np.nan, 1]), np.array([np.nan, 1.0, 5])
+    np.testing.assert_array_equal(xp.asnumpy(xp.setxor1d(xp.asarray(a), xp.asarray(b))), np.setxor1d(a, b))
+    np.testing.assert_array_equal(xp.asnumpy(xp.intersect1d(xp.asarray(a), xp.asarray(b))), np.intersect1d(a, b))
+    got = xp.intersect1d(xp.asarray([]), xp.asarray([1j]), return_indices=True)
+    assert [g.dtype for g in got] == [np.complex128, np.int64, np.int64] and got[0].size == 0

@@ -256,3 +256,64 @@ def test_weak_python_scalar_is_cast_to_the_loop_dtype_first(dtype, op):
     r, got = f(np, a), f(xp, xp.asarray(a)).get()
     assert got.dtype == r.dtype
     np.testing.assert_array_equal(got, r)
+
+
+@pytest.mark.parametrize("name", ["floor_divide", "fmod", "remainder", "add", "power"])
+@pytest.mark.parametrize("a,b", [(0, 0), (2, -2), (-2, 2.0), (True, 2)])
+def test_dtype_argument_with_python_scalars_only(name, a, b):
+    # dtype= fixes the output of the loop (NumPy's signature=(None, None, dtype)), scalars included
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(a, b, dtype=np.float64)
+    got = getattr(xp, name)(a, b, dtype=np.float64)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(xp.asnumpy(got), want)
+
+
+def test_dtype_argument_checks_input_casting():
+    a = xp.ones(3)
+    with pytest.raises(TypeError, match="input 0 from dtype\\('float64'\\) to dtype\\('int32'\\)"):
+        xp.add(a, a, dtype=np.int32)          # same_kind by default, as NumPy
+    assert xp.add(a, a, dtype=np.int32, casting="unsafe").dtype == np.int32
+
+
+@pytest.mark.parametrize("casting", ["no", "equiv", "safe", "same_kind", "unsafe"])
+@pytest.mark.parametrize("in_dt,out_dt", [("int16", "int32"), ("float16", "uint32"), ("complex64", "int64"),
+                                          ("float32", "float64"), ("int32", "int32")])
+def test_casting_rules_on_inputs_and_out(casting, in_dt, out_dt):
+    def run(mod):
+        a = mod.ones((2, 3), dtype=in_dt)
+        b = mod.ones((2, 3), dtype="int32")
+        out = mod.zeros((2, 3), dtype=out_dt)
+        return mod.add(a, b, out=out, casting=casting)
+    import warnings
+    with warnings.catch_warnings(record=True) as np_w:
+        warnings.simplefilter("always")
+        try:
+            want = run(np)
+        except TypeError:
+            want = None
+    with warnings.catch_warnings(record=True) as xp_w:
+        warnings.simplefilter("always")
+        if want is None:
+            with pytest.raises(TypeError, match=f"casting rule '{casting}'"):
+                run(xp)
+            return
+        got = run(xp)
+    np.testing.assert_array_equal(xp.asnumpy(got), want)
+    # complex -> real warns NumPy's ComplexWarning (not PyTorch's UserWarning), once
+    assert [w.category for w in xp_w] == [w.category for w in np_w]
+
+
+@pytest.mark.parametrize("name", ["power", "float_power"])
+@pytest.mark.parametrize("a,b", [(0j, 0), (0j, 0.0), (0j, False), (0j, 2), (0j, -1), (0j, 1j), (1 + 1j, 0), (0j, 2.5)])
+def test_complex_power_of_zero_like_numpy(name, a, b):
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(a, b)
+    got = getattr(xp, name)(a, b)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(xp.asnumpy(got), want)
+    arr = xp.asarray(np.array([0j, 1j, 2, 0j], dtype=np.complex64))
+    exp = xp.asarray(np.array([0, 0, 2, -1], dtype=np.complex64))
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(xp.asnumpy(arr), xp.asnumpy(exp))
+    np.testing.assert_array_equal(xp.asnumpy(getattr(xp, name)(arr, exp)), want)

@@ -54,8 +54,14 @@ def copyto(dst, src, casting="same_kind", where=True):
         dst._t.copy_(torch.where(w, st, dst._t))
 
 
-def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
-    """Limits values to [a_min, a_max] (matches numpy.clip; NumPy 2 dtype rules)."""
+def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=None, max=None, **kwargs):
+    """Limits values to [a_min, a_max] (matches numpy.clip; NumPy 2 dtype rules). As NumPy's,
+    a_min and a_max go together (TypeError when only one is passed); min=/max= alone are fine."""
+    if (a_min is np._NoValue) != (a_max is np._NoValue):
+        raise TypeError(f"clip() missing 1 required positional argument: "
+                        f"'{'a_min' if a_min is np._NoValue else 'a_max'}' (or pass min=/max= by keyword)")
+    if a_min is np._NoValue:
+        a_min = a_max = None
     lo = a_min if a_min is not None else min
     hi = a_max if a_max is not None else max
     maximum = OPS["maximum"]

@@ -17,7 +17,7 @@ from . import _host, _indexing, _negview
 from ._indexing import normalize_index_array  # noqa: F401  (re-exported)
 from ._convert import (ArrayBase, as_tensor, check_order, check_same_kind, f64, in_order, is_f_contiguous,  # noqa: F401  (re-exported)
                        f_layout, normalize_axes, normalize_axis, operand, result_dtype, tensor_of, to_numpy)
-from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, complex_to_real, to_dtype
 from ._ufunc import ufunc as _engine
 from ._ufunc_kernels import ALIASES, _B, _U, _divmod
 from ._memory import Flags, MemoryPointer
@@ -43,7 +43,7 @@ def result(res, out=None):
         raise TypeError(f"out must be an xp.ndarray, got {type(out).__name__}")
     if tuple(out._t.shape) != tuple(res.shape):
         raise ValueError(f"output array has shape {tuple(out._t.shape)}, the result has {tuple(res.shape)}")
-    out._t.copy_(res)
+    out._t.copy_(complex_to_real(res, out._t.dtype, stacklevel=3))  # NumPy's ComplexWarning, not torch's
     return out
 _PY_RANGE_CHECK = {torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32,
                    torch.uint64}

@@ -122,3 +122,17 @@ def sum_dtype(dt):
     if dt.kind in "bi":
         return int64
     return dt
+
+
+def complex_to_real(res, out_tdt, stacklevel=2):
+    """``res`` (a torch tensor) as it goes into a result of torch dtype ``out_tdt`` under NumPy's
+    unsafe casting: a complex ``res`` into a real dtype is its real part, with NumPy's
+    ComplexWarning (PyTorch's own cast warns with a UserWarning instead); into bool it stays
+    complex (``!= 0`` on the cast) and quiet, as in NumPy. ``stacklevel`` points the warning at
+    the user's call."""
+    if res.is_complex() and not out_tdt.is_complex and out_tdt != torch.bool:
+        import warnings
+        warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
+                      stacklevel=stacklevel + 1)
+        return res.real
+    return res

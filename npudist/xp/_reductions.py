@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from ._core import OPS, tensor_of, f64, normalize_axes, normalize_axis, result, wrap
-from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, sum_dtype, to_dtype
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, complex_to_real, sum_dtype, to_dtype
 from . import _host   # NumPy's functions on npu memory first (issue 21 step 6)
 from ._core import ndarray
 
@@ -289,12 +289,7 @@ def _cumulative(fn, x, axis, dtype, include_initial, initial, out):
     res = r._t
     if tuple(out._t.shape) != tuple(res.shape):
         raise ValueError(f"out has shape {tuple(out._t.shape)}, the result has {tuple(res.shape)}")
-    if res.is_complex() and not out._t.is_complex() and out._t.dtype != torch.bool:
-        # NumPy casts into out unsafely, warning for the dropped imaginary part
-        warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
-                      stacklevel=3)
-        res = res.real
-    out._t.copy_(res)
+    out._t.copy_(complex_to_real(res, out._t.dtype, stacklevel=3))  # NumPy casts into out unsafely
     return out
 
 

@@ -15,7 +15,7 @@ import torch
 from . import _config, _host
 from ._convert import ArrayBase, as_tensor, check_same_kind, operand
 from ._unsigned import UINT, UIntTensor, as_uint
-from ._dtypes import DEMOTE_TORCH, NP_TO_TORCH, TORCH_TO_NP, to_dtype
+from ._dtypes import complex_to_real, DEMOTE_TORCH, NP_TO_TORCH, TORCH_TO_NP, to_dtype
 
 _state = _config.state
 _INT_TDT = {torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32, torch.uint64}
@@ -429,16 +429,7 @@ class ufunc:
 
 
 def _complex_to_real(res, out_tdt):
-    """A complex operand cast to a real loop or result written into a real out= (casting='unsafe'):
-    the real part, with NumPy's
-    ComplexWarning (PyTorch's own cast warns with a UserWarning instead). To bool is res != 0 and
-    quiet, as in NumPy."""
-    if res.is_complex() and not out_tdt.is_complex and out_tdt != torch.bool:
-        import warnings
-        warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
-                      stacklevel=4)
-        return res.real
-    return res
+    return complex_to_real(res, out_tdt, stacklevel=4)
 
 
 def _cast_back(res, out_tdts):

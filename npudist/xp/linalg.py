@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from ._core import tensor_of, f64, normalize_axis, result, wrap
-from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, complex_to_real, to_dtype
 from ._core import ndarray
 from . import _host
 from ._reductions import sum as _sum
@@ -117,12 +117,7 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", order="K", dtype=None, s
                         f"'{casting}'")
     if tuple(out.shape) != tuple(r.shape):
         raise ValueError(f"matmul: output operand has shape {tuple(out.shape)}, the result has {tuple(r.shape)}")
-    if r.is_complex() and not out._t.is_complex() and out._t.dtype != torch.bool:
-        import warnings
-        warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
-                      stacklevel=2)
-        r = r.real
-    out._t.copy_(r)
+    out._t.copy_(complex_to_real(r, out._t.dtype, stacklevel=2))
     return out
 
 

@@ -185,7 +185,7 @@ def main():
               f"{'tracking':>9}")
         for numel in a.numel:
             for level in ("I1", "D1", "LL"):
-                g = lambda m: misses[f"{m}/{numel}"][level] if f"{m}/{numel}" in misses else None  # noqa: E731
+                g = lambda m: misses[f"{m}/{numel}"][level] if f"{m}/{numel}" in misses else None  # noqa: E731  (a local one-line lookup)
                 f = lambda v: f"{v:,.1f}" if v is not None else "-"  # noqa: E731  (a local one-line callable)
                 h, u = g("hccl"), g("hccl_untracked")
                 print(f"{numel * 4:>7} {level:>5} {f(h):>9} {f(u):>10} {f(g('fake')):>11} {f(g('deepspeed')):>10} "

@@ -12,7 +12,35 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <array>
+#include <cstddef>
+#include <tuple>
+
 namespace npudist::core::xp::host {
+
+// The Python references a fast-path object owns, listed once by the object (its `owned()`: an
+// std::array of PyObject** fields) for its constructor, tp_traverse and tp_clear.
+template <class Self, size_t N>
+void setOwned(Self* self, PyObject* const (&values)[N]) {
+  auto fields = self->owned();
+  static_assert(N == std::tuple_size<decltype(fields)>::value, "one value per owned field");
+  for (size_t i = 0; i < N; ++i) {
+    Py_INCREF(values[i]);
+    *fields[i] = values[i];
+  }
+}
+
+template <class Self>
+int traverseOwned(PyObject* o, visitproc visit, void* arg) {
+  for (PyObject** f : reinterpret_cast<Self*>(o)->owned()) Py_VISIT(*f);
+  return 0;
+}
+
+template <class Self>
+int clearOwned(PyObject* o) {
+  for (PyObject** f : reinterpret_cast<Self*>(o)->owned()) Py_CLEAR(*f);
+  return 0;
+}
 
 // NumPy type number of a torch dtype, -1 if NumPy has none (bfloat16, ...).
 inline int npyType(c10::ScalarType s) {

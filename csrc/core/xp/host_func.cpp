@@ -38,6 +38,10 @@ struct HostFunc {
   PyObject* ignore;
   bool big_ok;   // NumPy's function measured faster at size with one torch thread
   bool uint_ok;  // NumPy's function at any size when an array is uint16/32/64 (xp emulates those)
+
+  std::array<PyObject**, 8> owned() {
+    return {&np_fn, &array_type, &uint_type, &as_uint, &host_dict, &state, &errvar, &ignore};
+  }
 };
 
 c10::ScalarType fromNpy(int t) {
@@ -320,43 +324,15 @@ PyObject* hostFuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   auto* self = reinterpret_cast<HostFunc*>(type->tp_alloc(type, 0));
   if (!self) return nullptr;
   self->vectorcall = funcCall;
-  PyObject** fields[] = {&self->np_fn, &self->array_type, &self->uint_type, &self->as_uint,
-                         &self->host_dict, &self->state, &self->errvar, &self->ignore};
-  PyObject* values[] = {np_fn, array_type, uint_type, as_uint, host_dict, state, errvar, ignore};
-  for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); ++i) {
-    Py_INCREF(values[i]);
-    *fields[i] = values[i];
-  }
+  setOwned(self, {np_fn, array_type, uint_type, as_uint, host_dict, state, errvar, ignore});
   self->big_ok = big_ok != 0;
   self->uint_ok = uint_ok != 0;
   return reinterpret_cast<PyObject*>(self);
 }
 
-int hostFuncTraverse(PyObject* o, visitproc visit, void* arg) {
-  auto* self = reinterpret_cast<HostFunc*>(o);
-  Py_VISIT(self->np_fn);
-  Py_VISIT(self->array_type);
-  Py_VISIT(self->uint_type);
-  Py_VISIT(self->as_uint);
-  Py_VISIT(self->host_dict);
-  Py_VISIT(self->state);
-  Py_VISIT(self->errvar);
-  Py_VISIT(self->ignore);
-  return 0;
-}
+int hostFuncTraverse(PyObject* o, visitproc visit, void* arg) { return traverseOwned<HostFunc>(o, visit, arg); }
 
-int hostFuncClear(PyObject* o) {
-  auto* self = reinterpret_cast<HostFunc*>(o);
-  Py_CLEAR(self->np_fn);
-  Py_CLEAR(self->array_type);
-  Py_CLEAR(self->uint_type);
-  Py_CLEAR(self->as_uint);
-  Py_CLEAR(self->host_dict);
-  Py_CLEAR(self->state);
-  Py_CLEAR(self->errvar);
-  Py_CLEAR(self->ignore);
-  return 0;
-}
+int hostFuncClear(PyObject* o) { return clearOwned<HostFunc>(o); }
 
 void hostFuncDealloc(PyObject* o) {
   PyObject_GC_UnTrack(o);

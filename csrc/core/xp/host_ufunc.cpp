@@ -70,8 +70,11 @@ struct HostUfunc {
   // or the torch dtypes of the first operand for which it does (npudist.xp._host.NUMPY_FASTER_FOR)
   PyObject* big;
   std::unordered_map<uint32_t, Loop>* loops;
-};
 
+  std::array<PyObject**, 10> owned() {
+    return {&np_ufunc, &resolve, &array_type, &uint_type, &as_uint, &host_dict, &state, &errvar, &ignore, &big};
+  }
+};
 
 
 // A Python scalar as one element of loop dtype `st` in `buf`, where the value is exactly what NumPy's
@@ -488,48 +491,16 @@ PyObject* hostUfuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   auto* self = reinterpret_cast<HostUfunc*>(type->tp_alloc(type, 0));
   if (!self) return nullptr;
   self->vectorcall = call;
-  PyObject** fields[] = {&self->np_ufunc, &self->resolve, &self->array_type, &self->uint_type, &self->as_uint,
-                         &self->host_dict, &self->state, &self->errvar, &self->ignore, &self->big};
-  PyObject* values[] = {np_ufunc, resolve, array_type, uint_type, as_uint, host_dict, state, errvar, ignore, big};
-  for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); ++i) {
-    Py_INCREF(values[i]);
-    *fields[i] = values[i];
-  }
+  setOwned(self, {np_ufunc, resolve, array_type, uint_type, as_uint, host_dict, state, errvar, ignore, big});
   self->nin = nin;
   self->nout = nout;
   self->loops = new std::unordered_map<uint32_t, Loop>();
   return reinterpret_cast<PyObject*>(self);
 }
 
-int hostUfuncTraverse(PyObject* o, visitproc visit, void* arg) {
-  auto* self = reinterpret_cast<HostUfunc*>(o);
-  Py_VISIT(self->np_ufunc);
-  Py_VISIT(self->resolve);
-  Py_VISIT(self->array_type);
-  Py_VISIT(self->uint_type);
-  Py_VISIT(self->as_uint);
-  Py_VISIT(self->host_dict);
-  Py_VISIT(self->state);
-  Py_VISIT(self->errvar);
-  Py_VISIT(self->ignore);
-  Py_VISIT(self->big);
-  return 0;
-}
+int hostUfuncTraverse(PyObject* o, visitproc visit, void* arg) { return traverseOwned<HostUfunc>(o, visit, arg); }
 
-int hostUfuncClear(PyObject* o) {
-  auto* self = reinterpret_cast<HostUfunc*>(o);
-  Py_CLEAR(self->np_ufunc);
-  Py_CLEAR(self->resolve);
-  Py_CLEAR(self->array_type);
-  Py_CLEAR(self->uint_type);
-  Py_CLEAR(self->as_uint);
-  Py_CLEAR(self->host_dict);
-  Py_CLEAR(self->state);
-  Py_CLEAR(self->errvar);
-  Py_CLEAR(self->ignore);
-  Py_CLEAR(self->big);
-  return 0;
-}
+int hostUfuncClear(PyObject* o) { return clearOwned<HostUfunc>(o); }
 
 void hostUfuncDealloc(PyObject* o) {
   PyObject_GC_UnTrack(o);

@@ -20,6 +20,7 @@ from ._convert import (ArrayBase, as_tensor, check_order, check_same_kind, f64, 
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, complex_to_real, to_dtype
 from ._ufunc import ufunc as _engine
 from ._ufunc_kernels import ALIASES, _B, _U, _divmod
+from ._flatiter import flatiter
 from ._memory import Flags, MemoryPointer
 from ._device import Device, as_torch_device, current_device_id
 from ._unsigned import UINT, as_uint, owns_memory, plain
@@ -161,7 +162,7 @@ class ndarray(ArrayBase):
     def flat(self):
         """Flat iterator over the array in C order (matches numpy.ndarray.flat / cupy's flatiter):
         ``a.flat[i]``, ``a.flat[1:4] = v`` (writes through), ``len``, iteration, ``copy()``."""
-        return flatiter(self)
+        return flatiter(self, wrap)
 
     @property
     def data_ptr(self):
@@ -704,72 +705,6 @@ def _shape_arg(shape, numel=None):
     if isinstance(shape, (int, np.integer)) or hasattr(shape, "__index__") and not isinstance(shape, (tuple, list)):
         return (int(shape),)
     return tuple(int(s) for s in shape)
-
-
-class flatiter:
-    """``a.flat``: 1-d view of an array in C order (matches numpy.flatiter). Reads return arrays
-    (0-d for an integer index); writes go to the array; a value shorter than the selection repeats
-    as NumPy's does."""
-
-    def __init__(self, a):
-        self._a = a
-        self.index = 0
-
-    @property
-    def base(self):
-        return self._a
-
-    def __len__(self):
-        return self._a._t.numel()
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        t = self._a._t
-        if self.index >= t.numel():
-            raise StopIteration
-        i = self.index
-        self.index += 1
-        return wrap(t.reshape(-1)[i])
-
-    @staticmethod
-    def _key(key):
-        if key is None or key is Ellipsis and False:
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`) and integer or boolean arrays are "
-                             "valid indices")
-        if type(key) is tuple:
-            if len(key) != 1:
-                raise IndexError("too many indices for a flat iterator")
-            key = key[0]
-        return key
-
-    def __getitem__(self, key):
-        return wrap(_indexing.getitem(self._a._t.reshape(-1), self._key(key)))
-
-    def __setitem__(self, key, value):
-        key = self._key(key)
-        t = self._a._t
-        idx = _indexing.getitem(torch.arange(t.numel(), device=t.device), key)
-        v = tensor_of(value)
-        v = v.reshape(-1).to(t.dtype)
-        n = idx.numel()
-        if v.numel() != n and n:
-            if v.numel() == 0:
-                raise ValueError("cannot assign an empty value to a non-empty flat selection")
-            v = v.repeat((n + v.numel() - 1) // v.numel())[:n]
-        if t.is_contiguous():
-            t.view(-1)[idx.reshape(-1)] = v
-        else:
-            coords = torch.unravel_index(idx.reshape(-1), t.shape)
-            t.index_put_(coords, v)
-
-    def copy(self):
-        """A flattened copy (matches numpy.flatiter.copy)."""
-        return wrap(self._a._t.reshape(-1).clone())
-
-    def __array__(self, dtype=None, copy=None):
-        return np.asarray(self.copy(), dtype=dtype)
 
 
 # Engine ufuncs behind the operators (the public xp.add etc. are npudist.xp._ufuncs' objects).

@@ -1,7 +1,13 @@
 """Test inputs shared by the host-loop tests (test_host_loops.py, test_host_fast.py): every NumPy
-dtype xp supports, and 16-element samples with the values where NumPy's loops differ from naive
-arithmetic (overflow at the integer edges, NaN and infinities)."""
+dtype xp supports, 16-element samples with the values where NumPy's loops differ from naive
+arithmetic (overflow at the integer edges, NaN and infinities), and work left pending on a stream."""
+import time
+
 import numpy as np
+import torch
+
+import npudist.xp as xp
+from npudist import _C
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64", "complex64", "complex128"]
@@ -31,3 +37,11 @@ def sample(dt, seed=0, n=16, zeros=False):
     if zeros:
         v[3] = -np.inf
     return v
+
+
+def fill_later(a, value, delay=0.2):
+    """Queues on the current npu stream a host function that sleeps ``delay`` s, then fills xp array
+    ``a`` with ``value``: work still pending on the stream when the test's next call runs."""
+    t = xp.to_torch(a)
+    s = torch.npu.current_stream()
+    _C._launch_host_func(s.stream_id, s.device_index, lambda: (time.sleep(delay), t.fill_(value)))

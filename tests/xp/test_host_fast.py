@@ -5,7 +5,6 @@ memory from the npu caching allocator, and every call that does not qualify (bro
 where=, dtype=, subclasses, non-contiguous operands, float64 modes, graph capture, host loops off)
 takes the general path with the same result."""
 import gc
-import time
 
 import numpy as np
 import pytest
@@ -15,7 +14,7 @@ import npudist.xp as xp
 from npudist import _C
 from npudist.xp import _core, _host
 
-from ._host_data import DTYPES, sample
+from ._host_data import DTYPES, fill_later, sample
 
 pytestmark = pytest.mark.skipif(not hasattr(_C, "_XpHostUfunc"), reason="extension built without xp's fast path")
 
@@ -144,16 +143,10 @@ def test_result_is_npu_memory_from_the_caching_allocator():
 
 def test_waits_for_work_pending_on_the_current_stream():
     a = xp.zeros(16, dtype=xp.float32)
-    t = xp.to_torch(a)
-    s = torch.npu.current_stream()
-
-    def fill():
-        time.sleep(0.2)
-        t.fill_(7.0)
-    _C._launch_host_func(s.stream_id, s.device_index, fill)
+    fill_later(a, 7.0)
     r = xp.add._fast(a, 1)
     assert xp.asnumpy(r).tolist() == [8.0] * 16
-    _C._launch_host_func(s.stream_id, s.device_index, lambda: (time.sleep(0.2), t.fill_(2.0)))
+    fill_later(a, 2.0)
     assert float(xp.asnumpy(xp.sum._host_fast(a))) == 32.0
 
 

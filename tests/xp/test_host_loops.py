@@ -4,7 +4,6 @@ allocated by the npu caching allocator, pending stream work completes first, gra
 the PyTorch path, and calls that do not qualify still give xp's results and errors."""
 import gc
 import threading
-import time
 import warnings
 
 import numpy as np
@@ -15,7 +14,7 @@ import npudist.xp as xp
 from npudist import _C
 from npudist.xp import _host
 
-from ._host_data import DTYPES, sample
+from ._host_data import DTYPES, fill_later, sample
 
 
 def _data(dt, seed=0, n=16):
@@ -210,13 +209,7 @@ def test_noncontiguous_takes_the_torch_path_with_the_same_result(force_host):
 
 def test_waits_for_work_pending_on_the_current_stream(force_host):
     a = xp.zeros(16, dtype=xp.float32)
-    t = xp.to_torch(a)
-    s = torch.npu.current_stream()
-
-    def fill():
-        time.sleep(0.2)
-        t.fill_(7.0)
-    _C._launch_host_func(s.stream_id, s.device_index, fill)
+    fill_later(a, 7.0)
     r = a + 1
     assert _host_made(r)
     assert xp.asnumpy(r).tolist() == [8.0] * 16
@@ -224,9 +217,7 @@ def test_waits_for_work_pending_on_the_current_stream(force_host):
 
 def test_pending_work_writing_the_output_completes_first(force_host):
     o = xp.zeros(16, dtype=xp.float32)
-    t = xp.to_torch(o)
-    s = torch.npu.current_stream()
-    _C._launch_host_func(s.stream_id, s.device_index, lambda: (time.sleep(0.2), t.fill_(-5.0)))
+    fill_later(o, -5.0)
     xp.add(xp.ones(16, dtype=xp.float32), 1, out=o)
     assert xp.asnumpy(o).tolist() == [2.0] * 16   # the pending fill ran before, not after
 

@@ -17,7 +17,7 @@ from . import _host, _indexing, _negview
 from ._indexing import normalize_index_array  # noqa: F401  (re-exported)
 from ._convert import (ArrayBase, as_tensor, check_order, check_same_kind, f64, in_order, is_f_contiguous,  # noqa: F401  (re-exported)
                        f_layout, normalize_axes, normalize_axis, operand, result_dtype, tensor_of, to_numpy)
-from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, complex_to_real, to_dtype
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, cast, complex_to_real, to_dtype
 from ._ufunc import ufunc as _engine
 from ._ufunc_kernels import ALIASES, _B, _U, _divmod
 from ._flatiter import flatiter
@@ -308,7 +308,7 @@ class ndarray(ArrayBase):
         tdt = NP_TO_TORCH[dt]
         if tdt == self._t.dtype:
             return wrap(self._t.clone()) if copy else self
-        return wrap(self._t.to(tdt))
+        return wrap(cast(self._t, tdt))
 
     def copy(self, order="C"):
         """A copy in memory order 'C' (default), 'F', 'A' or 'K' (matches numpy.ndarray.copy), made on
@@ -642,13 +642,19 @@ class ndarray(ArrayBase):
 
     def __eq__(self, o):
         if o is None or isinstance(o, str):
-            return False
+            return self._no_element_equals(False)
         return _OPS["equal"](self, o)
 
     def __ne__(self, o):
         if o is None or isinstance(o, str):
-            return True
+            return self._no_element_equals(True)
         return _OPS["not_equal"](self, o)
+
+    def _no_element_equals(self, fill):
+        """``a == None`` / ``a == 'text'``: NumPy 2 compares elementwise, no element equals: a bool
+        array of a's shape filled with ``fill`` (False for ==, True for !=)."""
+        t = self._t
+        return wrap(torch.full(t.shape, fill, dtype=torch.bool, device=t.device))
 
 
 @_host.numpy_first(operator.getitem, ndarray, big=True)

@@ -207,3 +207,32 @@ def test_real_imag_are_numpys_views(dtype, shape):
         assert v.base is a and getattr(a, part).base is a
         a += 1 + 1j                                     # writes through the view
         np.testing.assert_array_equal(xp.asnumpy(v), getattr(xp.asnumpy(a), part))
+
+
+def test_astype_float64_to_float16_rounds_once():
+    # 190.9374954588728 is just below the float16 midpoint 190.9375: NumPy rounds down; rounding
+    # through float32 first (PyTorch's conversion) lands on the midpoint and ties up to 191.
+    rng = np.random.default_rng(0)
+    a = np.concatenate([np.full(5000, 190.9374954588728), rng.standard_normal(20000) * 1000,
+                        rng.standard_normal(20000) * 1e-6,
+                        [np.nan, np.inf, -np.inf, 1e300, -1e300, 65504, 65520, 65519.99, 0.0, -0.0, 1e-40,
+                         2.0 ** -25, 2.0 ** -25 * 1.0000001]])
+    with np.errstate(over="ignore"):
+        expected = a.astype(np.float16)
+    for got in (xp.asarray(a).astype(xp.float16), xp.asarray(xp.asarray(a), dtype=xp.float16)):
+        np.testing.assert_array_equal(xp.asnumpy(got).view(np.uint16), expected.view(np.uint16))
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 0), ()])
+def test_compare_with_none_or_str_is_elementwise(shape):
+    a = np.zeros(shape)
+    x = xp.asarray(a)
+    for other in (None, "text"):
+        assert (x == other).shape == shape and (x == other).dtype == np.bool_
+        np.testing.assert_array_equal(xp.asnumpy(x == other), a == other)
+        np.testing.assert_array_equal(xp.asnumpy(x != other), a != other)
+
+
+def test_setitem_value_not_broadcasting_is_value_error():
+    with pytest.raises(ValueError, match=r"could not broadcast input array from shape \(4,\) into shape \(5, 6\)"):
+        xp.ones((5, 6))[:] = xp.ones(4)

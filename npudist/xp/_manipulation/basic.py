@@ -4,6 +4,7 @@ import torch
 
 from .._core import OPS, ndarray, normalize_axis, operand, result, result_dtype, tensor_of, wrap
 from .._dtypes import TORCH_TO_NP
+from .._overlap import unaliased
 from .._reductions import sum as _sum
 from .._ufunc_kernels import _INT_TDT
 
@@ -37,6 +38,7 @@ def copyto(dst, src, casting="same_kind", where=True):
     except RuntimeError:
         raise ValueError(f"could not broadcast input array from shape {tuple(st.shape)} into shape "
                          f"{tuple(dst._t.shape)}") from None
+    st = unaliased(st, dst._t)     # NumPy copies an overlapping source first
     if where is True:
         dst._t.copy_(st)
     else:

@@ -74,7 +74,13 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=None, max=Non
             and result_dtype(r._t, *[v for v in (lo, hi) if v is not None]) == r.dtype):
         if r._t.is_floating_point() or all(v is None or -2**63 <= v < 2**63 for v in (lo, hi)):
             if r._t.dtype in _INT_TDT:
+                # NumPy 2: a lower bound below the dtype's range (or an upper one above it) bounds
+                # nothing; a lower bound above it (an upper one below it) is OverflowError
                 info = torch.iinfo(r._t.dtype)
+                if lo is not None and lo < info.min:
+                    lo = info.min
+                if hi is not None and hi > info.max:
+                    hi = info.max
                 for v in (lo, hi):
                     if v is not None and not info.min <= v <= info.max:
                         raise OverflowError(f"Python integer {v} out of bounds for {r.dtype}")

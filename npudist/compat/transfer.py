@@ -19,7 +19,11 @@ only — nothing private is patched:
    ``default_generators``, the ``torch.cuda.memory`` module (``_record_memory_history``,
    ``_snapshot``, ...), and ``torch.cuda.nvtx`` range_push / range_pop / range / mark
    (no-op ranges that show as torch.profiler scopes).
-3. ``torch.autocast`` / ``torch.amp.autocast`` / ``torch.amp.GradScaler``,
+3. ``torch.autocast`` / ``torch.amp.autocast`` / ``torch.amp.GradScaler``, and autocast's state
+   functions ``torch.is_autocast_enabled`` / ``get_autocast_dtype`` / ``set_autocast_enabled`` /
+   ``set_autocast_dtype`` with "cuda" or in their CUDA-only forms (no device type;
+   ``get_autocast_gpu_dtype`` / ``set_autocast_gpu_dtype``), so model code that asks
+   ``torch.is_autocast_enabled()`` inside ``torch.autocast("cuda")`` sees npu's autocast, as on CUDA;
    ``torch.Generator`` and ``torch.Event`` take ``"cuda"`` as ``"npu"`` (the last two are
    replaced by classes that build the real torch objects, so ``isinstance`` checks hold);
    ``torch.load`` maps ``map_location`` "cuda[:N]" / cuda devices (also as dict keys and
@@ -142,6 +146,38 @@ class _Autocast(torch.amp.autocast):
 
     def __init__(self, device_type, *args, **kwargs):
         super().__init__(_map_device_type(device_type), *args, **kwargs)
+
+
+# torch's autocast state functions: name -> how many positional arguments its CUDA-only form takes
+# (the form without a device type, which asks about CUDA; None: every form names the device type).
+_AUTOCAST_STATE = {"is_autocast_enabled": 0, "set_autocast_enabled": 1, "get_autocast_dtype": None,
+                   "set_autocast_dtype": None}
+_AUTOCAST_GPU = {"get_autocast_gpu_dtype": "get_autocast_dtype", "set_autocast_gpu_dtype": "set_autocast_dtype"}
+
+
+def _autocast_state(fn, cuda_only_arity):
+    """torch.<autocast state function> asking about npu where it would ask about CUDA: a "cuda"
+    device type (positional or ``device_type=``) and the CUDA-only form without one."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if "device_type" in kwargs:
+            kwargs = dict(kwargs, device_type=_map_device_type(kwargs["device_type"]))
+        elif args and isinstance(args[0], str):
+            args = (_map_device_type(args[0]),) + tuple(args[1:])
+        elif cuda_only_arity is not None and len(args) + len(kwargs) == cuda_only_arity:
+            args = ("npu",) + tuple(args)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _autocast_gpu(legacy, fn):
+    """torch.get/set_autocast_gpu_dtype (CUDA's autocast dtype) as ``fn("npu", ...)``."""
+    @functools.wraps(legacy)
+    def wrapper(*args, **kwargs):
+        return fn("npu", *args, **kwargs)
+
+    return wrapper
 
 
 class _GradScaler(torch.amp.GradScaler):
@@ -320,6 +356,10 @@ def enable() -> None:
         _replace(torch, "autocast", _Autocast)
         _replace(torch.amp, "autocast", _Autocast)
         _replace(torch.amp, "GradScaler", _GradScaler)
+        for name, arity in _AUTOCAST_STATE.items():
+            _replace(torch, name, _autocast_state(getattr(torch, name), arity))
+        for name, device_form in _AUTOCAST_GPU.items():
+            _replace(torch, name, _autocast_gpu(getattr(torch, name), getattr(torch, device_form)))
         if torch.distributed.is_available():
             dist = torch.distributed
             _replace(dist, "init_process_group", _wrap_dist(dist.init_process_group, device_kw="device_id"))

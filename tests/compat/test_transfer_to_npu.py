@@ -172,3 +172,43 @@ def test_cuda_checkpoints_generators_events_and_raw_allocations(python, tmp_path
     assert out[:6] == ["load 0 npu:0", "load 1 npu:1", "load 2 npu:1", "load 3 npu:1", "load 4 npu:0", "load 5 cpu"], out
     assert out[6:9] == ["generator npu:0", "generator npu:1", "generator cpu"], out
     assert out[9] == "event npu" and out[-1] == "OK", out
+
+
+AUTOCAST_STATE = r'''
+import torch
+originals = {n: getattr(torch, n) for n in ("is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled",
+                                           "set_autocast_dtype", "get_autocast_gpu_dtype", "set_autocast_gpu_dtype")}
+from torch_npu.contrib import transfer_to_npu
+x = torch.ones(2, 2, device="cuda")
+assert not torch.is_autocast_enabled() and not torch.is_autocast_enabled("cuda")
+with torch.autocast("cuda", dtype=torch.bfloat16):
+    # what model code asks before choosing a dtype (e.g. attention kernels casting to the autocast dtype)
+    assert torch.is_autocast_enabled() and torch.is_autocast_enabled("cuda")
+    assert torch.is_autocast_enabled(device_type="cuda") and torch.is_autocast_enabled("npu")
+    assert torch.get_autocast_dtype("cuda") == torch.bfloat16 == torch.get_autocast_gpu_dtype()
+    assert not torch.is_autocast_enabled("cpu")
+    f = torch.compile(lambda a: a @ a if torch.is_autocast_enabled() else a + 1, backend="eager")
+    assert f(x).dtype == torch.bfloat16 and f(x).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+with torch.cuda.amp.autocast():
+    assert torch.is_autocast_enabled() and torch.get_autocast_gpu_dtype() == torch.float16
+# the setters: the CUDA-only forms and "cuda" set npu's state
+torch.set_autocast_enabled(True)
+torch.set_autocast_gpu_dtype(torch.bfloat16)
+assert torch.is_autocast_enabled("npu") and torch.get_autocast_dtype("npu") == torch.bfloat16
+assert (x @ x).dtype == torch.bfloat16
+torch.set_autocast_enabled("cuda", False)
+torch.set_autocast_dtype("cuda", torch.float16)
+assert not torch.is_autocast_enabled("npu") and torch.get_autocast_dtype("npu") == torch.float16
+assert (x @ x).dtype == torch.float32
+transfer_to_npu.disable()
+assert all(getattr(torch, n) is f for n, f in originals.items()), "disable() restores the autocast functions"
+print("OK")
+'''
+
+
+def test_autocast_state_functions_answer_for_npu(python, tmp_path):
+    """Inside torch.autocast("cuda") a CUDA script's torch.is_autocast_enabled() / get_autocast_gpu_dtype()
+    (breaker's finding: they answered False / float16 for the CUDA state nothing had set)."""
+    r = python(AUTOCAST_STATE, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-5000:]
+    assert r.stdout.strip().endswith("OK")

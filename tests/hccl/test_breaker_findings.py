@@ -24,3 +24,16 @@ def test_overlapping_tensor_is_rejected_up_front_and_the_job_survives():
         res = {x["case"]: x for x in r.results(rank)}
         assert res["after"]["ok"], (rank, res)
         assert res["overlap"]["error"] and res["overlap"]["error"].startswith("ValueError"), (rank, res)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.xfail(strict=True, reason="breaker: all_gather / reduce_scatter with per-rank tensors of different "
+                   "sizes raise ValueError ('output tensors must have the input's N elements'); ProcessGroupNCCL "
+                   "runs them (as coalesced broadcasts / reduces)")
+def test_uneven_all_gather_and_reduce_scatter_lists():
+    r = multiproc.launch(os.path.join(WORKERS, "breaker_uneven.py"), 2, timeout=90,
+                         env={"TORCH_HCCL_ASYNC_ERROR_HANDLING": "0"})
+    assert r.returncodes == [0, 0], r.explain()
+    for rank in range(2):
+        for res in r.results(rank):
+            assert res["error"] is None and res["ok"], (rank, res)

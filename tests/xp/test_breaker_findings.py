@@ -144,6 +144,23 @@ def test_random_integers_full_uint64_range():
     assert r.dtype == np.uint64 and r.shape == (3,)
 
 
+@_xfail("pad(uint8, constant_values=300) raises torch's RuntimeError (overflow); NumPy casts it unsafely "
+        "(300 -> 44)")
+def test_pad_constant_value_cast_as_numpy():
+    a = np.ones(2, dtype=np.uint8)
+    assert_same(np.pad(a, 2, constant_values=300), nxp.pad(nxp.asarray(a), 2, constant_values=300))
+
+
+@_xfail("sort(kind='bogus') is accepted; NumPy raises ValueError naming the valid kinds")
+def test_sort_rejects_unknown_kind():
+    _same_error(lambda m: m.sort(m.array([3, 1, 2]), kind="bogus"))
+
+
+@_xfail("a == None compares the whole array (Python False); NumPy compares elementwise ([False False False])")
+def test_eq_none_is_elementwise():
+    assert_same(np.arange(3) == None, nxp.arange(3) == None)  # noqa: E711  (the comparison under test)
+
+
 # --- error classes: NumPy raises ValueError, xp PyTorch's RuntimeError ---------------------------
 
 def _same_error(fn):
@@ -162,6 +179,11 @@ def test_broadcast_error_class():
 @_xfail("assigning a value that does not broadcast: RuntimeError, NumPy ValueError")
 def test_setitem_broadcast_error_class():
     _same_error(lambda m: m.ones((5, 6)).__setitem__(slice(None), m.ones(4)))
+
+
+@_xfail("== of arrays whose shapes do not broadcast: RuntimeError, NumPy ValueError")
+def test_eq_broadcast_error_class():
+    _same_error(lambda m: m.arange(3) == m.arange(4))
 
 
 @_xfail("dot of non-aligned matrices: RuntimeError, NumPy ValueError")

@@ -14,8 +14,8 @@ only — nothing private is patched:
    device_count, set_device, current_device, synchronize, device, device_of,
    is_initialized, the memory API, get_device_capability/name/properties,
    is_bf16_supported, Stream, Event, stream, current_stream, default_stream,
-   manual_seed[_all], seed[_all], initial_seed, get/set_rng_state[_all],
-   ``torch.cuda.amp.autocast``/``GradScaler``, ``caching_allocator_alloc``/``delete``,
+   manual_seed[_all], seed[_all], initial_seed, get/set_rng_state[_all] (also in
+   ``torch.cuda.random``), ``torch.cuda.amp.autocast``/``GradScaler``, ``caching_allocator_alloc``/``delete``,
    ``default_generators``, the ``torch.cuda.memory`` module (``_record_memory_history``,
    ``_snapshot``, ...), and ``torch.cuda.nvtx`` range_push / range_pop / range / mark
    (no-op ranges that show as torch.profiler scopes).
@@ -340,6 +340,11 @@ def enable() -> None:
         npu = torch.npu
         for name in REDIRECTED_CUDA_ATTRIBUTES:
             _replace(torch.cuda, name, getattr(npu, name))
+        # The same RNG functions reached through their own module (torch.cuda.random.manual_seed).
+        import torch.cuda.random as cuda_random
+
+        for name in cuda_random.__all__:
+            _replace(cuda_random, name, getattr(npu, name))
         amp = torch.cuda.amp
         _replace(amp, "autocast", npu.amp.autocast)
         _replace(amp, "GradScaler", npu.amp.GradScaler)

@@ -178,6 +178,8 @@ AUTOCAST_STATE = r'''
 import torch
 originals = {n: getattr(torch, n) for n in ("is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled",
                                            "set_autocast_dtype", "get_autocast_gpu_dtype", "set_autocast_gpu_dtype")}
+import torch.cuda.random
+orig_random_seed = torch.cuda.random.manual_seed
 from torch_npu.contrib import transfer_to_npu
 x = torch.ones(2, 2, device="cuda")
 assert not torch.is_autocast_enabled() and not torch.is_autocast_enabled("cuda")
@@ -200,15 +202,23 @@ torch.set_autocast_enabled("cuda", False)
 torch.set_autocast_dtype("cuda", torch.float16)
 assert not torch.is_autocast_enabled("npu") and torch.get_autocast_dtype("npu") == torch.float16
 assert (x @ x).dtype == torch.float32
+# the RNG functions through their own module (they reached CUDA's C functions)
+torch.cuda.random.manual_seed(5)
+a = torch.randn(3, device="cuda")
+torch.cuda.manual_seed(5)
+assert torch.equal(a, torch.randn(3, device="cuda"))
+assert torch.equal(torch.cuda.random.get_rng_state(), torch.npu.get_rng_state())
 transfer_to_npu.disable()
 assert all(getattr(torch, n) is f for n, f in originals.items()), "disable() restores the autocast functions"
+assert torch.cuda.random.manual_seed is orig_random_seed
 print("OK")
 '''
 
 
 def test_autocast_state_functions_answer_for_npu(python, tmp_path):
     """Inside torch.autocast("cuda") a CUDA script's torch.is_autocast_enabled() / get_autocast_gpu_dtype()
-    (breaker's finding: they answered False / float16 for the CUDA state nothing had set)."""
+    (breaker's finding: they answered False / float16 for the CUDA state nothing had set); and
+    torch.cuda.random's functions (they raised AttributeError: torch._C._cuda_getDevice)."""
     r = python(AUTOCAST_STATE, cwd=str(tmp_path))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-5000:]
     assert r.stdout.strip().endswith("OK")

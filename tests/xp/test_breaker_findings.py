@@ -73,6 +73,20 @@ def test_solve_numpy2_rejects_vector_batch():
         nxp.linalg.solve(nxp.stack([nxp.eye(3)] * 2), nxp.ones((2, 3)))
 
 
+@_xfail("ufunc signature=(None, None, float64) is ignored: add(int32, int32, signature=...) stays int32; NumPy "
+        "runs the float64 loop")
+def test_ufunc_signature_selects_the_loop():
+    a = np.arange(4, dtype=np.int32)
+    assert_same(np.add(a, a, signature=(None, None, np.float64)),
+                nxp.add(nxp.asarray(a), nxp.asarray(a), signature=(None, None, nxp.float64)))
+
+
+@_xfail("ufunc order='F' is ignored (the result is C-contiguous); NumPy returns a Fortran-ordered result")
+def test_ufunc_order_f():
+    r = nxp.add(nxp.arange(12).reshape(3, 4), 1, order="F")
+    assert r.flags.f_contiguous and not r.flags.c_contiguous
+
+
 @_xfail("arange(-3, 3, dtype=uint8) wraps to [253 254 255 0 1 2]; NumPy 2 raises OverflowError")
 def test_arange_out_of_range_for_dtype():
     with pytest.raises(OverflowError):
@@ -179,6 +193,23 @@ def test_broadcast_error_class():
 @_xfail("assigning a value that does not broadcast: RuntimeError, NumPy ValueError")
 def test_setitem_broadcast_error_class():
     _same_error(lambda m: m.ones((5, 6)).__setitem__(slice(None), m.ones(4)))
+
+
+@_xfail("ufunc casting='bogus' is accepted; NumPy raises ValueError naming the valid rules")
+def test_ufunc_rejects_unknown_casting():
+    _same_error(lambda m: m.add(m.arange(3), 1, casting="bogus"))
+
+
+@_xfail("bitwise_and.reduce of a float array: torch's NotImplementedError, NumPy TypeError (no loop)")
+def test_bitwise_reduce_float_error_class():
+    _same_error(lambda m: m.bitwise_and.reduce(m.ones(3)))
+
+
+@_xfail("allocating more than the npu holds: torch.OutOfMemoryError (a RuntimeError); NumPy raises MemoryError and "
+        "CuPy's OutOfMemoryError is a MemoryError, so `except MemoryError` misses xp's")
+def test_out_of_memory_is_a_memory_error():
+    with pytest.raises(MemoryError):
+        nxp.zeros((1 << 40,), dtype=nxp.float32)
 
 
 @_xfail("== of arrays whose shapes do not broadcast: RuntimeError, NumPy ValueError")

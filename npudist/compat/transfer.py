@@ -33,7 +33,9 @@ only — nothing private is patched:
    ``device_id`` as npu; ``init_device_mesh`` takes "cuda" as "npu" (a ``DeviceMesh("cuda",
    ...)`` built directly is not redirected: replacing the class would break isinstance
    checks inside torch);
-   ``is_nccl_available`` is True. DDP's ``device_ids`` (ints or cuda devices) work
+   ``is_nccl_available`` is True; ProcessGroupNCCL's variables (``TORCH_NCCL_ASYNC_ERROR_HANDLING``,
+   ``TORCH_NCCL_BLOCKING_WAIT``, ... and the older ``NCCL_*`` forms) set TORCH_HCCL_* twins that
+   are unset (at enable() and again when a group is created). DDP's ``device_ids`` (ints or cuda devices) work
    as they are: DDP reads the index.
 
 Names captured before ``enable()`` (``from torch import autocast`` at the top of a
@@ -52,6 +54,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import os
 import re
 import threading
 
@@ -257,6 +260,34 @@ def _wrap_load(load):
     return wrapper
 
 
+# ProcessGroupNCCL's variables that have hccl twins (docs/watchdog.md): TORCH_NCCL_<X> (and the
+# older NCCL_<X> names ProcessGroupNCCL still reads) set by a CUDA script or its launcher mean
+# TORCH_HCCL_<X> unless that is set itself.
+_NCCL_ENV_TWINS = ("ASYNC_ERROR_HANDLING", "BLOCKING_WAIT", "DESYNC_DEBUG", "DUMP_ON_TIMEOUT", "ENABLE_MONITORING",
+                   "HEARTBEAT_TIMEOUT_SEC", "TRACE_BUFFER_SIZE", "DEBUG_INFO_TEMP_FILE")
+_NCCL_ENV_LEGACY = ("ASYNC_ERROR_HANDLING", "BLOCKING_WAIT")
+
+
+_nccl_env_copied: dict[str, str] = {}  # TORCH_HCCL_<X> -> the value _apply_nccl_env() gave it
+
+
+def _apply_nccl_env() -> None:
+    """Copies TORCH_NCCL_<X> (else NCCL_<X>, for the names ProcessGroupNCCL still reads so) to
+    TORCH_HCCL_<X> unless that was set by someone else. Run at enable() and again by the wrapped
+    init_process_group / new_group, so a value a script sets between its imports and group creation
+    wins over one its launcher set (torchrun's agent sets TORCH_NCCL_ASYNC_ERROR_HANDLING=1)."""
+    for name in _NCCL_ENV_TWINS:
+        target = "TORCH_HCCL_" + name
+        current = os.environ.get(target)
+        if current is not None and _nccl_env_copied.get(target) != current:
+            continue  # set explicitly: it wins
+        value = os.environ.get("TORCH_NCCL_" + name)
+        if value is None and name in _NCCL_ENV_LEGACY:
+            value = os.environ.get("NCCL_" + name)
+        if value is not None:
+            os.environ[target] = _nccl_env_copied[target] = value
+
+
 def _map_backend(backend):
     if not isinstance(backend, str):
         return backend
@@ -266,6 +297,7 @@ def _map_backend(backend):
 def _wrap_dist(fn, backend_kw="backend", device_kw=None):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        _apply_nccl_env()
         if args and backend_kw == "backend" and isinstance(args[0], str):
             args = (_map_backend(args[0]),) + tuple(args[1:])
         if backend_kw in kwargs:
@@ -338,6 +370,7 @@ def enable() -> None:
         if not torch.npu.is_available():
             raise RuntimeError("transfer_to_npu: no npu is visible (NPUDIST_DEVICE_COUNT / ASCEND_RT_VISIBLE_DEVICES)")
         npu = torch.npu
+        _apply_nccl_env()
         for name in REDIRECTED_CUDA_ATTRIBUTES:
             _replace(torch.cuda, name, getattr(npu, name))
         # The same RNG functions reached through their own module (torch.cuda.random.manual_seed).
@@ -399,6 +432,10 @@ def disable() -> None:
             raise RuntimeError("transfer_to_npu.disable(): could not pop its TorchFunctionMode — call it on the "
                                "thread that enabled it, after exiting any mode entered since") from err
         _mode = None
+        for target, value in _nccl_env_copied.items():
+            if os.environ.get(target) == value:
+                del os.environ[target]
+        _nccl_env_copied.clear()
         while _saved:
             owner, name, original = _saved.pop()
             if original is _MISSING:

@@ -244,3 +244,17 @@ def test_dcp_save_under_transfer_to_npu(python, tmp_path):
     r = python(DCP_SAVE, cwd=str(tmp_path))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-5000:]
     assert r.stdout.strip().endswith("OK")
+
+
+@pytest.mark.timeout(120)
+def test_torch_nccl_variables_of_a_cuda_script_apply_to_hccl():
+    """TORCH_NCCL_ASYNC_ERROR_HANDLING=0 set by a CUDA script keeps its process alive after a collective
+    timeout, as with ProcessGroupNCCL (breaker's finding: the watchdog's default ended it with SIGABRT);
+    a TORCH_HCCL_* variable set explicitly wins over its TORCH_NCCL_* twin."""
+    _, results = npurun("cuda_nccl_env.py", 2, env={"TORCH_HCCL_DESYNC_DEBUG": "0"}, timeout=100)
+    (r0,) = results[0]
+    assert r0["error"] and r0["error"].startswith("DistBackendError") and "timeout" in r0["error"], r0
+    for rank in (0, 1):
+        (r,) = results[rank]
+        assert r["env"] == {"TORCH_HCCL_ASYNC_ERROR_HANDLING": "0", "TORCH_HCCL_BLOCKING_WAIT": "1",
+                            "TORCH_HCCL_DESYNC_DEBUG": "0"}, r

@@ -8,14 +8,14 @@ import os
 os.environ["TORCH_NCCL_BLOCKING_WAIT"] = "1"
 os.environ["TORCH_NCCL_DESYNC_DEBUG"] = "1"  # the test sets TORCH_HCCL_DESYNC_DEBUG=0: that one wins
 
-import datetime  # noqa: E402  (the variables are set first, as scripts do)
-import json  # noqa: E402
-import time  # noqa: E402
+import datetime
+import json
+import time
 
-import torch  # noqa: E402
-import torch_npu  # noqa: E402,F401  (as a torch_npu script starts)
-from torch_npu.contrib import transfer_to_npu  # noqa: E402,F401
-import torch.distributed as dist  # noqa: E402
+import torch
+import torch_npu  # noqa: F401  (as a torch_npu script starts)
+from torch_npu.contrib import transfer_to_npu  # noqa: F401  (turns the redirection on)
+import torch.distributed as dist
 
 rank = int(os.environ["RANK"])
 torch.cuda.set_device(rank)

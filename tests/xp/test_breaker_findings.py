@@ -254,6 +254,24 @@ def test_float_of_nd_array_error_class():
     _same_error(lambda m: float(m.array([[2.5]])))
 
 
+# --- NumPy functions applied to xp arrays (CuPy's protocols) ---------------------------------------
+
+@_xfail("np.asarray(xp_array) silently copies to the host (docs/xp.md says so); CuPy refuses implicit conversion "
+        "with TypeError ('use .get()'), which keeps hidden device->host copies out of per-rank pipelines")
+def test_implicit_numpy_conversion_is_refused_as_cupy():
+    with pytest.raises(TypeError):
+        np.asarray(nxp.arange(3))
+
+
+@_xfail("NumPy functions on xp arrays silently return NumPy arrays on the host (np.concatenate, np.sort, "
+        "np.where; np.exp raises TypeError): xp has no __array_function__/__array_ufunc__; CuPy dispatches them "
+        "to cupy and returns device arrays")
+def test_numpy_functions_dispatch_to_xp_as_cupy():
+    a = nxp.arange(4.0)
+    for r in (np.concatenate([a, a]), np.sort(a), np.exp(a)):
+        assert isinstance(r, nxp.ndarray), type(r)
+
+
 # --- missing names (CuPy has them) ---------------------------------------------------------------
 
 @_xfail("ufunc.at is missing (np.add.at / cupy.add.at: unbuffered scatter-add with repeated indices)")

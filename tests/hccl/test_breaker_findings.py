@@ -1,11 +1,14 @@
 """Bad input found by trying hccl as a PyTorch user would (helper "breaker"); each test is a
 strict xfail while hccl differs from ProcessGroupNCCL, so the lead can route it (csrc/hccl is
 owned by another helper); the fix removes the marker."""
+import json
 import os
+import subprocess
 
 import pytest
 
 from npudist.testing import multiproc
+from npudist.testing.npurun import run_npurun
 
 from . import WORKERS
 
@@ -37,3 +40,20 @@ def test_uneven_all_gather_and_reduce_scatter_lists():
     for rank in range(2):
         for res in r.results(rank):
             assert res["error"] is None and res["ok"], (rank, res)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.xfail(strict=True, raises=(AssertionError, subprocess.TimeoutExpired),
+                   reason="breaker: group setup ignores init_process_group(timeout=3 s) and waits "
+                   "HCCL_CONNECT_TIMEOUT (120 s) for a rank that never calls init_process_group (also after that "
+                   "rank has exited); ProcessGroupNCCL's setup waits on the store with the group's timeout and "
+                   "raises DistStoreError after it")
+def test_group_setup_honours_the_init_timeout():
+    # Through npurun: its agent's store already holds every rank, so the wait is hccl's own setup (with
+    # a launcher-less start, rank 0's TCPStore times out first, in torch, and hides it).
+    proc = run_npurun(["--nproc", 2, os.path.join(WORKERS, "breaker_setup_timeout.py")],
+                      env={"TORCH_HCCL_ASYNC_ERROR_HANDLING": "0"}, timeout=25)
+    results = [json.loads(line.split("RESULT ", 1)[1]) for line in proc.stdout.splitlines()
+               if line.startswith("[rank0]: RESULT ")]
+    assert proc.returncode == 0 and len(results) == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert results[0]["error"] and results[0]["seconds"] < 10, results[0]

@@ -61,6 +61,8 @@ import threading
 import torch
 from torch.overrides import TorchFunctionMode
 
+from npudist import _env
+
 __all__ = ["enable", "disable", "is_enabled", "REDIRECTED_CUDA_ATTRIBUTES"]
 
 _CUDA = re.compile(r"^cuda(:\d+)?$")
@@ -278,12 +280,12 @@ def _apply_nccl_env() -> None:
     wins over one its launcher set (torchrun's agent sets TORCH_NCCL_ASYNC_ERROR_HANDLING=1)."""
     for name in _NCCL_ENV_TWINS:
         target = "TORCH_HCCL_" + name
-        current = os.environ.get(target)
+        current = _env.raw(target, keep_empty=True)
         if current is not None and _nccl_env_copied.get(target) != current:
             continue  # set explicitly: it wins
-        value = os.environ.get("TORCH_NCCL_" + name)
+        value = _env.raw("TORCH_NCCL_" + name, keep_empty=True)
         if value is None and name in _NCCL_ENV_LEGACY:
-            value = os.environ.get("NCCL_" + name)
+            value = _env.raw("NCCL_" + name, keep_empty=True)
         if value is not None:
             os.environ[target] = _nccl_env_copied[target] = value
 
@@ -433,8 +435,8 @@ def disable() -> None:
                                "thread that enabled it, after exiting any mode entered since") from err
         _mode = None
         for target, value in _nccl_env_copied.items():
-            if os.environ.get(target) == value:
-                del os.environ[target]
+            if _env.raw(target, keep_empty=True) == value:
+                os.environ.pop(target, None)
         _nccl_env_copied.clear()
         while _saved:
             owner, name, original = _saved.pop()

@@ -72,6 +72,13 @@ struct HostUfunc {
   std::unordered_map<uint32_t, Loop>* loops;
   Py_ssize_t t_offset;  // byte offset of the `_t` slot in array_type's instances (its __slots__ member)
   Py_ssize_t h_offset;  // and of `_h`, the NumPy-view cache: () on results made here (built when needed)
+  // enabled()'s last answer, reused while npudist.xp._host's globals are unchanged (dict version tag)
+  // and float64_mode is the same object: four lookups and a string compare per call otherwise
+  uint64_t host_version = 0;
+  bool host_on = false;
+  Py_ssize_t host_small = 0;
+  PyObject* mode_seen = nullptr;  // strong reference
+  bool mode_off = false;
 
   std::array<PyObject**, 10> owned() {
     return {&np_ufunc, &resolve, &array_type, &uint_type, &as_uint, &host_dict, &state, &errvar, &ignore, &big};
@@ -225,16 +232,40 @@ const Loop* findLoop(HostUfunc* self, uint32_t key, const uint32_t* codes, int n
 
 // Host loops on and float64 mode 'off' (both settable from Python at any time).
 bool enabled(HostUfunc* self, Py_ssize_t* small) {
-  PyObject* e = PyDict_GetItemWithError(self->host_dict, s_ENABLED);  // borrowed
-  if (e != Py_True || PyDict_GetItemWithError(self->host_dict, s_FAST) != Py_True) return false;
-  PyObject* s = PyDict_GetItemWithError(self->host_dict, s_SMALL);
-  if (!s || !PyLong_Check(s)) return false;
-  *small = PyLong_AsSsize_t(s);
+#if PY_VERSION_HEX < 0x030C0000
+  // (ma_version_tag changes with every change of the dict; deprecated from Python 3.12)
+  const uint64_t version = reinterpret_cast<PyDictObject*>(self->host_dict)->ma_version_tag;
+  const bool known = version == self->host_version && version != 0;
+#else
+  const bool known = false;
+#endif
+  if (!known) {
+    self->host_on = false;
+    PyObject* e = PyDict_GetItemWithError(self->host_dict, s_ENABLED);  // borrowed
+    if (e != Py_True || PyDict_GetItemWithError(self->host_dict, s_FAST) != Py_True) return false;
+    PyObject* s = PyDict_GetItemWithError(self->host_dict, s_SMALL);
+    if (!s || !PyLong_Check(s)) return false;
+    const Py_ssize_t n = PyLong_AsSsize_t(s);
+    if (n == -1 && PyErr_Occurred()) return false;
+    self->host_small = n;
+    self->host_on = true;
+#if PY_VERSION_HEX < 0x030C0000
+    self->host_version = version;
+#endif
+  }
+  if (!self->host_on) return false;
+  *small = self->host_small;
   PyObject* mode = PyObject_GetAttr(self->state, s_float64_mode);
   if (!mode) return false;
-  const bool off = mode == s_off || (PyUnicode_Check(mode) && PyUnicode_Compare(mode, s_off) == 0);
+  if (mode != self->mode_seen) {
+    const bool off = mode == s_off || (PyUnicode_Check(mode) && PyUnicode_Compare(mode, s_off) == 0);
+    if (PyErr_Occurred()) PyErr_Clear();
+    Py_INCREF(mode);
+    Py_XSETREF(self->mode_seen, mode);
+    self->mode_off = off;
+  }
   Py_DECREF(mode);
-  return off;
+  return self->mode_off;
 }
 
 
@@ -501,6 +532,7 @@ int hostUfuncClear(PyObject* o) { return clearOwned<HostUfunc>(o); }
 void hostUfuncDealloc(PyObject* o) {
   PyObject_GC_UnTrack(o);
   hostUfuncClear(o);
+  Py_CLEAR(reinterpret_cast<HostUfunc*>(o)->mode_seen);
   delete reinterpret_cast<HostUfunc*>(o)->loops;
   Py_TYPE(o)->tp_free(o);
 }

@@ -9,6 +9,8 @@ Loops PyTorch has no kernel for (some float16 / small-integer ones) run in the n
 and are cast back, which is what NumPy's own float16 loops do. float64 work follows the float64
 mode (npudist.xp._config).
 """
+import inspect as _inspect
+
 import numpy as np
 import torch
 
@@ -109,6 +111,11 @@ class ufunc(_UfuncBase):
 
     def __repr__(self):
         return f"<xp.ufunc '{self.__name__}'>"
+
+    @property
+    def __signature__(self):
+        """The call's signature for inspect.signature (the C base's call has none of its own)."""
+        return _inspect.signature(self._call)
 
     def _resolve(self, key_types, dtype):
         key = (key_types, dtype)

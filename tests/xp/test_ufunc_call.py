@@ -1,6 +1,7 @@
 """xp's ufuncs and ndarray's operators as C callables (npudist._C._XpUfuncBase / _XpUfuncOp, issue 21
 step 6): the C fast path runs from the call itself, and every call it declines gets the Python
 path's result and errors, unchanged. Plus npudist._C._synchronize's idle fast path."""
+import inspect
 import operator
 import time
 
@@ -27,6 +28,9 @@ def test_ufuncs_derive_from_the_c_base_and_take_vectorcalls():
     assert isinstance(xp.add, _C._XpUfuncBase) and isinstance(_core.OPS["add"], _C._XpUfuncBase)
     assert type(xp.add).__flags__ & (1 << 11)           # Py_TPFLAGS_HAVE_VECTORCALL, set for the subclass
     assert "__call__" not in type(xp.add).__dict__ and "__call__" not in type(_core.OPS["add"]).__dict__
+    sig = inspect.signature(xp.add)                     # the Python call's signature, as before
+    assert list(sig.parameters)[:3] == ["args", "out", "where"] and sig.parameters["casting"].default == "same_kind"
+    assert list(inspect.signature(xp.ndarray.__add__).parameters) == ["self", "o"]
 
 
 @pytest.mark.parametrize("dunder", sorted(_core._OPERATORS))

@@ -78,6 +78,7 @@ struct HostUfunc {
   bool host_on = false;
   Py_ssize_t host_small = 0;
   PyObject* mode_seen = nullptr;  // strong reference
+  Py_ssize_t mode_offset;         // float64_mode's slot in `state` (npudist.xp._config._State), or -1
   bool mode_off = false;
 
   std::array<PyObject**, 10> owned() {
@@ -255,7 +256,11 @@ bool enabled(HostUfunc* self, Py_ssize_t* small) {
   }
   if (!self->host_on) return false;
   *small = self->host_small;
-  PyObject* mode = PyObject_GetAttr(self->state, s_float64_mode);
+  PyObject* mode = self->mode_offset >= 0
+                       ? *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(self->state) + self->mode_offset)
+                       : nullptr;
+  if (mode) Py_INCREF(mode);
+  else mode = PyObject_GetAttr(self->state, s_float64_mode);  // (no slot, or unset: getattr raises)
   if (!mode) return false;
   if (mode != self->mode_seen) {
     const bool off = mode == s_off || (PyUnicode_Check(mode) && PyUnicode_Compare(mode, s_off) == 0);
@@ -522,6 +527,8 @@ PyObject* hostUfuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     Py_DECREF(self);
     return nullptr;
   }
+  self->mode_offset = slotOffset(Py_TYPE(state), s_float64_mode);
+  if (self->mode_offset < 0) PyErr_Clear();  // a state object without the slot: getattr per call
   return reinterpret_cast<PyObject*>(self);
 }
 

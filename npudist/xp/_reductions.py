@@ -324,6 +324,9 @@ def cum_extreme(name, a, axis=0, dtype=None, out=None):
 def bitwise_reduce(uf, a, axis=0, dtype=None, out=None, keepdims=False):
     """bitwise_and/or/xor.reduce: a fold over the axis (one kernel per element of the axis)."""
     t = _t(a)
+    if t.is_floating_point() or t.is_complex():   # NumPy has no loop for these (TypeError, as its)
+        raise TypeError(f"ufunc '{uf.__name__}' not supported for the input types, and the inputs could not be "
+                        f"safely coerced to any supported types according to the casting rule ''safe''")
     if axis is None:
         t, axis = t.reshape(-1), 0
     axis = normalize_axis(axis, t.ndim)

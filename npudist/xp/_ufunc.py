@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from . import _config, _host
-from ._convert import ArrayBase, as_tensor, check_same_kind, operand
+from ._convert import ArrayBase, as_tensor, check_order, check_same_kind, in_order, operand
 from ._unsigned import UINT, UIntTensor, as_uint
 from ._dtypes import complex_to_real, DEMOTE_TORCH, NP_TO_TORCH, TORCH_TO_NP, to_dtype
 
@@ -41,6 +41,31 @@ _SCALARS = {}
 def _no_fast(*args):
     return None
 
+
+
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+class _Signature:
+    """A ufunc's signature= (a tuple of dtypes or None per operand, inputs then outputs, or a
+    'ii->d' string), hashable for the loop cache; resolved by NumPy's own resolve_dtypes."""
+    __slots__ = ("dtypes",)
+
+    def __init__(self, signature):
+        if isinstance(signature, str):
+            ins, _, outs = signature.partition("->")
+            signature = tuple(np.dtype(c) for c in ins + outs)
+        elif isinstance(signature, (tuple, list)):
+            signature = tuple(None if d is None else np.dtype(to_dtype(d)) for d in signature)
+        else:
+            signature = np.dtype(to_dtype(signature))
+        self.dtypes = signature
+
+    def __hash__(self):
+        return hash(("signature", self.dtypes))
+
+    def __eq__(self, other):
+        return type(other) is _Signature and other.dtypes == self.dtypes
 
 class _PyUfuncBase:
     """The base of ufunc without the extension's npudist._C._XpUfuncBase: __call__ in Python."""
@@ -125,7 +150,9 @@ class ufunc(_UfuncBase):
             pass
         types = tuple(TORCH_TO_NP[k] if isinstance(k, torch.dtype) else (_BOOL if k is bool else k) for k in key_types)
         try:
-            if dtype is not None:
+            if type(dtype) is _Signature:   # signature=: NumPy picks the loop it names
+                loop = self._np.resolve_dtypes(types + (None,) * self.nout, signature=dtype.dtypes, casting="unsafe")
+            elif dtype is not None:
                 # NumPy's dtype= fixes the output dtype(s) only (signature=(None, ..., dtype)) and the
                 # loop is chosen from that, Python scalars included (floor_divide(0, 0, dtype=float64))
                 loop = self._np.resolve_dtypes(types + (None,) * self.nout,
@@ -159,6 +186,14 @@ class ufunc(_UfuncBase):
     def _general(self, args, out, where, casting, dtype, order, signature):
         """The Python paths: NumPy's loop on npu memory (_host) where chosen, else PyTorch's kernels."""
         nin = self.nin
+        if casting not in _CASTINGS:
+            raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', 'unsafe' (got {casting!r})")
+        if order != "K":
+            order = check_order(order)
+        if signature is not None:
+            if dtype is not None:
+                raise TypeError("cannot specify both 'signature' and 'dtype'")
+            dtype = _Signature(signature)
         if (where is True and dtype is None and order == "K" and signature is None and len(args) == nin
                 and (out is not None or casting == "same_kind") and _state.float64_mode == "off" and _host.ENABLED and not _any_capture()
                 and self._host_worth(args)):
@@ -193,7 +228,7 @@ class ufunc(_UfuncBase):
                     device = o.device
                 else:
                     key.append(type(o))
-        if dtype is not None:
+        if dtype is not None and type(dtype) is not _Signature:
             dtype = to_dtype(dtype)
         loop = self._resolve(tuple(key), dtype)
         if casting != "unsafe":
@@ -231,6 +266,10 @@ class ufunc(_UfuncBase):
             res = _cast_back(res, out_tdts)
         else:
             res = self._compute(conv, out_tdts)
+        if order != "K" and out is None:   # NumPy's order= for new results ('A': F when the inputs are)
+            like = next((o for o in ops if isinstance(o, torch.Tensor)), None)
+            res = (in_order(res, order, like=like) if self.nout == 1 else
+                   tuple(in_order(r, order, like=like) for r in res))
         if self.nout == 1:
             if out is None and where is True:
                 r = object.__new__(nd)

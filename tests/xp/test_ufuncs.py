@@ -369,3 +369,38 @@ def test_ufunc_reduceat(axis):
     np.testing.assert_array_equal(xp.asnumpy(out), [6, 9, 13])
     with pytest.raises(TypeError, match="same_kind"):
         xp.add.reduceat(xp.arange(8.0), [0, 4], out=xp.zeros(2, dtype=xp.int64))
+
+
+@pytest.mark.parametrize("signature", [(None, None, np.float64), (np.float64, np.float64, None), "dd->d"])
+def test_ufunc_signature_selects_the_loop(signature):
+    a = np.arange(4, dtype=np.int32)
+    expected = np.add(a, a, signature=signature)
+    got = xp.add(xp.asarray(a), xp.asarray(a), signature=signature)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(xp.asnumpy(got), expected)
+    with pytest.raises(TypeError):       # NumPy's UFuncTypeError: float64 input into an int64 loop
+        xp.add(xp.arange(4.0), 1, signature=(None, None, np.int64))
+    with pytest.raises(TypeError, match="both"):
+        xp.add(xp.arange(4.0), 1, signature=(None, None, np.int64), dtype=np.float64)
+
+
+@pytest.mark.parametrize("order", ["F", "A", "C"])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_ufunc_order(order, transposed):
+    a = np.arange(12.0).reshape(3, 4)
+    x = xp.asarray(a)
+    if transposed:
+        a, x = a.T, x.T
+    expected = np.add(a, 1, order=order)
+    got = xp.add(x, 1, order=order)
+    assert (got.flags.f_contiguous, got.flags.c_contiguous) == (expected.flags.f_contiguous, expected.flags.c_contiguous)
+    np.testing.assert_array_equal(xp.asnumpy(got), expected)
+
+
+def test_ufunc_keyword_values_checked_as_numpy():
+    with pytest.raises(ValueError, match="casting must be one of"):
+        xp.add(xp.arange(3), 1, casting="bogus")
+    with pytest.raises(ValueError, match="order must be one of"):
+        xp.add(xp.arange(3), 1, order="X")
+    with pytest.raises(TypeError, match="not supported for the input types"):
+        xp.bitwise_and.reduce(xp.ones(3))

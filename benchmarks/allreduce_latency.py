@@ -68,7 +68,7 @@ def rank_main(args):
     import torch
     import torch.distributed as dist
 
-    import npudist  # noqa: F401
+    import npudist  # noqa: F401  (registers npu and hccl when torch's backend autoload is off)
     from npudist import _C
 
     torch.set_num_threads(1)

@@ -61,10 +61,11 @@ inline void bump(std::atomic<uint64_t>& c, uint64_t v = 1) { c.fetch_add(v, std:
 // every publisher's store that precedes the barrier point in its program is
 // then visible to the sleeper's read, and every publisher load that follows
 // it sees the increment — so at least one side sees the other, as with two
-// fences. Publishers keep the seq_cst store (the fence on their side) when
-// their process could not register (old kernel, seccomp); a sleeper whose
-// membarrier call fails sleeps in short slices, so a missed wake-up costs at
-// most one slice. The registration is per process image: a forked child
+// fences. A sleeper stays announced (and fenced once) for its whole sleep,
+// re-reading the value before each slice. Publishers keep the seq_cst store
+// (the fence on their side) when their process could not register (old
+// kernel, seccomp); a sleeper whose membarrier call fails sleeps in short
+// slices, so a missed wake-up costs at most one slice. The registration is per process image: a forked child
 // starts unregistered and registers again (pthread_atfork).
 std::atomic<bool> g_asymmetric{false};
 
@@ -187,8 +188,24 @@ WaitResult waitUntil(SharedWord& w, const std::function<bool(uint32_t)>& ready, 
   }
   bump(g_stats.yields, yields);
   // Sleep on the futex in slices, checking abort, deadline and the peer's life.
+  // Announced once for the whole sleep (publishers wake us from then on) and
+  // fenced once: publishers that rely on our fence (g_asymmetric) execute
+  // theirs now, and every slice re-reads the word after it. If the
+  // membarrier fails, sleep in short slices instead.
+  w.sleepers.fetch_add(1, std::memory_order_seq_cst);
+  struct Unannounce {
+    SharedWord& w;
+    ~Unannounce() { w.sleepers.fetch_sub(1, std::memory_order_seq_cst); }
+  } unannounce{w};
+  const int64_t max_slice = membarrierCall(MEMBARRIER_CMD_GLOBAL_EXPEDITED) ? kSleepSliceNs : kShortSleepNs;
   int64_t next_probe = nowNs() + kLivenessPeriodNs;
   while (true) {
+    uint32_t seen = w.value.load(std::memory_order_seq_cst);
+    if (ready(seen)) {
+      bump(g_stats.ready_sleeping);
+      bump(g_stats.sleep_ns, uint64_t(nowNs() - start));
+      return WaitResult::kReady;
+    }
     if (aborted()) return WaitResult::kAborted;
     int64_t now = nowNs();
     if (policy.deadline_ns && now >= policy.deadline_ns) return WaitResult::kTimeout;
@@ -199,23 +216,10 @@ WaitResult waitUntil(SharedWord& w, const std::function<bool(uint32_t)>& ready, 
       }
       next_probe = now + kLivenessPeriodNs;
     }
-    int64_t slice = kSleepSliceNs;
+    int64_t slice = max_slice;
     if (policy.deadline_ns) slice = std::min(slice, std::max<int64_t>(policy.deadline_ns - now, 1000));
-    w.sleepers.fetch_add(1, std::memory_order_seq_cst);
-    // Publishers in processes that rely on our fence (g_asymmetric) have
-    // theirs executed now; if that fails, sleep briefly instead.
-    if (!membarrierCall(MEMBARRIER_CMD_GLOBAL_EXPEDITED)) slice = std::min(slice, kShortSleepNs);
-    uint32_t seen = w.value.load(std::memory_order_seq_cst);
-    if (!ready(seen)) {
-      bump(g_stats.futex_sleeps);
-      futexWait(&w.value, seen, slice);
-    }
-    w.sleepers.fetch_sub(1, std::memory_order_seq_cst);
-    if (ready(w.value.load(std::memory_order_acquire))) {
-      bump(g_stats.ready_sleeping);
-      bump(g_stats.sleep_ns, uint64_t(nowNs() - start));
-      return WaitResult::kReady;
-    }
+    bump(g_stats.futex_sleeps);
+    futexWait(&w.value, seen, slice);
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "hccl/fault_hooks.h"
 #include "hccl/process_group_hccl.h"
+#include "hccl/shm_wait.h"
 
 namespace py = pybind11;
 using npudist::hccl::ProcessGroupHCCL;
@@ -71,6 +72,24 @@ the constructor is what the backend registry calls.)")
              return c10::static_intrusive_pointer_cast<Options>(pg.getBackendOptions());
            },
            "The group's options (timeout, name); split_group copies them for the new group.");
+  m.def("_hccl_wait_stats", [] {
+          const npudist::hccl::WaitStats s = npudist::hccl::waitStats();
+          py::dict d;
+          d["waits"] = s.waits;
+          d["ready_spinning"] = s.ready_spinning;
+          d["ready_yielding"] = s.ready_yielding;
+          d["ready_sleeping"] = s.ready_sleeping;
+          d["yields"] = s.yields;
+          d["futex_sleeps"] = s.futex_sleeps;
+          d["spin_ns"] = s.spin_ns;
+          d["yield_ns"] = s.yield_ns;
+          d["sleep_ns"] = s.sleep_ns;
+          return d;
+        },
+        "How this process's hccl collectives waited for peers since the last reset (benchmarks): waits = "
+        "waits that found the peer not there yet; ready_spinning/_yielding/_sleeping = in which phase they "
+        "ended; yields, futex_sleeps; spin_ns/yield_ns/sleep_ns = total time of the waits that ended in each phase.");
+  m.def("_hccl_reset_wait_stats", [] { npudist::hccl::resetWaitStats(); }, "Zeroes _hccl_wait_stats().");
   // split_group deep-copies the parent's options, so they must be copyable.
   py::class_<Options, c10d::Backend::Options, c10::intrusive_ptr<Options>>(cls, "Options")
       .def(py::init([](std::chrono::milliseconds timeout) { return c10::make_intrusive<Options>(timeout); }),

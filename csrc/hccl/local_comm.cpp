@@ -1,6 +1,7 @@
 #include "hccl/local_comm.h"
 
 #include <c10/util/Exception.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -255,6 +256,7 @@ void LocalComm::waitAll(uint32_t target, const Ctx& c) {
     policy.abort_flag = &seg_.header().abort;
     const int pid = peer.pid.load(std::memory_order_acquire);
     policy.peer_alive = [pid] { return processAlive(pid); };
+    policy.peer_on_my_cpu = peer.arrival[par].desc.cpu == sched_getcpu();
     WaitResult res = waitUntil(word, [target](uint32_t v) { return reached(v, target); }, policy);
     if (res == WaitResult::kReady) continue;
     if (res == WaitResult::kAborted) {
@@ -326,6 +328,7 @@ LocalComm::Ctx LocalComm::arrive(Op op, DType dtype, RedOp redop, int64_t count,
   d.count = count;
   d.root = root;
   d.arrive_ns = now;
+  d.cpu = sched_getcpu();
   if (bad) std::snprintf(mine.note[par], kNoteBytes, "%s", bad.reason.c_str());
   mine.zc[par] = bad ? ZeroCopyDesc{} : zc_next_;  // zero-copy buffers, if zcPublish found them
   zc_next_ = ZeroCopyDesc{};

@@ -196,9 +196,8 @@ C10_NOINLINE int64_t recordWithFrames(const FrRecord& r, const OpState& state) {
 }  // namespace
 
 // On every collective's path: kept short, the rare cases out of line.
-void ProcessGroupHCCL::track(const std::shared_ptr<OpState>& sp, const char* name, int peer, bool starts_now) {
-  OpState& state = *sp;
-  state.group = stats_;
+void ProcessGroupHCCL::track(OpState& state, const char* name, int peer, bool starts_now) {
+  if (state.group != stats_) state.group = stats_;  // a pooled state has it already
   state.enqueue_ns = starts_now ? state.start_ns.load(std::memory_order_relaxed) : core::monotonicNs();
   if (C10_UNLIKELY(!stats_->hasDesc()) && !getGroupDesc().empty()) noteGroupDesc(*stats_, getGroupDesc());
   const int kind = opKindIndex(name);  // cached per thread (callers pass literals)
@@ -256,11 +255,19 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
   injectIssueFault(*engine_, name);  // docs/fault_injection.md (hang, slow)
   // Latency path: nothing queued ahead, and the caller wants the result now.
   const bool run_now = !coalescing_ && !async_op && !in_deferred && core::streamIdle(comm_stream_);
-
-  auto state = std::make_shared<OpState>();
-  state->device = dev;
-  state->outputs = outputs;
-  {
+  // One look at the record-function callbacks per collective (~200 instructions).
+  const bool callbacks = at::hasCallbacks();
+  // The latency path reuses a finished Work and its state when nobody holds
+  // them any more (WorkPool, work.h); a profiled one gets a fresh Work (its
+  // title makes c10d::Work record a function).
+  const bool poolable = run_now && !C10_UNLIKELY(callbacks);
+  c10::intrusive_ptr<WorkHCCL> work = poolable ? work_pool_.take(type) : nullptr;
+  std::shared_ptr<OpState> state;  // set unless the Work came from the pool
+  if (!work) state = std::make_shared<OpState>();
+  OpState& st = work ? work->opState() : *state;
+  st.device = dev;
+  st.outputs = outputs;
+  if (st.name_key != name) {
     // Callers pass string literals: the name is made once per op kind and thread.
     thread_local const char* last = nullptr;
     thread_local std::string last_name;
@@ -268,39 +275,43 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
       last_name = std::string("hccl:") + name;
       last = name;
     }
-    state->name = last_name;
+    st.name = last_name;
+    st.name_key = name;
   }
-  state->engine = engine_;
+  if (!work) {
+    st.engine = engine_;
+    st.shelf = shelf_;
+  }
   // In-place collectives pass one list as both.
   if (&inputs == &outputs) {
-    state->inputs_are_outputs = true;
+    st.inputs_are_outputs = true;
   } else {
-    state->inputs = inputs;
+    st.inputs = inputs;
   }
-  state->shelf = shelf_;
   if (run_now) {
-    state->start_ns.store(core::monotonicNs(), std::memory_order_relaxed);
+    st.start_ns.store(core::monotonicNs(), std::memory_order_relaxed);
   } else {
     static const c10::TypePtr kTensorList = c10::ListType::create(c10::TensorType::get());
-    state->future = c10::make_intrusive<c10::ivalue::Future>(kTensorList);
+    st.future = c10::make_intrusive<c10::ivalue::Future>(kTensorList);
   }
-  if (tracked_) track(state, name, peer, run_now);
+  if (tracked_) track(st, name, peer, run_now);
   // PyTorch's record_param_comms range and the issuing op of the device event.
   profiler::ParamCommsRange comms;
-  // One look at the record-function callbacks per collective (~200 instructions).
-  const bool callbacks = at::hasCallbacks();
   if (C10_UNLIKELY(callbacks) && !in_deferred) {
     comms.open({name, stats_->name, getGroupDesc(), rank_, size_, stats_->global_ranks,
-                int64_t(state->is_p2p ? state->p2p_seq : state->collective_seq), state->is_p2p}, *state);
+                int64_t(st.is_p2p ? st.p2p_seq : st.collective_seq), st.is_p2p}, st);
     if (profiler::active() && dev >= 0) {
-      state->profiler_correlation = profiler::currentCorrelation();
-      state->profiler_user_correlation = profiler::currentUserCorrelation();
-      state->profiler_stream = comm_stream_.id();
-      comms.markLaunch(state->profiler_correlation);
+      st.profiler_correlation = profiler::currentCorrelation();
+      st.profiler_user_correlation = profiler::currentUserCorrelation();
+      st.profiler_stream = comm_stream_.id();
+      comms.markLaunch(st.profiler_correlation);
     }
   }
-  auto work = c10::make_intrusive<WorkHCCL>(rank_, type, state,
-                                            C10_UNLIKELY(callbacks) ? profiler::workTitle(state->name) : nullptr);
+  if (!work) {
+    work = c10::make_intrusive<WorkHCCL>(rank_, type, state,
+                                         C10_UNLIKELY(callbacks) ? profiler::workTitle(st.name) : nullptr);
+    if (poolable) work_pool_.offer(work);
+  }
 
   if (coalescing_) {
     coalesced_bodies_.push_back(std::move(body));
@@ -309,7 +320,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
     return work;
   }
 
-  state->blocking_wait = !async_op && (dev < 0 || core::currentStreamId(dev) == 0);
+  st.blocking_wait = !async_op && (dev < 0 || core::currentStreamId(dev) == 0);
   if (run_now) {
     // An error of earlier work on the caller's stream is raised after this
     // collective has run, so that this rank stays in step with its peers.
@@ -321,8 +332,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
         earlier = std::current_exception();
       }
     }
-    runBody(*engine_, *state, body);
-    state->keepTensorsWeakly();
+    runBody(*engine_, st, body);
+    st.keepTensorsWeakly();
     if (earlier) std::rethrow_exception(earlier);
     return work;
   }
@@ -384,7 +395,7 @@ void ProcessGroupHCCL::rejectInput(Op op, const std::string& reason) {
   if (tracked_) {
     auto rejected = std::make_shared<OpState>();
     rejected->name = std::string("hccl:") + opName(op);
-    track(rejected, opName(op), -1, /*starts_now=*/false);
+    track(*rejected, opName(op), -1, /*starts_now=*/false);
     rejected->finish(std::make_exception_ptr(std::invalid_argument(reason)));
     Watchdog::get().onFailure(stats_, FailureKind::kInvalid, reason);
   }

@@ -110,7 +110,7 @@ class ProcessGroupHCCL : public c10d::Backend {
                          const std::vector<at::Tensor>& outputs, const Body& body, int peer, c10::DeviceIndex dev);
   // Numbers, counts and traces a collective (group_stats.h, flight_recorder.h).
   // starts_now: it runs at once on this thread (its start_ns is set).
-  void track(const std::shared_ptr<OpState>& state, const char* name, int peer, bool starts_now);
+  void track(OpState& state, const char* name, int peer, bool starts_now);
   // A rank whose input failed its own checks still arrives (flagged), so that
   // its peers fail with its reason instead of waiting; then it raises.
   [[noreturn]] void rejectInput(Op op, const std::string& reason);
@@ -131,6 +131,8 @@ class ProcessGroupHCCL : public c10d::Backend {
   c10::Stream comm_stream_;
   // Finished collectives' tensors, dropped by user threads (work.h).
   std::shared_ptr<ReleaseShelf> shelf_ = std::make_shared<ReleaseShelf>();
+  // Recycled Works of latency-path collectives (work.h).
+  WorkPool work_pool_;
   c10::intrusive_ptr<c10d::Backend> last_split_;
   const c10d::Store* last_split_store_ = nullptr;
   std::vector<int> last_split_ranks_;

@@ -26,6 +26,7 @@ struct OpDesc {
   int64_t count;
   int64_t root;
   int64_t arrive_ns;  // CLOCK_MONOTONIC, for straggler diagnosis
+  int32_t cpu;        // the CPU the rank arrived on: a waiter on the same CPU yields at once (shm_wait.h)
 };
 constexpr uint32_t kDescInvalid = 1;
 

@@ -33,6 +33,9 @@ struct WaitPolicy {
   int64_t deadline_ns = 0;
   const std::atomic<uint32_t>* abort_flag = nullptr;
   std::function<bool()> peer_alive;
+  // The peer last ran on this waiter's CPU: it cannot arrive while we spin,
+  // so the wait skips spinning and yields at once (ranks sharing a core).
+  bool peer_on_my_cpu = false;
 };
 
 // Waits until `ready(word value)` holds.
@@ -45,9 +48,22 @@ inline bool reached(uint32_t a, uint32_t b) { return int32_t(a - b) >= 0; }
 bool processAlive(int pid);
 
 // How long a waiter polls before sleeping on the futex (NPUDIST_HCCL_SPIN_US,
-// default 1000 µs): 5 µs of pure spinning, then polling with sched_yield.
+// default 1000 µs): 5 µs of pure spinning (none when the peer shares the
+// waiter's CPU), then polling with sched_yield.
 int64_t spinBudgetNs();
 
 int64_t nowNs();
+
+// How waits ended, for benchmarks/allreduce_latency.py: counted only when a
+// wait could not return at its first look (the peer not there yet), so the
+// latency path pays nothing. Process-wide, relaxed counters.
+struct WaitStats {
+  uint64_t waits = 0;                                   // waitUntil calls that had to wait
+  uint64_t ready_spinning = 0, ready_yielding = 0, ready_sleeping = 0;  // where they ended ready
+  uint64_t yields = 0, futex_sleeps = 0;
+  uint64_t spin_ns = 0, yield_ns = 0, sleep_ns = 0;     // time spent in each phase (by waits that ended there)
+};
+WaitStats waitStats();
+void resetWaitStats();
 
 }  // namespace npudist::hccl

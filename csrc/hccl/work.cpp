@@ -39,6 +39,63 @@ void OpState::finish(std::exception_ptr err) {
   if (!defer_future) completeFuture();
 }
 
+void OpState::resetForReuse() {
+  done.store(false, std::memory_order_relaxed);
+  error = nullptr;
+  outputs.clear();
+  if (future) future.reset();
+  start_ns.store(0, std::memory_order_relaxed);
+  end_ns.store(0, std::memory_order_relaxed);
+  blocking_wait = false;
+  kind = -1;
+  is_p2p = false;
+  collective_seq = p2p_seq = op_id = 0;
+  fr_id = -1;
+  fr_started = false;
+  bytes = 0;
+  enqueue_ns = 0;
+  profiler_correlation = profiler_user_correlation = 0;
+  profiler_stream = -1;
+  inputs.clear();
+  inputs_are_outputs = false;
+  timed_out_by_watchdog.store(false, std::memory_order_relaxed);
+  defer_future = false;
+  weak_outputs.clear();
+  outputs_weak = false;
+}
+
+c10::intrusive_ptr<WorkHCCL> WorkPool::take(c10d::OpType type) {
+  if (busy_.exchange(true, std::memory_order_acquire)) return {};
+  c10::intrusive_ptr<WorkHCCL> out;
+  for (auto& w : works_) {
+    if (!w) break;
+    // Only the pool holds it: the count cannot rise under us (nobody else
+    // has a reference to copy or a weak one to lock). The acquire fence
+    // orders our reuse after the last holder's release of it.
+    if (w.use_count() != 1 || w.weak_use_count() != 1) continue;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    OpState& s = *w->state_;
+    if (!s.done.load(std::memory_order_relaxed) || s.task || s.in_flight_listed || w->state_.use_count() != 1) continue;
+    s.resetForReuse();
+    w->opType_ = type;
+    out = w;
+    break;
+  }
+  busy_.store(false, std::memory_order_release);
+  return out;
+}
+
+void WorkPool::offer(const c10::intrusive_ptr<WorkHCCL>& work) {
+  if (busy_.exchange(true, std::memory_order_acquire)) return;
+  for (auto& w : works_) {
+    if (!w) {
+      w = work;
+      break;
+    }
+  }
+  busy_.store(false, std::memory_order_release);
+}
+
 void OpState::completeFuture() {
   if (!future || future->completed()) return;
   if (error) {

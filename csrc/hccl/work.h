@@ -63,6 +63,7 @@ struct OpState {
   // (WorkHCCL::getFuture), as most callers never do.
   c10::intrusive_ptr<c10::ivalue::Future> future;
   std::string name;                    // "hccl:all_reduce", for messages
+  const char* name_key = nullptr;      // the op's literal `name` was made from (a pooled state keeps it)
   std::atomic<int64_t> start_ns{0}, end_ns{0};
   std::weak_ptr<Engine> engine;        // Work.abort() aborts the communicator
   std::weak_ptr<ReleaseShelf> shelf;   // the group's; Work.wait() empties it
@@ -119,6 +120,11 @@ struct OpState {
 
   // Called once by whoever ran the collective.
   void finish(std::exception_ptr err);
+  // Back to a fresh collective's state, keeping what is the same for every
+  // collective of the group (engine, shelf, group, name): for a state whose
+  // collective ran on the caller's thread and finished, that only its pooled
+  // Work still holds (WorkPool).
+  void resetForReuse();
   // Completes the future with the outputs or the error (after finish()).
   void completeFuture();
 };
@@ -145,11 +151,40 @@ class WorkHCCL : public c10d::Work {
   int sourceRank() const override;
   void setSourceRank(std::shared_ptr<const std::atomic<int>> source) { source_ = std::move(source); }
 
+  OpState& opState() const { return *state_; }
+
  private:
+  friend class WorkPool;
   void waitBlocking(std::chrono::milliseconds timeout);
   std::shared_ptr<OpState> state_;
   std::shared_ptr<const std::atomic<int>> source_;
   std::mutex future_mutex_;  // getFuture() may make the future (OpState::future)
+};
+
+// A group's recycled Works of collectives that ran on the caller's thread
+// (the latency path: a synchronous dist.all_reduce makes a Work and its
+// OpState, and Python drops both right after wait()). Making and destroying
+// the pair cost ~1,000 instructions per collective (c10d::Work's mutex and
+// condition variable, the OpState's forty fields, two heap blocks, atomic
+// reference counts of the group, engine and shelf); a pooled pair is reset
+// instead. A Work is taken back only when nobody else holds it — no strong
+// reference but the pool's and no weak one (c10::intrusive_ptr counts), and
+// its collective finished — so whoever keeps a Work (async_op, a C++ caller,
+// Work.get_future()'s future, which is its own object) sees it unchanged; a
+// Work in use is skipped and a new one made. Until reused, a pooled Work keeps
+// its state: its error, a future someone asked for (and that future's
+// tensors), until the group's next collective on this path.
+class WorkPool {
+ public:
+  // A finished, unreferenced Work made ready for a new collective of `type`, or null.
+  c10::intrusive_ptr<WorkHCCL> take(c10d::OpType type);
+  // Keeps `work` (just made for a latency-path collective) for reuse, if there is room.
+  void offer(const c10::intrusive_ptr<WorkHCCL>& work);
+
+ private:
+  static constexpr int kSize = 4;
+  std::atomic<bool> busy_{false};  // another thread of the group is taking or offering: skip
+  c10::intrusive_ptr<WorkHCCL> works_[kSize];
 };
 
 // TORCH_HCCL_BLOCKING_WAIT=1: every wait() blocks the calling thread.

@@ -253,26 +253,20 @@ def numpy_first(np_fn, array_type, big=False, unsigned=True):
     result dtype xp does not hold. Results keep NumPy's memory order (C, or Fortran when NumPy's
     result is Fortran-ordered). ``array_type`` may be a zero-argument callable returning the
     class (for ndarray's own methods, decorated before the class exists); it is called once, at
-    the first call. Stream order and FP-error handling are this module's rules."""
+    the first call. Stream order and FP-error handling are this module's rules.
+
+    The decorated function is the C object itself (it keeps ``f``'s name, doc and ``__wrapped__``,
+    and binds as a method); ``decorated._host_fast(*args, **kwargs)`` runs only the NumPy path and
+    returns None where the call does not qualify."""
     def deco(f):
         cls = getattr(_C, "_XpHostFunc", None)
         if cls is None or _ERR is None:
             return f
-        def fast(*args, **kwargs):   # replaced by the C object at the first call
-            nonlocal c
-            kind = array_type if isinstance(array_type, type) else array_type()
-            c = numpy_first_call._host_fast = cls(np_fn, big, unsigned, kind, _UINTT, as_uint, globals(),
-                                                  _config.state, _ERR, _IGNORE)
-            return c(*args, **kwargs)
-
-        c = fast
-
-        @functools.wraps(f)
-        def numpy_first_call(*args, **kwargs):
-            r = c(*args, **kwargs)
-            if r is not None:
-                return r
-            return f(*args, **kwargs)
-        numpy_first_call._host_fast = fast
-        return numpy_first_call
+        # The C object is the decorated function (no Python frame in between): NumPy's call, or f's
+        # when the call does not qualify. ``_host_fast``: the same object without f (None instead).
+        new = functools.partial(cls, np_fn, big, unsigned, array_type, _UINTT, as_uint, globals(), _config.state,
+                                _ERR, _IGNORE)
+        c = functools.update_wrapper(new(f), f)
+        c._host_fast = new(None)
+        return c
     return deco

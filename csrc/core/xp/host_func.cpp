@@ -1,7 +1,10 @@
 // npudist.xp's NumPy-function path (issue 21 step 6): an xp function (sum, sort, where, astype, ...)
 // runs NumPy's own function on zero-copy views of its npu arrays in one C call; the result is copied
-// into new npu memory (the npu caching allocator) as xp arrays. Declines (None) for anything
-// unusual; see npudist/xp/_host.py numpy_first.
+// into new npu memory (the npu caching allocator) as xp arrays. For anything unusual the object
+// calls xp's own function (its fallback) with the same arguments, or with no fallback (the probe,
+// ``f._host_fast``) returns None. The object is the decorated function itself: it has a __dict__
+// (functools.update_wrapper's name, doc and __wrapped__) and binds as a method, so no Python frame
+// sits between the caller and this C call. See npudist/xp/_host.py numpy_first.
 #include "core/xp/host_ufunc.h"
 
 #include "core/xp/host_common.h"
@@ -36,11 +39,13 @@ struct HostFunc {
   PyObject* state;
   PyObject* errvar;
   PyObject* ignore;
+  PyObject* fallback;    // xp's own function (None: decline with None)
+  PyObject* dict;        // __dict__ (functools.update_wrapper's attributes)
   bool big_ok;   // NumPy's function measured faster at size with one torch thread
   bool uint_ok;  // NumPy's function at any size when an array is uint16/32/64 (xp emulates those)
 
-  std::array<PyObject**, 8> owned() {
-    return {&np_fn, &array_type, &uint_type, &as_uint, &host_dict, &state, &errvar, &ignore};
+  std::array<PyObject**, 9> owned() {
+    return {&np_fn, &array_type, &uint_type, &as_uint, &host_dict, &state, &errvar, &ignore, &fallback};
   }
 };
 
@@ -101,14 +106,12 @@ PyObject* viewOf(PyObject* o, PyObject* array_type, PyObject* uint_type, c10::De
   return v;
 }
 
-// Tensor t (dtype st) as a new xp array; nullptr with an error set on failure.
+// Tensor t (dtype st, fresh: no Python object yet) as a new xp array; nullptr with an error set on
+// failure. An unsigned tensor is wrapped straight into xp's UIntTensor class: no alias tensor (as
+// ``as_subclass`` makes) to create and free, and, owning its memory, it has no ``_base``.
 PyObject* wrapTensor(HostFunc* self, at::Tensor t, c10::ScalarType st) {
-  PyObject* tobj = THPVariable_Wrap(std::move(t));
-  if (tobj && isUnsigned(st)) {
-    PyObject* u = asUintTensor(tobj, self->uint_type);
-    Py_DECREF(tobj);
-    tobj = u;
-  }
+  PyObject* tobj = isUnsigned(st) ? THPVariable_Wrap(t, reinterpret_cast<PyTypeObject*>(self->uint_type))
+                                  : THPVariable_Wrap(std::move(t));
   if (!tobj) return nullptr;
   PyObject* out = PyBaseObject_Type.tp_new((PyTypeObject*)self->array_type, s_empty, nullptr);
   if (out && PyObject_SetAttr(out, s_t, tobj) < 0) Py_CLEAR(out);
@@ -178,12 +181,28 @@ PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev) {
   return wrapTensor(self, std::move(t), st);
 }
 
-PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+// array_type given as a zero-argument callable (ndarray's own methods, decorated before the class
+// exists): resolved once, at the first call. False with an error set when it is not a class.
+bool resolveArrayType(HostFunc* self) {
+  if (PyType_Check(self->array_type)) return true;
+  PyObject* t = PyObject_CallNoArgs(self->array_type);
+  if (!t) return false;
+  if (!PyType_Check(t)) {
+    Py_DECREF(t);
+    PyErr_SetString(PyExc_TypeError, "_XpHostFunc: array_type() must return a class");
+    return false;
+  }
+  Py_SETREF(self->array_type, t);
+  return true;
+}
+
+// The NumPy path: the result, or declined() (None) when the call does not qualify.
+PyObject* tryNumpy(HostFunc* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   HANDLE_TH_ERRORS
-  auto* self = reinterpret_cast<HostFunc*>(callable);
   const Py_ssize_t n = PyVectorcall_NARGS(nargsf);
   const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   if (n == 0 || graph::anyCapture() || isInBadFork()) return declined();
+  if (C10_UNLIKELY(!PyType_Check(self->array_type)) && !resolveArrayType(self)) return nullptr;
   {
     PyObject* e = PyDict_GetItemWithError(self->host_dict, s_ENABLED);
     if (e != Py_True || PyDict_GetItemWithError(self->host_dict, s_FAST) != Py_True)
@@ -201,7 +220,22 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
     small = PyLong_AsSsize_t(s);
   }
   const Py_ssize_t total = n + nkw;
-  std::vector<PyObject*> cargs(size_t(total), nullptr);
+  // the call's arguments with views for arrays (a stack buffer for the usual few)
+  PyObject* stack_args[8];
+  std::vector<PyObject*> heap_args;
+  PyObject** cargs = stack_args;
+  if (total > 8) {
+    heap_args.resize(size_t(total));
+    cargs = heap_args.data();
+  }
+  std::fill(cargs, cargs + total, nullptr);
+  struct Release {  // the views and argument references, released on every exit
+    PyObject** p;
+    Py_ssize_t n;
+    ~Release() {
+      for (Py_ssize_t i = 0; i < n; ++i) Py_XDECREF(p[i]);
+    }
+  } release{cargs, total};
   c10::Device dev(c10::DeviceType::PrivateUse1, -1);
   int64_t numel = 0;
   bool unsig = false, ok = true, any_array = false;
@@ -231,7 +265,6 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
         waitCurrentStream(dev.index());
       } catch (...) {
         PyEval_RestoreThread(ts);
-        for (auto* p : cargs) Py_XDECREF(p);
         throw;
       }
       PyEval_RestoreThread(ts);
@@ -243,14 +276,11 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
     if (numel > small) {
       if (dev.index() != currentDevice()) guard.reset_device(dev);
       previous = npuMemoryBegin();
-      if (!previous) {
-        for (auto* p : cargs) Py_XDECREF(p);
-        return nullptr;
-      }
+      if (!previous) return nullptr;
     }
     PyObject* token = PyContextVar_Set(self->errvar, self->ignore);
     if (token) {
-      res = PyObject_Vectorcall(self->np_fn, cargs.data(), size_t(n), kwnames);
+      res = PyObject_Vectorcall(self->np_fn, cargs, size_t(n), kwnames);
       PyObject *et, *ev, *tb;
       PyErr_Fetch(&et, &ev, &tb);
       if (PyContextVar_Reset(self->errvar, token) < 0) PyErr_Clear();
@@ -266,7 +296,6 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
         // handler asked for was not there; xp's path then raises torch.OutOfMemoryError as any op)
         PyErr_Clear();
       } else {
-        for (auto* p : cargs) Py_XDECREF(p);
         return nullptr;
       }
     }
@@ -274,10 +303,9 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
   if (res) {
     // NumPy returned into one of our views (an out array passed positionally): the xp function
     // must return the caller's array, so it runs itself
-    for (auto* p : cargs)
-      if (p && res == p) Py_CLEAR(res);
+    for (Py_ssize_t i = 0; i < total; ++i)
+      if (cargs[i] && res == cargs[i]) Py_CLEAR(res);
   }
-  for (auto* p : cargs) Py_XDECREF(p);
   if (!res) return declined();
   PyObject* out = nullptr;
   if (PyTuple_Check(res)) {
@@ -310,29 +338,75 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
   END_HANDLE_TH_ERRORS
 }
 
+PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* self = reinterpret_cast<HostFunc*>(callable);
+  PyObject* r = tryNumpy(self, args, nargsf, kwnames);
+  if (r != Py_None || self->fallback == Py_None) return r;
+  Py_DECREF(r);
+  return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);  // xp's own function
+}
+
+// Binding as a method (ndarray.astype): the object is the function, so it binds as functions do.
+PyObject* hostFuncGet(PyObject* self, PyObject* obj, PyObject* /*type*/) {
+  if (obj == nullptr || obj == Py_None) return Py_NewRef(self);
+  return PyMethod_New(self, obj);
+}
+
+// repr and pickling as the function it stands for (its __module__ / __qualname__ from update_wrapper)
+PyObject* hostFuncRepr(PyObject* self) {
+  PyObject* q = PyObject_GetAttrString(self, "__qualname__");
+  if (!q) {
+    PyErr_Clear();
+    return PyUnicode_FromFormat("<npudist._C._XpHostFunc object at %p>", self);
+  }
+  PyObject* r = PyUnicode_FromFormat("<function %S (NumPy first) at %p>", q, self);
+  Py_DECREF(q);
+  return r;
+}
+
+PyObject* hostFuncReduce(PyObject* self, PyObject* /*unused*/) {
+  return PyObject_GetAttrString(self, "__qualname__");  // pickled by reference, as functions are
+}
+
+PyMethodDef hostFuncMethods[] = {{"__reduce__", hostFuncReduce, METH_NOARGS, nullptr},
+                                 {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef hostFuncGetset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
 PyObject* hostFuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  PyObject *np_fn, *array_type, *uint_type, *as_uint, *host_dict, *state, *errvar, *ignore;
+  PyObject *np_fn, *array_type, *uint_type, *as_uint, *host_dict, *state, *errvar, *ignore, *fallback = Py_None;
   int big_ok, uint_ok;
-  if (!PyArg_ParseTuple(args, "OppOOOO!OOO:_XpHostFunc", &np_fn, &big_ok, &uint_ok, &array_type, &uint_type,
-                        &as_uint, &PyDict_Type, &host_dict, &state, &errvar, &ignore))
+  if (!PyArg_ParseTuple(args, "OppOOOO!OOO|O:_XpHostFunc", &np_fn, &big_ok, &uint_ok, &array_type, &uint_type,
+                        &as_uint, &PyDict_Type, &host_dict, &state, &errvar, &ignore, &fallback))
     return nullptr;
-  if (!PyType_Check(array_type) || !PyType_Check(uint_type) || !PyContextVar_CheckExact(errvar)) {
+  if (!(PyType_Check(array_type) || PyCallable_Check(array_type)) || !PyType_Check(uint_type) ||
+      !PyContextVar_CheckExact(errvar) || !(fallback == Py_None || PyCallable_Check(fallback))) {
     PyErr_SetString(PyExc_TypeError,
-                    "_XpHostFunc: array_type and uint_type must be classes and errvar a contextvars.ContextVar");
+                    "_XpHostFunc: array_type must be a class (or a callable returning it), uint_type a class, "
+                    "errvar a contextvars.ContextVar and fallback a callable or None");
     return nullptr;
   }
   auto* self = reinterpret_cast<HostFunc*>(type->tp_alloc(type, 0));
   if (!self) return nullptr;
   self->vectorcall = funcCall;
-  setOwned(self, {np_fn, array_type, uint_type, as_uint, host_dict, state, errvar, ignore});
+  setOwned(self, {np_fn, array_type, uint_type, as_uint, host_dict, state, errvar, ignore, fallback});
+  self->dict = nullptr;
   self->big_ok = big_ok != 0;
   self->uint_ok = uint_ok != 0;
   return reinterpret_cast<PyObject*>(self);
 }
 
-int hostFuncTraverse(PyObject* o, visitproc visit, void* arg) { return traverseOwned<HostFunc>(o, visit, arg); }
+int hostFuncTraverse(PyObject* o, visitproc visit, void* arg) {
+  Py_VISIT(reinterpret_cast<HostFunc*>(o)->dict);
+  return traverseOwned<HostFunc>(o, visit, arg);
+}
 
-int hostFuncClear(PyObject* o) { return clearOwned<HostFunc>(o); }
+int hostFuncClear(PyObject* o) {
+  Py_CLEAR(reinterpret_cast<HostFunc*>(o)->dict);
+  return clearOwned<HostFunc>(o);
+}
 
 void hostFuncDealloc(PyObject* o) {
   PyObject_GC_UnTrack(o);
@@ -351,15 +425,22 @@ PyObject* hostFuncTypeObject() {
     hostFuncType.tp_basicsize = sizeof(HostFunc);
     hostFuncType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
     hostFuncType.tp_doc =
-        "_XpHostFunc(np_fn, big_ok, uint_ok, array_type, uint_type, as_uint, host_dict, state, errvar, ignore)\n\n"
+        "_XpHostFunc(np_fn, big_ok, uint_ok, array_type, uint_type, as_uint, host_dict, state, errvar, ignore, "
+        "fallback=None)\n\n"
         "npudist.xp's host path for a NumPy function: calling it with the xp function's arguments runs np_fn "
         "with exact xp arrays replaced by zero-copy views of their npu buffers and returns its result copied "
-        "into new npu memory as xp arrays, or None when the call does not qualify (then xp's own code runs).";
+        "into new npu memory as xp arrays; when the call does not qualify it returns fallback(*args, **kwargs) "
+        "(xp's own function), or None if fallback is None. Binds as a method; has a __dict__.";
     hostFuncType.tp_new = hostFuncNew;
     hostFuncType.tp_dealloc = hostFuncDealloc;
     hostFuncType.tp_traverse = hostFuncTraverse;
     hostFuncType.tp_clear = hostFuncClear;
     hostFuncType.tp_call = PyVectorcall_Call;
+    hostFuncType.tp_descr_get = hostFuncGet;
+    hostFuncType.tp_getset = hostFuncGetset;
+    hostFuncType.tp_methods = hostFuncMethods;
+    hostFuncType.tp_repr = hostFuncRepr;
+    hostFuncType.tp_dictoffset = offsetof(HostFunc, dict);
     hostFuncType.tp_vectorcall_offset = offsetof(HostFunc, vectorcall);
     if (PyType_Ready(&hostFuncType) < 0) return nullptr;
     ready = true;

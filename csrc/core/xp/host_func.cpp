@@ -43,6 +43,7 @@ struct HostFunc {
   PyObject* dict;        // __dict__ (functools.update_wrapper's attributes)
   bool big_ok;   // NumPy's function measured faster at size with one torch thread
   bool uint_ok;  // NumPy's function at any size when an array is uint16/32/64 (xp emulates those)
+  bool fp;       // NumPy's function can raise FP errors (then they are ignored for the call)
 
   std::array<PyObject**, 9> owned() {
     return {&np_fn, &array_type, &uint_type, &as_uint, &host_dict, &state, &errvar, &ignore, &fallback};
@@ -278,8 +279,9 @@ PyObject* tryNumpy(HostFunc* self, PyObject* const* args, size_t nargsf, PyObjec
       previous = npuMemoryBegin();
       if (!previous) return nullptr;
     }
-    PyObject* token = PyContextVar_Set(self->errvar, self->ignore);
-    if (token) {
+    if (!self->fp) {  // data movement only (sort, take, where, ...): no FP state to set
+      res = PyObject_Vectorcall(self->np_fn, cargs, size_t(n), kwnames);
+    } else if (PyObject* token = PyContextVar_Set(self->errvar, self->ignore)) {
       res = PyObject_Vectorcall(self->np_fn, cargs, size_t(n), kwnames);
       PyObject *et, *ev, *tb;
       PyErr_Fetch(&et, &ev, &tb);
@@ -377,9 +379,9 @@ PyGetSetDef hostFuncGetset[] = {
 
 PyObject* hostFuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   PyObject *np_fn, *array_type, *uint_type, *as_uint, *host_dict, *state, *errvar, *ignore, *fallback = Py_None;
-  int big_ok, uint_ok;
-  if (!PyArg_ParseTuple(args, "OppOOOO!OOO|O:_XpHostFunc", &np_fn, &big_ok, &uint_ok, &array_type, &uint_type,
-                        &as_uint, &PyDict_Type, &host_dict, &state, &errvar, &ignore, &fallback))
+  int big_ok, uint_ok, fp = 1;
+  if (!PyArg_ParseTuple(args, "OppOOOO!OOO|Op:_XpHostFunc", &np_fn, &big_ok, &uint_ok, &array_type, &uint_type,
+                        &as_uint, &PyDict_Type, &host_dict, &state, &errvar, &ignore, &fallback, &fp))
     return nullptr;
   if (!(PyType_Check(array_type) || PyCallable_Check(array_type)) || !PyType_Check(uint_type) ||
       !PyContextVar_CheckExact(errvar) || !(fallback == Py_None || PyCallable_Check(fallback))) {
@@ -395,6 +397,7 @@ PyObject* hostFuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   self->dict = nullptr;
   self->big_ok = big_ok != 0;
   self->uint_ok = uint_ok != 0;
+  self->fp = fp != 0;
   return reinterpret_cast<PyObject*>(self);
 }
 
@@ -426,11 +429,12 @@ PyObject* hostFuncTypeObject() {
     hostFuncType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
     hostFuncType.tp_doc =
         "_XpHostFunc(np_fn, big_ok, uint_ok, array_type, uint_type, as_uint, host_dict, state, errvar, ignore, "
-        "fallback=None)\n\n"
+        "fallback=None, fp=True)\n\n"
         "npudist.xp's host path for a NumPy function: calling it with the xp function's arguments runs np_fn "
         "with exact xp arrays replaced by zero-copy views of their npu buffers and returns its result copied "
         "into new npu memory as xp arrays; when the call does not qualify it returns fallback(*args, **kwargs) "
-        "(xp's own function), or None if fallback is None. Binds as a method; has a __dict__.";
+        "(xp's own function), or None if fallback is None. fp: np_fn computes (NumPy's FP errors are then "
+        "ignored for the call through errvar); false for data movement. Binds as a method; has a __dict__.";
     hostFuncType.tp_new = hostFuncNew;
     hostFuncType.tp_dealloc = hostFuncDealloc;
     hostFuncType.tp_traverse = hostFuncTraverse;

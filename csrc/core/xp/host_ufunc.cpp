@@ -440,14 +440,12 @@ PyObject* call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObjec
   PyObject* arrays[2] = {nullptr, nullptr};
   for (int k = 0; k < loop->nout; ++k) {
     void* ptr = outs[k].data_ptr();
-    PyObject* plain = THPVariable_Wrap(std::move(outs[k]));
+    // (unsigned: straight into xp's UIntTensor class, which then also stands for the plain tensor)
+    PyObject* plain = isUnsigned(loop->out[k])
+                          ? THPVariable_Wrap(outs[k], reinterpret_cast<PyTypeObject*>(self->uint_type))
+                          : THPVariable_Wrap(std::move(outs[k]));
     PyObject* t = plain;
     if (plain) Py_INCREF(plain);
-    if (t && isUnsigned(loop->out[k])) {
-      PyObject* u = asUintTensor(t, self->uint_type);
-      Py_DECREF(t);
-      t = u;
-    }
     PyObject* a = t ? PyBaseObject_Type.tp_new((PyTypeObject*)self->array_type, s_empty, nullptr) : nullptr;
     if (a && PyObject_SetAttr(a, s_t, t) < 0) Py_CLEAR(a);
     if (a) {

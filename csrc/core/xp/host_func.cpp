@@ -10,6 +10,7 @@
 #include "core/xp/host_common.h"
 
 #include <ATen/Parallel.h>
+#include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
 
@@ -72,6 +73,51 @@ c10::ScalarType fromNpy(int t) {
   return c10::ScalarType::Undefined;
 }
 
+// The view cached on xp array o (its `_h`, npudist.xp._host.host_view's layout: (tensor, address, view,
+// plain tensor, device index, torch dtype)) when it is still a view of tensor object t as it is now (same
+// object, address, type, shape and strides); new reference, or nullptr (no error) when there is none.
+PyObject* cachedView(PyObject* o, PyObject* t, const at::Tensor& ten, int npy, int nd, const npy_intp* dims,
+                     const npy_intp* strides) {
+  PyObject* h = PyObject_GetAttr(o, s_h);
+  if (!h) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  PyObject* v = nullptr;
+  if (PyTuple_CheckExact(h) && PyTuple_GET_SIZE(h) == 6 && PyTuple_GET_ITEM(h, 0) == t &&
+      PyArray_CheckExact(PyTuple_GET_ITEM(h, 2))) {
+    auto* a = reinterpret_cast<PyArrayObject*>(PyTuple_GET_ITEM(h, 2));
+    bool same = PyArray_DATA(a) == ten.data_ptr() && PyArray_NDIM(a) == nd && PyArray_TYPE(a) == npy &&
+                PyArray_ISWRITEABLE(a);
+    for (int i = 0; same && i < nd; ++i) same = PyArray_DIMS(a)[i] == dims[i] && PyArray_STRIDES(a)[i] == strides[i];
+    if (same) v = Py_NewRef(reinterpret_cast<PyObject*>(a));
+  }
+  Py_DECREF(h);
+  return v;
+}
+
+// Caches view v of C-contiguous tensor object t on xp array o as its `_h` (the Python host path and the
+// ufunc fast path read it too); failures are ignored (the cache is an optimisation).
+void cacheView(PyObject* o, PyObject* t, const at::Tensor& ten, PyObject* v) {
+  PyObject* h = PyTuple_New(6);
+  PyObject* ptr = PyLong_FromVoidPtr(ten.data_ptr());
+  PyObject* dev = PyLong_FromLong(long(ten.device().index()));
+  if (h && ptr && dev) {
+    PyTuple_SET_ITEM(h, 0, Py_NewRef(t));
+    PyTuple_SET_ITEM(h, 1, ptr);
+    PyTuple_SET_ITEM(h, 2, Py_NewRef(v));
+    PyTuple_SET_ITEM(h, 3, Py_NewRef(t));  // (a UIntTensor stands for its plain tensor: same buffer)
+    PyTuple_SET_ITEM(h, 4, dev);
+    PyTuple_SET_ITEM(h, 5, Py_NewRef(reinterpret_cast<PyObject*>(torch::getTHPDtype(ten.scalar_type()))));
+    if (PyObject_SetAttr(o, s_h, h) < 0) PyErr_Clear();
+  } else {
+    Py_XDECREF(ptr);
+    Py_XDECREF(dev);
+    PyErr_Clear();
+  }
+  Py_XDECREF(h);
+}
+
 // The zero-copy NumPy view of an exact xp array (nullptr, no error: not viewable). *numel: its size.
 PyObject* viewOf(PyObject* o, PyObject* array_type, PyObject* uint_type, c10::Device* dev, int64_t* numel,
                  bool* unsig) {
@@ -97,10 +143,15 @@ PyObject* viewOf(PyObject* o, PyObject* array_type, PyObject* uint_type, c10::De
         dims[i] = npy_intp(ten.size(i));
         strides[i] = npy_intp(ten.stride(i) * ten.element_size());
       }
-      PyArray_Descr* d = PyArray_DescrFromType(npy);
-      v = d ? PyArray_NewFromDescr(&PyArray_Type, d, nd, dims, strides, ten.data_ptr(), NPY_ARRAY_WRITEABLE, nullptr)
-            : nullptr;
-      if (!v) PyErr_Clear();
+      v = cachedView(o, t, ten, npy, nd, dims, strides);
+      if (!v) {
+        PyArray_Descr* d = PyArray_DescrFromType(npy);
+        v = d ? PyArray_NewFromDescr(&PyArray_Type, d, nd, dims, strides, ten.data_ptr(), NPY_ARRAY_WRITEABLE,
+                                     nullptr)
+              : nullptr;
+        if (v && ten.is_contiguous()) cacheView(o, t, ten, v);
+        if (!v) PyErr_Clear();
+      }
     }
   }
   Py_DECREF(t);
@@ -121,11 +172,12 @@ PyObject* wrapTensor(HostFunc* self, at::Tensor t, c10::ScalarType st) {
 }
 
 // A NumPy result as a new xp array in npu memory (nullptr, no error: a result xp cannot hold).
-PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev) {
+// (adopt: the call ran with NumPy's npu memory handler installed, so its buffers may be npu memory)
+PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev, bool adopt) {
   PyObject* arr = nullptr;
   if (PyArray_Check(r)) {
     auto* ra = reinterpret_cast<PyArrayObject*>(r);
-    if ((PyArray_IS_C_CONTIGUOUS(ra) || PyArray_IS_F_CONTIGUOUS(ra)) && PyArray_ISALIGNED(ra) &&
+    if (adopt && (PyArray_IS_C_CONTIGUOUS(ra) || PyArray_IS_F_CONTIGUOUS(ra)) && PyArray_ISALIGNED(ra) &&
         PyArray_ISNOTSWAPPED(ra)) {
       // NumPy allocated it through the npu handler (a big call, host_memory.cpp): it is npu memory
       // already, so it becomes the result's tensor without a copy
@@ -135,7 +187,10 @@ PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev) {
         if (t.defined()) return wrapTensor(self, std::move(t), st);
       }
     }
-    if (PyArray_IS_F_CONTIGUOUS(ra) && !PyArray_IS_C_CONTIGUOUS(ra) && PyArray_ISALIGNED(ra)) {
+    if (PyArray_IS_C_CONTIGUOUS(ra) && PyArray_ISALIGNED(ra)) {
+      Py_INCREF(r);  // the usual case: copied as it is
+      arr = r;
+    } else if (PyArray_IS_F_CONTIGUOUS(ra) && PyArray_ISALIGNED(ra)) {
       Py_INCREF(r);  // NumPy's Fortran-ordered result: copied as it is (memory order kept)
       arr = r;
     } else {
@@ -168,14 +223,17 @@ PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev) {
     Py_DECREF(arr);
     return nullptr;
   }
-  std::vector<int64_t> shape(PyArray_DIMS(a), PyArray_DIMS(a) + PyArray_NDIM(a));
+  const int nd = PyArray_NDIM(a);
+  int64_t shape[NPY_MAXDIMS];
+  for (int i = 0; i < nd; ++i) shape[i] = int64_t(PyArray_DIMS(a)[i]);
   at::Tensor t;
   if (PyArray_IS_C_CONTIGUOUS(a)) {
-    t = empty_memory_format(shape, st, std::nullopt, dev, std::nullopt, std::nullopt);
+    t = empty_memory_format(c10::IntArrayRef(shape, size_t(nd)), st, std::nullopt, dev, std::nullopt, std::nullopt);
   } else {  // Fortran order: the same strides, one segment
-    std::vector<int64_t> strides(size_t(PyArray_NDIM(a)));
-    for (int i = 0; i < PyArray_NDIM(a); ++i) strides[size_t(i)] = int64_t(PyArray_STRIDES(a)[i] / PyArray_ITEMSIZE(a));
-    t = empty_strided(shape, strides, st, std::nullopt, dev, std::nullopt);
+    int64_t strides[NPY_MAXDIMS];
+    for (int i = 0; i < nd; ++i) strides[i] = int64_t(PyArray_STRIDES(a)[i] / PyArray_ITEMSIZE(a));
+    t = empty_strided(c10::IntArrayRef(shape, size_t(nd)), c10::IntArrayRef(strides, size_t(nd)), st, std::nullopt,
+                      dev, std::nullopt);
   }
   if (t.numel() > 0) std::memcpy(t.data_ptr(), PyArray_DATA(a), size_t(t.nbytes()));
   Py_DECREF(arr);
@@ -258,6 +316,7 @@ PyObject* tryNumpy(HostFunc* self, PyObject* const* args, size_t nargsf, PyObjec
     }
   }
   PyObject* res = nullptr;
+  bool adopt = false;
   if (ok && any_array &&
       (numel <= small || (unsig && self->uint_ok) || (self->big_ok && at::get_num_threads() == 1))) {
     if (C10_UNLIKELY(currentStreamHasPending(dev.index()))) {
@@ -290,6 +349,7 @@ PyObject* tryNumpy(HostFunc* self, PyObject* const* args, size_t nargsf, PyObjec
       Py_DECREF(token);
     }
     if (previous) npuMemoryEnd(previous);
+    adopt = previous != nullptr;
     if (!res) {
       if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError) ||
           PyErr_ExceptionMatches(PyExc_OverflowError) || PyErr_ExceptionMatches(PyExc_IndexError) ||
@@ -315,7 +375,7 @@ PyObject* tryNumpy(HostFunc* self, PyObject* const* args, size_t nargsf, PyObjec
     const Py_ssize_t m = PyTuple_GET_SIZE(res);
     out = PyTuple_New(m);
     for (Py_ssize_t k = 0; out && k < m; ++k) {
-      PyObject* w = wrapResult(self, PyTuple_GET_ITEM(res, k), dev);
+      PyObject* w = wrapResult(self, PyTuple_GET_ITEM(res, k), dev, adopt);
       if (!w) {
         Py_CLEAR(out);
         break;
@@ -329,7 +389,7 @@ PyObject* tryNumpy(HostFunc* self, PyObject* const* args, size_t nargsf, PyObjec
       if (!out) PyErr_Clear();
     }
   } else {
-    out = wrapResult(self, res, dev);
+    out = wrapResult(self, res, dev, adopt);
   }
   Py_DECREF(res);
   if (!out) {

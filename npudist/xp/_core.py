@@ -614,7 +614,10 @@ class ndarray(ArrayBase):
     def __pow__(self, o, mod=None): return _OPS["power"](self, o)
     def __rpow__(self, o): return _OPS["power"](o, self)
     def __ipow__(self, o): return _OPS["power"](self, o, out=self)
+    # a @ b: NumPy's matmul on views first, as xp.matmul's (no Python frame before the C call)
+    @_host.numpy_first(np.matmul, lambda: ndarray, big=True)
     def __matmul__(self, o): return _linalg().matmul(self, o)
+
     def __rmatmul__(self, o): return _linalg().matmul(o, self)
     def __imatmul__(self, o): return _linalg().matmul(self, o, out=self)
     def __and__(self, o): return _OPS["bitwise_and"](self, o)
@@ -652,7 +655,7 @@ class ndarray(ArrayBase):
         return _OPS["not_equal"](self, o)
 
 
-@_host.numpy_first(operator.getitem, ndarray, big=True, fp=False)   # (indexing: no FP state to set)
+@_host.numpy_first(operator.getitem, ndarray, big=True, fp=_host.FP_NEVER)   # (indexing: no FP state to set)
 def _mask_getitem(a, mask):
     """``a[mask]`` for an xp boolean array ``mask``, run as NumPy's boolean indexing on zero-copy views
     (its result allocated in npu memory), or None where that path declines (ndarray.__getitem__'s

@@ -29,6 +29,13 @@ namespace {
 using namespace host;
 
 
+// When a call sets NumPy's FP-error state to 'ignore' (its context variable; ~0.15 us a call):
+// always; never (functions that only move, compare or index data); or unless every array argument
+// is integer/bool and every other argument None, a bool, an int or a tuple of ints (integer sums,
+// maxima, cumulative sums: NumPy's integer loops raise no FP errors, and no dtype= or float
+// argument can bring a cast or a float loop in).
+enum { FP_NEVER = 0, FP_ALWAYS = 1, FP_IF_FLOAT = 2 };
+
 struct HostFunc {
   PyObject_HEAD
   vectorcallfunc vectorcall;
@@ -44,7 +51,7 @@ struct HostFunc {
   PyObject* dict;        // __dict__ (functools.update_wrapper's attributes)
   bool big_ok;   // NumPy's function measured faster at size with one torch thread
   bool uint_ok;  // NumPy's function at any size when an array is uint16/32/64 (xp emulates those)
-  bool fp;       // NumPy's function can raise FP errors (then they are ignored for the call)
+  int fp;        // FP_ALWAYS / FP_NEVER / FP_IF_FLOAT: when NumPy's FP errors are ignored for the call
 
   std::array<PyObject**, 9> owned() {
     return {&np_fn, &array_type, &uint_type, &as_uint, &host_dict, &state, &errvar, &ignore, &fallback};
@@ -71,6 +78,15 @@ c10::ScalarType fromNpy(int t) {
   if (t == NPY_LONG || t == NPY_LONGLONG) return c10::ScalarType::Long;
   if (t == NPY_ULONG || t == NPY_ULONGLONG) return c10::ScalarType::UInt64;
   return c10::ScalarType::Undefined;
+}
+
+// None, a bool, an int or a tuple of ints (an axis, keepdims, ddof, ...): FP_IF_FLOAT's other arguments.
+bool isIntegerParam(PyObject* o) {
+  if (o == Py_None || PyLong_CheckExact(o) || PyBool_Check(o)) return true;
+  if (!PyTuple_CheckExact(o)) return false;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); ++i)
+    if (!PyLong_CheckExact(PyTuple_GET_ITEM(o, i))) return false;
+  return true;
 }
 
 // The view cached on xp array o (its `_h`, npudist.xp._host.host_view's layout: (tensor, address, view,
@@ -120,7 +136,7 @@ void cacheView(PyObject* o, PyObject* t, const at::Tensor& ten, PyObject* v) {
 
 // The zero-copy NumPy view of an exact xp array (nullptr, no error: not viewable). *numel: its size.
 PyObject* viewOf(PyObject* o, PyObject* array_type, PyObject* uint_type, c10::Device* dev, int64_t* numel,
-                 bool* unsig) {
+                 bool* unsig, bool* floating) {
   PyObject* t = PyObject_GetAttr(o, s_t);
   if (!t) {
     PyErr_Clear();
@@ -136,6 +152,7 @@ PyObject* viewOf(PyObject* o, PyObject* array_type, PyObject* uint_type, c10::De
       *dev = ten.device();
       *numel = std::max<int64_t>(*numel, ten.numel());
       *unsig = *unsig || isUnsigned(ten.scalar_type());
+      *floating = *floating || c10::isFloatingType(ten.scalar_type()) || c10::isComplexType(ten.scalar_type());
       // any strides (a transposed or sliced array is a strided NumPy view of the same buffer)
       npy_intp dims[NPY_MAXDIMS], strides[NPY_MAXDIMS];
       const int nd = int(ten.dim());
@@ -297,12 +314,12 @@ PyObject* tryNumpy(HostFunc* self, PyObject* const* args, size_t nargsf, PyObjec
   } release{cargs, total};
   c10::Device dev(c10::DeviceType::PrivateUse1, -1);
   int64_t numel = 0;
-  bool unsig = false, ok = true, any_array = false;
+  bool unsig = false, ok = true, any_array = false, floating = false, plain_params = true;
   for (Py_ssize_t i = 0; i < total && ok; ++i) {
     PyObject* o = args[i];
     PyTypeObject* tp = Py_TYPE(o);
     if (tp == (PyTypeObject*)self->array_type) {
-      cargs[i] = viewOf(o, self->array_type, self->uint_type, &dev, &numel, &unsig);
+      cargs[i] = viewOf(o, self->array_type, self->uint_type, &dev, &numel, &unsig, &floating);
       ok = cargs[i] != nullptr;
       any_array = true;
     } else if (THPVariable_Check(o) || PyArray_Check(o) ||
@@ -311,6 +328,7 @@ PyObject* tryNumpy(HostFunc* self, PyObject* const* args, size_t nargsf, PyObjec
       ok = false;  // torch tensors, xp subclasses, NumPy arrays and out=: the general path
     } else {
       if (PyObject_TypeCheck(o, (PyTypeObject*)self->array_type)) ok = false;  // an xp subclass
+      if (plain_params && self->fp == FP_IF_FLOAT) plain_params = isIntegerParam(o);
       cargs[i] = o;
       Py_INCREF(o);
     }
@@ -338,7 +356,7 @@ PyObject* tryNumpy(HostFunc* self, PyObject* const* args, size_t nargsf, PyObjec
       previous = npuMemoryBegin();
       if (!previous) return nullptr;
     }
-    if (!self->fp) {  // data movement only (sort, take, where, ...): no FP state to set
+    if (self->fp == FP_NEVER || (self->fp == FP_IF_FLOAT && !floating && plain_params)) {
       res = PyObject_Vectorcall(self->np_fn, cargs, size_t(n), kwnames);
     } else if (PyObject* token = PyContextVar_Set(self->errvar, self->ignore)) {
       res = PyObject_Vectorcall(self->np_fn, cargs, size_t(n), kwnames);
@@ -439,8 +457,8 @@ PyGetSetDef hostFuncGetset[] = {
 
 PyObject* hostFuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   PyObject *np_fn, *array_type, *uint_type, *as_uint, *host_dict, *state, *errvar, *ignore, *fallback = Py_None;
-  int big_ok, uint_ok, fp = 1;
-  if (!PyArg_ParseTuple(args, "OppOOOO!OOO|Op:_XpHostFunc", &np_fn, &big_ok, &uint_ok, &array_type, &uint_type,
+  int big_ok, uint_ok, fp = FP_ALWAYS;
+  if (!PyArg_ParseTuple(args, "OppOOOO!OOO|Oi:_XpHostFunc", &np_fn, &big_ok, &uint_ok, &array_type, &uint_type,
                         &as_uint, &PyDict_Type, &host_dict, &state, &errvar, &ignore, &fallback, &fp))
     return nullptr;
   if (!(PyType_Check(array_type) || PyCallable_Check(array_type)) || !PyType_Check(uint_type) ||
@@ -450,6 +468,10 @@ PyObject* hostFuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
                     "errvar a contextvars.ContextVar and fallback a callable or None");
     return nullptr;
   }
+  if (fp != FP_NEVER && fp != FP_ALWAYS && fp != FP_IF_FLOAT) {
+    PyErr_SetString(PyExc_ValueError, "_XpHostFunc: fp must be 0 (never), 1 (always) or 2 (if float)");
+    return nullptr;
+  }
   auto* self = reinterpret_cast<HostFunc*>(type->tp_alloc(type, 0));
   if (!self) return nullptr;
   self->vectorcall = funcCall;
@@ -457,7 +479,7 @@ PyObject* hostFuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   self->dict = nullptr;
   self->big_ok = big_ok != 0;
   self->uint_ok = uint_ok != 0;
-  self->fp = fp != 0;
+  self->fp = fp;
   return reinterpret_cast<PyObject*>(self);
 }
 
@@ -489,12 +511,13 @@ PyObject* hostFuncTypeObject() {
     hostFuncType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
     hostFuncType.tp_doc =
         "_XpHostFunc(np_fn, big_ok, uint_ok, array_type, uint_type, as_uint, host_dict, state, errvar, ignore, "
-        "fallback=None, fp=True)\n\n"
+        "fallback=None, fp=1)\n\n"
         "npudist.xp's host path for a NumPy function: calling it with the xp function's arguments runs np_fn "
         "with exact xp arrays replaced by zero-copy views of their npu buffers and returns its result copied "
         "into new npu memory as xp arrays; when the call does not qualify it returns fallback(*args, **kwargs) "
-        "(xp's own function), or None if fallback is None. fp: np_fn computes (NumPy's FP errors are then "
-        "ignored for the call through errvar); false for data movement. Binds as a method; has a __dict__.";
+        "(xp's own function), or None if fallback is None. fp: when NumPy's FP errors are ignored for the call "
+        "(through errvar): 1 always, 0 never (data movement), 2 unless every array is integer/bool and every "
+        "other argument None/bool/int/tuple of ints. Binds as a method; has a __dict__.";
     hostFuncType.tp_new = hostFuncNew;
     hostFuncType.tp_dealloc = hostFuncDealloc;
     hostFuncType.tp_traverse = hostFuncTraverse;

@@ -14,6 +14,8 @@
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include <structmember.h>
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -52,6 +54,9 @@ struct HostFunc {
   bool big_ok;   // NumPy's function measured faster at size with one torch thread
   bool uint_ok;  // NumPy's function at any size when an array is uint16/32/64 (xp emulates those)
   int fp;        // FP_ALWAYS / FP_NEVER / FP_IF_FLOAT: when NumPy's FP errors are ignored for the call
+  // byte offsets of array_type's `_t` and `_h` slots (read without attribute lookups or, for an
+  // unset `_h`, an AttributeError); -1 until array_type is resolved or when they are not slots
+  Py_ssize_t t_off, h_off;
 
   std::array<PyObject**, 9> owned() {
     return {&np_fn, &array_type, &uint_type, &as_uint, &host_dict, &state, &errvar, &ignore, &fallback};
@@ -80,6 +85,22 @@ c10::ScalarType fromNpy(int t) {
   return c10::ScalarType::Undefined;
 }
 
+// The byte offset of slot `name` (an object slot, as __slots__ makes) of instances of tp, or -1.
+Py_ssize_t slotOffset(PyTypeObject* tp, PyObject* name) {
+  PyObject* d = _PyType_Lookup(tp, name);  // borrowed
+  if (!d || Py_TYPE(d) != &PyMemberDescr_Type) return -1;
+  PyMemberDef* m = reinterpret_cast<PyMemberDescrObject*>(d)->d_member;
+  return m->type == T_OBJECT_EX && !(m->flags & READONLY) ? m->offset : -1;
+}
+
+// Slot value of o at off (new reference; nullptr without an error when unset), or attribute `name`.
+PyObject* getSlot(PyObject* o, Py_ssize_t off, PyObject* name) {
+  if (off >= 0) return Py_XNewRef(*reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + off));
+  PyObject* v = PyObject_GetAttr(o, name);
+  if (!v) PyErr_Clear();
+  return v;
+}
+
 // None, a bool, an int or a tuple of ints (an axis, keepdims, ddof, ...): FP_IF_FLOAT's other arguments.
 bool isIntegerParam(PyObject* o) {
   if (o == Py_None || PyLong_CheckExact(o) || PyBool_Check(o)) return true;
@@ -92,13 +113,10 @@ bool isIntegerParam(PyObject* o) {
 // The view cached on xp array o (its `_h`, npudist.xp._host.host_view's layout: (tensor, address, view,
 // plain tensor, device index, torch dtype)) when it is still a view of tensor object t as it is now (same
 // object, address, type, shape and strides); new reference, or nullptr (no error) when there is none.
-PyObject* cachedView(PyObject* o, PyObject* t, const at::Tensor& ten, int npy, int nd, const npy_intp* dims,
-                     const npy_intp* strides) {
-  PyObject* h = PyObject_GetAttr(o, s_h);
-  if (!h) {
-    PyErr_Clear();
-    return nullptr;
-  }
+PyObject* cachedView(PyObject* o, Py_ssize_t h_off, PyObject* t, const at::Tensor& ten, int npy, int nd,
+                     const npy_intp* dims, const npy_intp* strides) {
+  PyObject* h = getSlot(o, h_off, s_h);
+  if (!h) return nullptr;
   PyObject* v = nullptr;
   if (PyTuple_CheckExact(h) && PyTuple_GET_SIZE(h) == 6 && PyTuple_GET_ITEM(h, 0) == t &&
       PyArray_CheckExact(PyTuple_GET_ITEM(h, 2))) {
@@ -114,7 +132,7 @@ PyObject* cachedView(PyObject* o, PyObject* t, const at::Tensor& ten, int npy, i
 
 // Caches view v of C-contiguous tensor object t on xp array o as its `_h` (the Python host path and the
 // ufunc fast path read it too); failures are ignored (the cache is an optimisation).
-void cacheView(PyObject* o, PyObject* t, const at::Tensor& ten, PyObject* v) {
+void cacheView(PyObject* o, Py_ssize_t h_off, PyObject* t, const at::Tensor& ten, PyObject* v) {
   PyObject* h = PyTuple_New(6);
   PyObject* ptr = PyLong_FromVoidPtr(ten.data_ptr());
   PyObject* dev = PyLong_FromLong(long(ten.device().index()));
@@ -125,7 +143,11 @@ void cacheView(PyObject* o, PyObject* t, const at::Tensor& ten, PyObject* v) {
     PyTuple_SET_ITEM(h, 3, Py_NewRef(t));  // (a UIntTensor stands for its plain tensor: same buffer)
     PyTuple_SET_ITEM(h, 4, dev);
     PyTuple_SET_ITEM(h, 5, Py_NewRef(reinterpret_cast<PyObject*>(torch::getTHPDtype(ten.scalar_type()))));
-    if (PyObject_SetAttr(o, s_h, h) < 0) PyErr_Clear();
+    if (h_off >= 0) {
+      Py_XSETREF(*reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + h_off), Py_NewRef(h));
+    } else if (PyObject_SetAttr(o, s_h, h) < 0) {
+      PyErr_Clear();
+    }
   } else {
     Py_XDECREF(ptr);
     Py_XDECREF(dev);
@@ -135,13 +157,10 @@ void cacheView(PyObject* o, PyObject* t, const at::Tensor& ten, PyObject* v) {
 }
 
 // The zero-copy NumPy view of an exact xp array (nullptr, no error: not viewable). *numel: its size.
-PyObject* viewOf(PyObject* o, PyObject* array_type, PyObject* uint_type, c10::Device* dev, int64_t* numel,
-                 bool* unsig, bool* floating) {
-  PyObject* t = PyObject_GetAttr(o, s_t);
-  if (!t) {
-    PyErr_Clear();
-    return nullptr;
-  }
+PyObject* viewOf(HostFunc* self, PyObject* o, c10::Device* dev, int64_t* numel, bool* unsig, bool* floating) {
+  PyObject* uint_type = self->uint_type;
+  PyObject* t = getSlot(o, self->t_off, s_t);
+  if (!t) return nullptr;
   PyTypeObject* tt = Py_TYPE(t);
   PyObject* v = nullptr;
   if (tt == (PyTypeObject*)THPVariableClass || tt == (PyTypeObject*)uint_type) {
@@ -160,13 +179,13 @@ PyObject* viewOf(PyObject* o, PyObject* array_type, PyObject* uint_type, c10::De
         dims[i] = npy_intp(ten.size(i));
         strides[i] = npy_intp(ten.stride(i) * ten.element_size());
       }
-      v = cachedView(o, t, ten, npy, nd, dims, strides);
+      v = cachedView(o, self->h_off, t, ten, npy, nd, dims, strides);
       if (!v) {
         PyArray_Descr* d = PyArray_DescrFromType(npy);
         v = d ? PyArray_NewFromDescr(&PyArray_Type, d, nd, dims, strides, ten.data_ptr(), NPY_ARRAY_WRITEABLE,
                                      nullptr)
               : nullptr;
-        if (v && ten.is_contiguous()) cacheView(o, t, ten, v);
+        if (v && ten.is_contiguous()) cacheView(o, self->h_off, t, ten, v);
         if (!v) PyErr_Clear();
       }
     }
@@ -260,7 +279,12 @@ PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev, bool adopt) {
 // array_type given as a zero-argument callable (ndarray's own methods, decorated before the class
 // exists): resolved once, at the first call. False with an error set when it is not a class.
 bool resolveArrayType(HostFunc* self) {
-  if (PyType_Check(self->array_type)) return true;
+  if (PyType_Check(self->array_type)) {
+    auto* tp = reinterpret_cast<PyTypeObject*>(self->array_type);
+    self->t_off = slotOffset(tp, s_t);
+    self->h_off = slotOffset(tp, s_h);
+    return true;
+  }
   PyObject* t = PyObject_CallNoArgs(self->array_type);
   if (!t) return false;
   if (!PyType_Check(t)) {
@@ -269,7 +293,7 @@ bool resolveArrayType(HostFunc* self) {
     return false;
   }
   Py_SETREF(self->array_type, t);
-  return true;
+  return resolveArrayType(self);
 }
 
 // The NumPy path: the result, or declined() (None) when the call does not qualify.
@@ -319,7 +343,7 @@ PyObject* tryNumpy(HostFunc* self, PyObject* const* args, size_t nargsf, PyObjec
     PyObject* o = args[i];
     PyTypeObject* tp = Py_TYPE(o);
     if (tp == (PyTypeObject*)self->array_type) {
-      cargs[i] = viewOf(o, self->array_type, self->uint_type, &dev, &numel, &unsig, &floating);
+      cargs[i] = viewOf(self, o, &dev, &numel, &unsig, &floating);
       ok = cargs[i] != nullptr;
       any_array = true;
     } else if (THPVariable_Check(o) || PyArray_Check(o) ||
@@ -477,6 +501,8 @@ PyObject* hostFuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   self->vectorcall = funcCall;
   setOwned(self, {np_fn, array_type, uint_type, as_uint, host_dict, state, errvar, ignore, fallback});
   self->dict = nullptr;
+  self->t_off = self->h_off = -1;
+  if (PyType_Check(array_type)) resolveArrayType(self);
   self->big_ok = big_ok != 0;
   self->uint_ok = uint_ok != 0;
   self->fp = fp;

@@ -1,6 +1,7 @@
 // The c10d entry points of ProcessGroupHCCL: each checks its arguments on
 // this rank (a failure is announced to the peers, see rejectInput), then
 // submits a body that runs the collective on dense tensors.
+#include <ATen/MemoryOverlap.h>
 #include <c10/util/Exception.h>
 
 #include <numeric>
@@ -33,6 +34,9 @@ std::string checkTensors(const std::vector<at::Tensor>& ts, const char* what) {
       return c10::str(what, "[", i, "] has dtype ", t.scalar_type(),
                       ", which hccl does not support (float32, float64, float16, bfloat16, int8, int16, int32, int64, "
                       "uint8, bool)");
+    if (!t.is_contiguous() && at::has_internal_overlap(t) == at::MemOverlap::Yes)
+      return c10::str(what, "[", i, "] has elements that share memory (an expand()ed or stride-0 view); hccl needs "
+                      "each element in its own memory: pass .contiguous() or .clone() of it");
     if (device && *device != t.device())
       return c10::str(what, " mix devices (", *device, " and ", t.device(), "); put every tensor of a collective on one device");
     device = t.device();
@@ -84,7 +88,7 @@ std::string checkReduce(const c10d::ReduceOp& op, const at::Tensor& t, RedOp* ou
 bool plainReduction(const std::vector<at::Tensor>& ts, const c10d::ReduceOp& op, RedOp* out) {
   if (ts.size() != 1) return false;
   const at::Tensor& t = ts[0];
-  if (!t.defined() || t.layout() != c10::kStrided) return false;
+  if (!t.defined() || t.layout() != c10::kStrided || !t.is_contiguous()) return false;  // (others: full checks)
   const c10::Device d = t.device();
   if (!d.is_cpu() && !d.is_privateuseone()) return false;
   const c10::ScalarType st = t.scalar_type();
@@ -127,6 +131,13 @@ struct DenseList {
     for (auto& d : items) d.writeBack();
   }
 };
+
+// Whether every tensor of a list has the same number of elements.
+bool sameNumel(const std::vector<at::Tensor>& ts) {
+  for (const auto& t : ts)
+    if (t.numel() != ts.front().numel()) return false;
+  return true;
+}
 
 // The n equal parts of a dense buffer (for the *_tensor forms); an empty
 // buffer gives n empty parts.
@@ -234,10 +245,24 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allgather(std::vector<std::vect
   HCCL_REJECT_IF(Op::kAllgather, outputs[0].size() == size_t(size_) ? "" : c10::str("all_gather needs an output list of ", size_, " tensors (the group size), got ", outputs[0].size()));
   HCCL_REJECT_IF(Op::kAllgather, checkTensors(flat({inputs, outputs[0]}), "tensors"));
   HCCL_REJECT_IF(Op::kAllgather, checkSameDtype(inputs, outputs[0]));
-  for (const auto& o : outputs[0])
-    HCCL_REJECT_IF(Op::kAllgather, o.numel() == inputs[0].numel() ? "" : c10::str("all_gather output tensors must have the input's ", inputs[0].numel(), " elements, got ", o.numel()));
   at::Tensor in = inputs[0];
   std::vector<at::Tensor> outs = outputs[0];
+  if (!sameNumel(outs)) {
+    // Outputs of different sizes, one per rank's input (ProcessGroupNCCL runs these as one
+    // broadcast per rank): each rank's input goes to outputs[rank] on every rank.
+    HCCL_REJECT_IF(Op::kAllgather, outs[size_t(rank_)].numel() == in.numel() ? "" : c10::str("all_gather output tensor ", rank_, " (this rank's) must have the input's ", in.numel(), " elements, got ", outs[size_t(rank_)].numel()));
+    const int self = rank_;
+    return submit(c10d::OpType::ALLGATHER, "all_gather", inputs, outs, opts.asyncOp, [in, outs, self](Engine& e) {
+      for (int r = 0; r < int(outs.size()); ++r) {
+        Dense d = Dense::out(outs[size_t(r)]);
+        if (r == self) d.work.view({-1}).copy_(in.reshape({-1}));
+        e.broadcast(d.work, r);
+        d.writeBack();
+      }
+    });
+  }
+  for (const auto& o : outs)
+    HCCL_REJECT_IF(Op::kAllgather, o.numel() == in.numel() ? "" : c10::str("all_gather output tensors must have the input's ", in.numel(), " elements, got ", o.numel()));
   return submit(c10d::OpType::ALLGATHER, "all_gather", inputs, outs, opts.asyncOp, [in, outs](Engine& e) {
     Dense di = Dense::in(in);
     DenseList dout = DenseList::out(outs);
@@ -379,13 +404,34 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce_scatter(std::vector<at::
   HCCL_REJECT_IF(Op::kReduceScatter, inputs[0].size() == size_t(size_) ? "" : c10::str("reduce_scatter needs an input list of ", size_, " tensors"));
   HCCL_REJECT_IF(Op::kReduceScatter, checkTensors(flat({outputs, inputs[0]}), "tensors"));
   HCCL_REJECT_IF(Op::kReduceScatter, checkSameDtype(outputs, inputs[0]));
-  for (const auto& i : inputs[0])
-    HCCL_REJECT_IF(Op::kReduceScatter, i.numel() == outputs[0].numel() ? "" : "reduce_scatter input tensors must have the output's size");
   RedOp op;
   HCCL_REJECT_IF(Op::kReduceScatter, checkReduce(opts.reduceOp, outputs[0], &op));
   at::Tensor out = outputs[0];
   std::vector<at::Tensor> ins = inputs[0];
   c10d::ReduceOp rop = opts.reduceOp;
+  if (!sameNumel(ins)) {
+    // Inputs of different sizes, one per rank's output (ProcessGroupNCCL runs these as one reduce
+    // per rank): inputs[r] of every rank reduce into rank r's output. Non-root inputs are reduced
+    // from a copy, so the caller's input list is left as it was.
+    HCCL_REJECT_IF(Op::kReduceScatter, ins[size_t(rank_)].numel() == out.numel() ? "" : c10::str("reduce_scatter input tensor ", rank_, " (this rank's) must have the output's ", out.numel(), " elements, got ", ins[size_t(rank_)].numel()));
+    const int self = rank_;
+    return submit(c10d::OpType::REDUCE_SCATTER, "reduce_scatter", ins, outputs, opts.asyncOp,
+                  [ins, out, op, rop, self](Engine& e) {
+                    for (int r = 0; r < int(ins.size()); ++r) {
+                      if (r == self) {
+                        Dense d = Dense::out(out);
+                        d.work.view({-1}).copy_(ins[size_t(r)].reshape({-1}));
+                        e.reduce(d.work, op, premulFactor(rop), r);
+                        d.writeBack();
+                      } else {
+                        at::Tensor scratch = ins[size_t(r)].clone(at::MemoryFormat::Contiguous);
+                        e.reduce(scratch, op, premulFactor(rop), r);
+                      }
+                    }
+                  });
+  }
+  for (const auto& i : ins)
+    HCCL_REJECT_IF(Op::kReduceScatter, i.numel() == out.numel() ? "" : "reduce_scatter input tensors must have the output's size");
   return submit(c10d::OpType::REDUCE_SCATTER, "reduce_scatter", ins, outputs, opts.asyncOp,
                 [ins, out, op, rop](Engine& e) {
                   std::vector<at::Tensor> work;

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from . import _config
-from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, np_dtype, to_dtype
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, cast, np_dtype, to_dtype
 from ._unsigned import UINT, as_uint
 from ._negview import strides_of
 from ._dtypes import DEMOTE_TORCH
@@ -66,7 +66,7 @@ def _as_tensor(obj, dtype=None, copy=None, device=None):
             t = torch.from_dlpack(obj)
             np_dtype(t.dtype)
             if tdt is not None and t.dtype != tdt:
-                t = t.to(tdt)
+                t = cast(t, tdt)
             return t.to(dev, copy=bool(copy))
         else:
             try:
@@ -106,7 +106,7 @@ def _as_tensor(obj, dtype=None, copy=None, device=None):
     if tdt is not None and t.dtype != tdt:
         if copy is False:
             raise ValueError(f"asarray(copy=False): converting {TORCH_TO_NP[t.dtype]} to {dtype} needs a copy")
-        t = t.to(tdt)
+        t = cast(t, tdt)
         copied = True
     if copy and not copied:
         t = t.clone()

@@ -17,7 +17,7 @@ from . import _host, _indexing, _negview
 from ._indexing import normalize_index_array  # noqa: F401  (re-exported)
 from ._convert import (ArrayBase, as_tensor, check_order, check_same_kind, f64, in_order, is_f_contiguous,  # noqa: F401  (re-exported)
                        f_layout, normalize_axes, normalize_axis, operand, result_dtype, tensor_of, to_numpy)
-from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, complex_to_real, to_dtype
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, cast, complex_to_real, to_dtype
 from ._ufunc import ufunc as _engine
 from ._ufunc_kernels import ALIASES, _B, _U, _divmod
 from ._flatiter import flatiter
@@ -98,7 +98,13 @@ class ndarray(ArrayBase):
 
     @shape.setter
     def shape(self, value):
-        self._t = self._t.view(_shape_arg(value, self._t.numel()))
+        shape = _shape_arg(value, self._t.numel())
+        try:
+            self._t = self._t.view(shape)
+        except RuntimeError:
+            # NumPy's error: the memory layout cannot take the shape without a copy
+            raise AttributeError("Incompatible shape for in-place modification. Use `.reshape()` to make a "
+                                 "copy with the desired shape.") from None
 
     @property
     def ndim(self):
@@ -309,7 +315,7 @@ class ndarray(ArrayBase):
         tdt = NP_TO_TORCH[dt]
         if tdt == self._t.dtype:
             return wrap(self._t.clone()) if copy else self
-        return wrap(self._t.to(tdt))
+        return wrap(cast(self._t, tdt))
 
     def copy(self, order="C"):
         """A copy in memory order 'C' (default), 'F', 'A' or 'K' (matches numpy.ndarray.copy), made on
@@ -333,7 +339,18 @@ class ndarray(ArrayBase):
     def view(self, dtype=None, type=None):
         if dtype is None:
             return wrap(self._t.view(self._t.shape))
-        return wrap(self._t.view(NP_TO_TORCH[to_dtype(dtype)]))
+        tdt = NP_TO_TORCH[to_dtype(dtype)]
+        t = self._t
+        new, old = torch.empty((), dtype=tdt).element_size(), t.element_size()
+        if new != old and t.ndim:
+            if t.stride(-1) != 1 and t.shape[-1] != 1:
+                raise ValueError("To change to a dtype of a different size, the last axis must be contiguous")
+            if new > old and (t.shape[-1] * old) % new:
+                raise ValueError("When changing to a larger dtype, its size must be a divisor of the total size "
+                                 "in bytes of the last axis of the array.")
+        elif new != old:
+            raise ValueError("Changing the dtype of a 0d array is only supported if the itemsize is unchanged")
+        return wrap(t.view(tdt))
 
     def fill(self, value):
         self._t.fill_(_scalar_value(value, self._t) if not isinstance(value, ndarray) else value._t)
@@ -372,22 +389,22 @@ class ndarray(ArrayBase):
         return bool(self._t.item())
 
     def __int__(self):
-        if self._t.numel() != 1:
-            raise TypeError("only size-1 arrays can be converted to Python scalars")
+        if self._t.ndim != 0:   # NumPy 2.4: 1-element arrays of 1 or more dimensions too
+            raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
         if self._t.is_complex():
             raise TypeError("int() of a complex array; use .real")
         return int(self._t.item())
 
     def __float__(self):
-        if self._t.numel() != 1:
-            raise TypeError("only size-1 arrays can be converted to Python scalars")
+        if self._t.ndim != 0:   # NumPy 2.4: 1-element arrays of 1 or more dimensions too
+            raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
         if self._t.is_complex():
             raise TypeError("float() of a complex array; use .real")
         return float(self._t.item())
 
     def __complex__(self):
-        if self._t.numel() != 1:
-            raise TypeError("only size-1 arrays can be converted to Python scalars")
+        if self._t.ndim != 0:   # NumPy 2.4: 1-element arrays of 1 or more dimensions too
+            raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
         return complex(self._t.item())
 
     def __index__(self):
@@ -646,13 +663,19 @@ class ndarray(ArrayBase):
 
     def __eq__(self, o):
         if o is None or isinstance(o, str):
-            return False
+            return self._no_element_equals(False)
         return _OPS["equal"](self, o)
 
     def __ne__(self, o):
         if o is None or isinstance(o, str):
-            return True
+            return self._no_element_equals(True)
         return _OPS["not_equal"](self, o)
+
+    def _no_element_equals(self, fill):
+        """``a == None`` / ``a == 'text'``: NumPy 2 compares elementwise, no element equals: a bool
+        array of a's shape filled with ``fill`` (False for ==, True for !=)."""
+        t = self._t
+        return wrap(torch.full(t.shape, fill, dtype=torch.bool, device=t.device))
 
 
 @_host.numpy_first(operator.getitem, ndarray, big=True, fp=_host.FP_NEVER)   # (indexing: no FP state to set)

@@ -328,6 +328,11 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
         raise TypeError("arange with complex arguments is not supported")
     if dt.kind == "b" and n > 2:
         raise TypeError("arange() is only supported for booleans when the result has at most length 2.")
+    if dt.kind in "iu":
+        first = int(start.real if isinstance(start, complex) else start)
+        info = np.iinfo(dt)
+        if not info.min <= first <= info.max:   # NumPy 2: the first value must fit (later ones wrap)
+            raise OverflowError(f"Python integer {first} out of bounds for {dt}")
     dev = _dev(device)
     if dt.kind in "iub":
         t = torch.arange(start, start + n * step, step, dtype=torch.int64, device=dev)[:n]

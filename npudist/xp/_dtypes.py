@@ -136,3 +136,22 @@ def complex_to_real(res, out_tdt, stacklevel=2):
                       stacklevel=stacklevel + 1)
         return res.real
     return res
+
+
+def cast(t, tdt):
+    """``t.to(tdt)`` rounded as NumPy's astype: float64 -> float16 rounds once (PyTorch's
+    conversion goes through float32 and rounds twice, so a value just below a float16 midpoint
+    can round up). Done on the device: the float32 step rounds to odd (truncate toward zero, set
+    the last bit when inexact), which keeps enough information for the final round to nearest even
+    to be NumPy's single rounding. Other pairs are ``t.to(tdt)``."""
+    if tdt != torch.float16 or t.dtype != torch.float64:
+        return t.to(tdt)
+    f = t.to(torch.float32)
+    back = f.to(torch.float64)
+    inexact = back != t
+    inexact &= t == t                                    # NaN stays NaN
+    bits = f.view(torch.int32)
+    # IEEE bits are sign-magnitude: bits - 1 steps one float32 toward zero for either sign
+    bits = torch.where(inexact & (back.abs() > t.abs()), bits - 1, bits)
+    bits = torch.where(inexact, bits | 1, bits)
+    return bits.view(torch.float32).to(torch.float16)

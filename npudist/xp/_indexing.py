@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from ._convert import ArrayBase, as_tensor
+from ._overlap import unaliased
 
 _INDEX_ERROR = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or "
                 "boolean arrays are valid indices")
@@ -132,8 +133,10 @@ def index(t, items):
 
 
 def setitem(t, key, value):
-    """t[key] = value (a tensor or Python scalar already converted to t's dtype rules)."""
+    """t[key] = value (a tensor or Python scalar already converted to t's dtype rules). A value
+    overlapping t's memory is read as if copied first (NumPy's rule)."""
     items = normalize_key(key)
+    value = unaliased(value, t)
     if needs_flip(items):
         idx = torch.arange(t.numel(), device=t.device).view(t.shape)
         sel = getitem(idx, items)
@@ -149,7 +152,19 @@ def setitem(t, key, value):
         return
     if isinstance(value, torch.Tensor) and value.dtype != t.dtype:
         value = value.to(t.dtype)
-    t[items] = value
+    try:
+        t[items] = value
+    except RuntimeError:
+        if isinstance(value, torch.Tensor):
+            target = tuple(t[items].shape)
+            try:
+                fits = np.broadcast_shapes(tuple(value.shape), target) == target
+            except ValueError:
+                fits = False
+            if not fits:   # NumPy's error class and message
+                raise ValueError(f"could not broadcast input array from shape {tuple(value.shape)} into shape "
+                                 f"{target}") from None
+        raise
 
 
 def normalize_index_array(idx, n):

@@ -4,6 +4,7 @@ import torch
 
 from ._core import tensor_of
 from ._negview import NegStrided, source
+from ._overlap import tensor_bounds as _bounds
 
 
 def _memory(a):
@@ -11,20 +12,6 @@ def _memory(a):
     source over the same memory (npudist.xp._negview), else a's tensor."""
     t = tensor_of(a)
     return source(t) if type(t) is NegStrided else t
-
-
-def _bounds(t):
-    """[first, last) byte addresses an array touches (None when it has no elements)."""
-    if t.numel() == 0:
-        return None
-    size = t.element_size()
-    lo = hi = 0
-    for n, st in zip(t.shape, t.stride()):
-        if st >= 0:
-            hi += (n - 1) * st
-        else:
-            lo += (n - 1) * st
-    return t.data_ptr() + lo * size, t.data_ptr() + (hi + 1) * size
 
 
 def may_share_memory(a, b, max_work=None):

@@ -160,6 +160,11 @@ def round(a, decimals=0, out=None):
         return result(t.to(torch.float16), out)
     if t.is_complex():
         r = torch.complex(torch.round(t.real, decimals=decimals), torch.round(t.imag, decimals=decimals))
+    elif t.dtype == torch.float16 and decimals:
+        # NumPy scales, rounds and unscales in float16 (each step rounded to float16); PyTorch's
+        # kernel keeps the scaled value in float32
+        f = 10.0 ** abs(decimals)
+        r = torch.round(t * f) / f if decimals > 0 else torch.round(t / f) * f
     elif t.is_floating_point():
         r = torch.round(t, decimals=decimals) if decimals else torch.round(t)
     elif decimals >= 0:

@@ -136,7 +136,9 @@ def _extreme(name, a, axis, out, keepdims, initial, where, skip_nan=False):
     elif t.numel() == 0:
         shape = tuple(1 if i in axes else s for i, s in enumerate(t.shape)) if keepdims else \
             tuple(s for i, s in enumerate(t.shape) if i not in axes)
-        r = torch.full(shape, initial, dtype=t.dtype, device=t.device)
+        # reduced axes are not empty (checked above), so the result is: nothing to fill without initial
+        r = (torch.full(shape, initial, dtype=t.dtype, device=t.device) if initial is not None else
+             torch.empty(shape, dtype=t.dtype, device=t.device))
         initial = None
     else:
         src = t if t.dtype != torch.bool else t.to(torch.uint8)

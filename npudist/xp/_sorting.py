@@ -47,6 +47,13 @@ def _argsort_t(t, dim, descending=False):
     return torch.argsort(t, dim=dim, stable=True, descending=descending)
 
 
+def _check_kind(kind):
+    """NumPy's sort kinds (any case, first letter decides): quicksort, heapsort, mergesort, stable.
+    xp's sort is always stable, which every kind allows."""
+    if kind is not None and (not isinstance(kind, str) or kind[:1].lower() not in ("q", "h", "m", "s")):
+        raise ValueError(f"sort kind must be one of 'quick', 'heap', or 'stable' (got {kind!r})")
+
+
 def _axis(t, axis):
     if axis is None:
         return t.reshape(-1), 0
@@ -59,6 +66,7 @@ def _axis(t, axis):
 def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     """Sorted copy (matches numpy.sort; stable; NaN last; axis=None flattens).
     ``descending=True`` is the Array API's option (equal elements keep their order)."""
+    _check_kind(kind)
     t, axis = _axis(_t(a), axis)
     if order is not None:
         raise ValueError("order= applies to structured arrays, which xp does not have")
@@ -74,6 +82,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     """Indices that sort the array (matches numpy.argsort; stable; int64; a 0-d array sorts as
     a 1-element 1-d one, as NumPy's argsort does)."""
+    _check_kind(kind)
     t = _t(a)
     t, axis = _axis(t.reshape(1) if t.ndim == 0 else t, axis)
     return wrap(_argsort_t(t, axis, descending))

@@ -254,7 +254,10 @@ def _merge_axes(t, axes):
     """t with the axes moved last and merged into one (the shape of the rest, then -1)."""
     rest = [i for i in range(t.ndim) if i not in axes]
     p = t.permute(*rest, *axes)
-    return p.reshape(tuple(p.shape[:len(rest)]) + (-1,))
+    merged = 1
+    for ax in axes:
+        merged *= t.shape[ax]
+    return p.reshape(tuple(p.shape[:len(rest)]) + (merged,))   # (-1 is ambiguous when the rest is empty)
 
 
 def _median(a, axis, out, overwrite_input, keepdims, skip_nan):
@@ -359,6 +362,7 @@ def bincount(x, weights=None, minlength=0):
         raise ValueError("object too deep for desired array" if t.ndim > 1 else "object of too small depth")
     if t.is_floating_point() or t.is_complex():
         raise TypeError("Cannot cast array data from float to int64 according to the rule 'safe'")
+    t = t.long()     # as NumPy's cast to intp: uint64 values >= 2**63 become negative and are refused
     if t.numel() and bool((t < 0).any()):
         raise ValueError("'list' argument must have no negative elements")
     if minlength < 0:
@@ -366,7 +370,7 @@ def bincount(x, weights=None, minlength=0):
     w = None if weights is None else _t(weights).to(torch.float64)
     if w is not None and w.shape != t.shape:
         raise ValueError("The weights and list don't have the same length.")
-    return wrap(torch.bincount(t.long(), weights=w, minlength=minlength))
+    return wrap(torch.bincount(t, weights=w, minlength=minlength))
 
 
 def digitize(x, bins, right=False):

@@ -372,6 +372,12 @@ class ufunc:
                 if "Expected all tensors to be on the same device" in msg:
                     from ._device import mixed_device_error
                     raise mixed_device_error(conv) from None
+                shapes = [tuple(c.shape) for c in conv if isinstance(c, torch.Tensor)]
+                try:
+                    np.broadcast_shapes(*shapes)
+                except ValueError:   # NumPy's error class for operands that do not broadcast
+                    raise ValueError("operands could not be broadcast together with shapes " +
+                                     " ".join(str(s).replace(" ", "") for s in shapes)) from None
                 raise
             if any(isinstance(c, torch.Tensor) and c.dtype in UINT and type(c) is not UIntTensor for c in conv):
                 return self._fn(*[as_uint(c) if isinstance(c, torch.Tensor) else c for c in conv])

@@ -137,6 +137,11 @@ def dot(a, b, out=None):
     """Dot product (matches numpy.dot: inner for 1-D, matmul for 2-D, sum over a's last and b's
     second-to-last axis otherwise)."""
     at, bt = _pair(a, b, "dot")
+    if at.ndim and bt.ndim:
+        k = bt.shape[-2] if bt.ndim >= 2 else bt.shape[0]
+        if at.shape[-1] != k:   # NumPy's error class and message (PyTorch raises RuntimeError)
+            raise ValueError(f"shapes {_shape_str(at.shape)} and {_shape_str(bt.shape)} not aligned: "
+                             f"{at.shape[-1]} (dim {at.ndim - 1}) != {k} (dim {max(bt.ndim - 2, 0)})")
     if at.ndim == 0 or bt.ndim == 0:
         r = _bool_aware(torch.mul, at, bt) if at.dtype != torch.bool else at & bt
     elif bt.ndim == 1 or at.ndim <= 2 and bt.ndim <= 2:
@@ -263,6 +268,11 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if ord is None and axis is None:
         return wrap(f64(torch.linalg.vector_norm, t, 2, keepdim=keepdims) if not keepdims else
                     f64(torch.linalg.vector_norm, t, 2, dim=tuple(range(t.ndim)), keepdim=True))
+    matrix = isinstance(axis, tuple) and len(axis) == 2 or axis is None and t.ndim == 2
+    if matrix and ord not in (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf):
+        raise ValueError("Invalid norm order for matrices.")     # NumPy's error (PyTorch: RuntimeError)
+    if not matrix and isinstance(ord, str):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors")
     return wrap(_call(torch.linalg.norm, t, ord, dim=axis, keepdim=keepdims))
 
 
@@ -304,9 +314,33 @@ def solve(a, b):
     bt = _t(b)
     dt = torch.promote_types(at.dtype, bt.dtype if bt.is_floating_point() or bt.is_complex() else torch.float64)
     at, bt = at.to(dt), bt.to(dt)
+    m = at.shape[-1]
+    if bt.ndim == 0:
+        raise ValueError("solve: Input operand 1 does not have enough dimensions (has 0, gufunc core with "
+                         "signature (m,m),(m)->(m) requires 1)")
     if bt.ndim == 1:
+        if bt.shape[0] != m:
+            raise ValueError(f"solve1: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
+                             f"signature (m,m),(m)->(m) (size {bt.shape[0]} is different from {m})")
         return wrap(_call(lambda x, y: torch.linalg.solve(x, y.unsqueeze(-1)).squeeze(-1), at, bt))
+    # NumPy 2: a b of 2 or more dimensions is a (stack of) matrices, never a batch of vectors as
+    # PyTorch reads b of shape a.shape[:-1]: broadcast the batch axes explicitly so PyTorch agrees
+    if bt.shape[-2] != m:
+        raise ValueError(f"solve: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
+                         f"signature (m,m),(m,n)->(m,n) (size {bt.shape[-2]} is different from {m})")
+    try:
+        batch = torch.broadcast_shapes(at.shape[:-2], bt.shape[:-2])
+    except RuntimeError:
+        raise ValueError(f"solve: operands could not be broadcast together with remapped shapes [original->"
+                         f"remapped]: {_shape_str(at.shape)} and {_shape_str(bt.shape)}") from None
+    at = at.expand(*batch, m, m)
+    bt = bt.expand(*batch, *bt.shape[-2:])
     return wrap(_call(torch.linalg.solve, at, bt))
+
+
+def _shape_str(shape):
+    """A shape as NumPy prints it in error messages: (5,6), (3,)."""
+    return str(tuple(shape)).replace(" ", "")
 
 
 def lstsq(a, b, rcond=None):

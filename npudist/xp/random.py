@@ -114,8 +114,32 @@ class Generator:
                 info = np.iinfo(dt)
                 if lo < info.min or hi - 1 > info.max:
                     raise ValueError(f"integers: [{lo}, {hi}) is out of bounds for {dt}")
-            r = torch.randint(int(lo), int(hi), shape, generator=self._gen, device=self._device, dtype=torch.int64)
+            lo, hi = int(lo), int(hi)
+            if lo >= -2**63 and hi <= 2**63 and hi - lo < 2**63:
+                r = torch.randint(lo, hi, shape, generator=self._gen, device=self._device, dtype=torch.int64)
+            else:
+                r = self._wide_integers(lo, hi, shape)
         return wrap(r.to(NP_TO_TORCH[dt]))
+
+    def _wide_integers(self, lo, hi, shape):
+        """Uniform integers in [lo, hi) when the range does not fit torch.randint's int64 arguments
+        (uint64 values >= 2**63, spans up to 2**64): 64 random bits from two 32-bit draws of this
+        generator, rejection above the largest multiple of the span (no modulo bias), then lo added
+        modulo 2**64. Returns int64 holding the result's two's-complement bits."""
+        span = hi - lo
+        n = math.prod(shape)
+        out = np.empty(0, np.uint64)
+        while out.size < n:
+            k = n - out.size
+            halves = torch.randint(0, 2**32, (2, k), generator=self._gen, device=self._device, dtype=torch.int64)
+            halves = halves.cpu().numpy().astype(np.uint64)
+            bits = (halves[0] << np.uint64(32)) | halves[1]
+            if span < 2**64:
+                bits = bits[bits < np.uint64(2**64 - 2**64 % span)] % np.uint64(span)
+            out = np.concatenate([out, bits])
+        with np.errstate(over="ignore"):
+            out = out + np.uint64(lo % 2**64)
+        return torch.from_numpy(out.view(np.int64)).reshape(shape).to(self._device)
 
     def standard_normal(self, size=None, dtype=np.float64, out=None):
         r = self._n(self._shape(size) if out is None else tuple(out._t.shape), self._fdt(dtype))

@@ -111,3 +111,30 @@ def test_broken_group(scenario):
         if results[rank]["error"] and scenario != "connect":  # a rank that saw the failure cannot use the group
             assert "unusable after an earlier failure" in results[rank]["after"], results[rank]
     assert _shm_entries(tag) == []
+
+
+@pytest.mark.timeout(120)
+def test_overlapping_tensor_is_rejected_up_front_and_the_job_survives():
+    # ProcessGroupNCCL refuses such a tensor before running anything (ValueError) and the job goes
+    # on; under the watchdog's default policy (take the process down on a failed collective,
+    # hence multiproc.launch without tests/hccl's TORCH_HCCL_ASYNC_ERROR_HANDLING=0) an error
+    # found inside the collective would end the job.
+    from npudist.testing import multiproc
+    from . import WORKERS
+    r = multiproc.launch(os.path.join(WORKERS, "overlapping_input.py"), 2, timeout=90)
+    assert r.returncodes == [0, 0], r.explain()
+    for rank in range(2):
+        res = {x["case"]: x for x in r.results(rank)}
+        assert res["after"]["ok"], (rank, res)
+        assert res["overlap"]["error"].startswith("ValueError") and "share memory" in res["overlap"]["error"], res
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("world", [2, 3])
+def test_uneven_all_gather_and_reduce_scatter_lists(world):
+    # ProcessGroupNCCL runs lists of per-rank sizes as one broadcast / reduce per rank
+    r = launch("uneven_lists.py", world, timeout=90)
+    assert r.returncodes == [0] * world, r.explain()
+    for rank in range(world):
+        for res in r.results(rank):
+            assert res["error"] is None and res["ok"], (rank, res)

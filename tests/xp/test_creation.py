@@ -104,3 +104,16 @@ def test_host_readers(tmp_path):
     t.write_text("0 1\n2 3")
     _same(xp.loadtxt(str(t), dtype="u1"), np.loadtxt(str(t), dtype="u1"))
     _same(xp.genfromtxt(str(t), dtype="u1"), np.genfromtxt(str(t), dtype="u1"))
+
+
+@pytest.mark.parametrize("args", [(-3, 3, 1, "uint8"), (-3.0, 3.0, 1.0, "uint8"), (200, 210, 1, "int8"),
+                                  (0, 300, 1, "uint8"), (5, 0, -1, "uint8")])
+def test_arange_first_value_must_fit_the_dtype(args):
+    *bounds, dt = args
+    try:
+        expected = np.arange(*bounds, dtype=dt)
+    except OverflowError as e:
+        with pytest.raises(OverflowError, match=str(e)):
+            xp.arange(*bounds, dtype=dt)
+        return
+    np.testing.assert_array_equal(xp.asnumpy(xp.arange(*bounds, dtype=dt)), expected)   # later values wrap

@@ -100,3 +100,32 @@ def test_matmul_errors_and_out_casting_like_numpy():
         r = nxp.matmul(a, b, out=nxp.zeros((2, 4)), casting="unsafe")
     np.testing.assert_array_equal(nxp.asnumpy(r), np.full((2, 4), 3.0))
     assert nxp.matmul(nxp.ones((2, 3), dtype=np.int8), nxp.ones((3, 2), dtype=np.int8), dtype=np.float32).dtype == np.float32
+
+
+def test_solve_numpy2_rhs_of_two_or_more_dims_is_a_matrix():
+    rng = np.random.default_rng(0)
+    a = rng.random((3, 3, 3)) + 3 * np.eye(3)
+    for b in (rng.random((3, 3)), rng.random((2, 1, 3, 2)), rng.random(3)):
+        expected = np.linalg.solve(a, b)
+        got = nxp.linalg.solve(nxp.asarray(a), nxp.asarray(b))
+        assert got.shape == expected.shape
+        np.testing.assert_allclose(nxp.asnumpy(got), expected, rtol=1e-10)
+
+
+@pytest.mark.parametrize("case", ["solve_batch_of_vectors", "solve_rhs_size", "solve_rhs_0d", "dot_not_aligned",
+                                  "dot_1d", "norm_matrix_order"])
+def test_shape_errors_are_numpy_value_errors(case):
+    calls = {
+        "solve_batch_of_vectors": lambda m: m.linalg.solve(m.stack([m.eye(3)] * 2), m.ones((2, 3))),
+        "solve_rhs_size": lambda m: m.linalg.solve(m.eye(3), m.ones(4)),
+        "solve_rhs_0d": lambda m: m.linalg.solve(m.eye(3), m.asarray(1.0)),
+        "dot_not_aligned": lambda m: m.dot(m.ones((5, 6)), m.ones((5, 6))),
+        "dot_1d": lambda m: m.dot(m.ones(3), m.ones(4)),
+        "norm_matrix_order": lambda m: m.linalg.norm(m.ones((3, 3)), ord=3),
+    }
+    with pytest.raises(ValueError) as expected:
+        calls[case](np)
+    with pytest.raises(ValueError) as got:
+        calls[case](nxp)
+    if case != "solve_rhs_0d":
+        assert str(got.value) == str(expected.value)

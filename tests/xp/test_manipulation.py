@@ -181,3 +181,18 @@ def test_asarray_chkfinite_and_mT_message():
     _raises_like(lambda m: m.asarray_chkfinite([0.0, np.inf], dtype=np.int32))
     with pytest.raises(ValueError, match="matrix transpose with ndim < 2 is undefined"):
         xp.arange(4).mT
+
+
+@pytest.mark.parametrize("n", [6, 100_000])
+@pytest.mark.parametrize("bounds", [(-5, 300), (10, 300), (300, 400), (-10, -5), (-5, None)])
+def test_clip_python_ints_outside_the_dtype(n, bounds):
+    a = np.arange(n).astype(np.uint8)
+    try:
+        expected = np.clip(a, *bounds)
+    except OverflowError as e:
+        with pytest.raises(OverflowError, match=str(e)):
+            xp.clip(xp.asarray(a), *bounds)
+        return
+    got = xp.clip(xp.asarray(a), *bounds)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(xp.asnumpy(got), expected)

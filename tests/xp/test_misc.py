@@ -109,3 +109,11 @@ def test_iscomplexobj_isrealobj_of_non_arrays_like_numpy(value):
     assert xp.iscomplexobj(value) == np.iscomplexobj(value)
     assert xp.isrealobj(value) == np.isrealobj(value)
     assert xp.iscomplexobj(xp.ones(2, dtype="complex64")) and xp.isrealobj(xp.ones(2))
+
+
+@pytest.mark.parametrize("decimals", [1, 2, 3, -1])
+@pytest.mark.parametrize("n", [3, 100_000])
+def test_round_float16_scales_in_float16(decimals, n):
+    a = (np.random.default_rng(1).standard_normal(n) * 10).astype(np.float16)
+    a[:3] = [0.295, 0.8853, -0.865]
+    np.testing.assert_array_equal(xp.asnumpy(xp.round(xp.asarray(a), decimals)), np.round(a, decimals))

@@ -207,3 +207,62 @@ def test_real_imag_are_numpys_views(dtype, shape):
         assert v.base is a and getattr(a, part).base is a
         a += 1 + 1j                                     # writes through the view
         np.testing.assert_array_equal(xp.asnumpy(v), getattr(xp.asnumpy(a), part))
+
+
+def test_astype_float64_to_float16_rounds_once():
+    # 190.9374954588728 is just below the float16 midpoint 190.9375: NumPy rounds down; rounding
+    # through float32 first (PyTorch's conversion) lands on the midpoint and ties up to 191.
+    rng = np.random.default_rng(0)
+    a = np.concatenate([np.full(5000, 190.9374954588728), rng.standard_normal(20000) * 1000,
+                        rng.standard_normal(20000) * 1e-6,
+                        [np.nan, np.inf, -np.inf, 1e300, -1e300, 65504, 65520, 65519.99, 0.0, -0.0, 1e-40,
+                         2.0 ** -25, 2.0 ** -25 * 1.0000001]])
+    with np.errstate(over="ignore"):
+        expected = a.astype(np.float16)
+    for got in (xp.asarray(a).astype(xp.float16), xp.asarray(xp.asarray(a), dtype=xp.float16)):
+        np.testing.assert_array_equal(xp.asnumpy(got).view(np.uint16), expected.view(np.uint16))
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 0), ()])
+def test_compare_with_none_or_str_is_elementwise(shape):
+    a = np.zeros(shape)
+    x = xp.asarray(a)
+    for other in (None, "text"):
+        assert (x == other).shape == shape and (x == other).dtype == np.bool_
+        np.testing.assert_array_equal(xp.asnumpy(x == other), a == other)
+        np.testing.assert_array_equal(xp.asnumpy(x != other), a != other)
+
+
+def test_setitem_value_not_broadcasting_is_value_error():
+    with pytest.raises(ValueError, match=r"could not broadcast input array from shape \(4,\) into shape \(5, 6\)"):
+        xp.ones((5, 6))[:] = xp.ones(4)
+
+
+@pytest.mark.parametrize("case", ["larger_dtype_not_dividing", "last_axis_not_contiguous", "0d_other_size"])
+def test_view_dtype_errors_as_numpy(case):
+    calls = {"larger_dtype_not_dividing": lambda m: m.ones((5, 6), dtype=m.float32)[:, :5].view(m.float64),
+             "last_axis_not_contiguous": lambda m: m.ones((5, 6), dtype=m.float32).T.view(m.float64),
+             "0d_other_size": lambda m: m.asarray(1.0).view(m.int8)}
+    with pytest.raises(ValueError) as expected:
+        calls[case](np)
+    with pytest.raises(ValueError, match=str(expected.value)):
+        calls[case](xp)
+    assert xp.ones((5, 6), dtype=xp.float32).view(xp.float64).shape == (5, 3)
+    assert xp.ones((5, 6), dtype=xp.float32).view(xp.int8).shape == (5, 24)
+
+
+def test_shape_assignment_needing_a_copy_is_attribute_error():
+    a = xp.ones((5, 6)).T
+    with pytest.raises(AttributeError, match="Incompatible shape for in-place modification"):
+        a.shape = (30,)
+    b = xp.ones((5, 6))
+    b.shape = (30,)
+    assert b.shape == (30,)
+
+
+@pytest.mark.parametrize("conv", [int, float, complex])
+def test_python_scalar_of_non_0d_array_is_type_error(conv):
+    # NumPy 2.4: only 0-d arrays convert (a 1-element 1-d or 2-d array too raises)
+    with pytest.raises(TypeError, match="only 0-dimensional arrays"):
+        conv(xp.ones((1, 1)))
+    assert conv(xp.asarray(2)) == conv(2)

@@ -45,3 +45,11 @@ def test_odd_reflection_wider_than_the_axis(mode, dtype):
         got = xp.pad(xp.asarray(a), pw, mode=mode, reflect_type="odd")
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got.get(), want)
+
+
+@pytest.mark.parametrize("dtype, value", [("uint8", 300), ("uint8", -1.7), ("int32", 2.7), ("int32", ((1, 2), (3, 4)))])
+def test_pad_constant_values_cast_unsafely_as_numpy(dtype, value):
+    a = np.ones((2, 2), dtype=dtype)
+    with np.errstate(all="ignore"):
+        expected = np.pad(a, 1, constant_values=value)
+    np.testing.assert_array_equal(xp.asnumpy(xp.pad(xp.asarray(a), 1, constant_values=value)), expected)

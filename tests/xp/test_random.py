@@ -54,3 +54,14 @@ def test_bytes_and_zero_dim_shuffle():
     assert isinstance(xp.random.default_rng(0).bytes(3), bytes)
     with pytest.raises(TypeError):
         xp.random.shuffle(xp.asarray(np.array(1.0)))
+
+
+def test_integers_beyond_int64_arguments():
+    g = xp.random.default_rng(0)
+    full = xp.asnumpy(g.integers(0, 2**64, 20_000, dtype=xp.uint64))
+    assert full.dtype == np.uint64 and 0.45 < (full >= 2**63).mean() < 0.55
+    high = xp.asnumpy(g.integers(2**63, 2**63 + 10, 5_000, dtype=xp.uint64))
+    assert set((high - np.uint64(2**63)).tolist()) == set(range(10))
+    signed = g.integers(-2**63, 2**63, (2, 3), dtype=xp.int64)
+    assert signed.shape == (2, 3) and signed.dtype == np.int64
+    assert g.integers(0, 2**64 - 1, endpoint=True, size=4, dtype=xp.uint64).shape == (4,)

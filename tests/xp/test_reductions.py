@@ -47,3 +47,13 @@ def test_cumulative_0d_and_out_like_numpy(name, include_initial):
         xpf(xp.asarray(a), axis=1, out=xp.zeros((3, 7)))
     with pytest.raises(ValueError, match="axis"):
         xpf(xp.asarray(a))
+
+
+@pytest.mark.parametrize("fn", ["max", "min", "amax"])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_extreme_over_non_empty_axis_of_empty_array(fn, keepdims):
+    expected = getattr(np, fn)(np.zeros((0, 3)), axis=1, keepdims=keepdims)
+    got = getattr(xp, fn)(xp.zeros((0, 3)), axis=1, keepdims=keepdims)
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    with pytest.raises(ValueError, match="zero-size array"):
+        getattr(xp, fn)(xp.zeros((0, 3)), axis=0)

@@ -102,3 +102,14 @@ def test_setxor1d_intersect1d_nan_and_empty_like_numpy():
     np.testing.assert_array_equal(xp.asnumpy(xp.intersect1d(xp.asarray(a), xp.asarray(b))), np.intersect1d(a, b))
     got = xp.intersect1d(xp.asarray([]), xp.asarray([1j]), return_indices=True)
     assert [g.dtype for g in got] == [np.complex128, np.int64, np.int64] and got[0].size == 0
+
+
+@pytest.mark.parametrize("fn", ["sort", "argsort"])
+@pytest.mark.parametrize("n", [3, 10_000])
+def test_sort_kind_checked_as_numpy(fn, n):
+    a = xp.arange(n)[::-1].copy()
+    for kind in ("quicksort", "Q", "heapsort", "mergesort", "stable"):
+        getattr(xp, fn)(a, kind=kind)
+    for kind in ("bogus", ""):
+        with pytest.raises(ValueError, match="sort kind must be one of"):
+            getattr(xp, fn)(a, kind=kind)

@@ -142,3 +142,17 @@ def test_nanmax_all_nan_warns_once():
             r = xp.nanmax(xp.asarray(np.array([np.nan, np.nan], dt)))
         assert len(w) == 1 and w[0].category is RuntimeWarning
         assert np.isnan(r.get())
+
+
+def test_bincount_uint64_above_int64_is_negative_as_numpy():
+    with pytest.raises(ValueError, match="no negative elements"):
+        xp.bincount(xp.array([2**63 + 1], dtype=xp.uint64))
+    np.testing.assert_array_equal(xp.asnumpy(xp.bincount(xp.array([1, 3], dtype=xp.uint64))), [0, 1, 0, 1])
+
+
+@pytest.mark.parametrize("fn", ["percentile", "nanpercentile", "median", "quantile"])
+def test_quantiles_of_empty_rows(fn):
+    args = {"percentile": (50,), "nanpercentile": (50,), "quantile": (0.5,), "median": ()}[fn]
+    expected = getattr(np, fn)(np.zeros((0, 3)), *args, axis=1)
+    got = getattr(xp, fn)(xp.zeros((0, 3)), *args, axis=1)
+    assert got.shape == expected.shape and got.dtype == expected.dtype

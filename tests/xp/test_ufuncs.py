@@ -317,3 +317,12 @@ def test_complex_power_of_zero_like_numpy(name, a, b):
     with np.errstate(all="ignore"):
         want = getattr(np, name)(xp.asnumpy(arr), xp.asnumpy(exp))
     np.testing.assert_array_equal(xp.asnumpy(getattr(xp, name)(arr, exp)), want)
+
+
+@pytest.mark.parametrize("n", [4, 100_000])
+def test_operands_not_broadcasting_is_value_error(n):
+    # NumPy's error class and message (PyTorch raises RuntimeError)
+    with pytest.raises(ValueError, match=rf"operands could not be broadcast together with shapes \({n},6\) \(3,6\)"):
+        xp.ones((n, 6)) + xp.ones((3, 6))
+    with pytest.raises(ValueError, match=r"shapes \(3,\) \(4,\)"):
+        xp.arange(3) == xp.arange(4)

@@ -5,6 +5,7 @@ import torch
 from .. import _host
 from .._core import OPS, ndarray, normalize_axis, operand, result, result_dtype, tensor_of, wrap
 from .._dtypes import TORCH_TO_NP
+from .._overlap import unaliased
 from .._reductions import sum as _sum
 from .._ufunc_kernels import _INT_TDT
 
@@ -38,6 +39,7 @@ def copyto(dst, src, casting="same_kind", where=True):
     except RuntimeError:
         raise ValueError(f"could not broadcast input array from shape {tuple(st.shape)} into shape "
                          f"{tuple(dst._t.shape)}") from None
+    st = unaliased(st, dst._t)     # NumPy copies an overlapping source first
     if where is True:
         dst._t.copy_(st)
     else:
@@ -74,7 +76,13 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=None, max=Non
             and result_dtype(r._t, *[v for v in (lo, hi) if v is not None]) == r.dtype):
         if r._t.is_floating_point() or all(v is None or -2**63 <= v < 2**63 for v in (lo, hi)):
             if r._t.dtype in _INT_TDT:
+                # NumPy 2: a lower bound below the dtype's range (or an upper one above it) bounds
+                # nothing; a lower bound above it (an upper one below it) is OverflowError
                 info = torch.iinfo(r._t.dtype)
+                if lo is not None and lo < info.min:
+                    lo = info.min
+                if hi is not None and hi > info.max:
+                    hi = info.max
                 for v in (lo, hi):
                     if v is not None and not info.min <= v <= info.max:
                         raise OverflowError(f"Python integer {v} out of bounds for {r.dtype}")

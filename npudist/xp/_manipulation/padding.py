@@ -116,6 +116,9 @@ def pad(array, pad_width, mode="constant", **kwargs):
         raise ValueError("index can't contain negative values")
     if mode in ("constant", "empty"):
         cv = _pairs(kwargs.get("constant_values", 0), t.ndim, "constant_values")
+        with np.errstate(all="ignore"):   # NumPy casts the values unsafely (300 -> 44 in uint8)
+            cv = [tuple(np.asarray(v).astype(TORCH_TO_NP[t.dtype], casting="unsafe").item() for v in pair)
+                  for pair in cv]
         shape = [s + int(b) + int(e) for s, (b, e) in zip(t.shape, widths)]
         out = torch.zeros(shape, dtype=t.dtype, device=t.device)
         # fill the pad regions axis by axis (later axes overwrite corners, as NumPy does)

@@ -14,6 +14,12 @@ void registerXp(py::module& m) {
   PyObject* func = core::xp::hostFuncTypeObject();
   if (!func) throw py::error_already_set();
   m.attr("_XpHostFunc") = py::reinterpret_steal<py::object>(func);
+  PyObject* base = core::xp::ufuncBaseTypeObject();
+  if (!base) throw py::error_already_set();
+  m.attr("_XpUfuncBase") = py::reinterpret_steal<py::object>(base);
+  PyObject* op = core::xp::ufuncOpTypeObject();
+  if (!op) throw py::error_already_set();
+  m.attr("_XpUfuncOp") = py::reinterpret_steal<py::object>(op);
 }
 
 }  // namespace npudist::bindings

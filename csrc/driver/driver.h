@@ -76,6 +76,10 @@ class Driver {
   // Which device owns an address inside a reserved range (-1 if none).
   virtual int deviceFromPtr(const void* ptr) = 0;
   virtual Error synchronizeDevice(int device) = 0;
+  // Whether synchronizeDevice(device) could wait for anything: false only when every stream of
+  // the (valid) device is idle, so synchronizing has nothing to wait for and no error to report.
+  // A driver that cannot tell cheaply says true.
+  virtual bool devicePending(int device) { return true; }
 
   // ---- virtual memory (aclrtReserveMemAddress / MallocPhysical / MapMem) ----
   // Granularity of reservations, physical chunks and mappings, in bytes.

@@ -175,6 +175,13 @@ class HostDriver final : public Driver {
       if (!s->synchronize(&err)) return fail(Error::kSystem, err);
     return Error::kSuccess;
   }
+  bool devicePending(int device) override {
+    // (StreamObject::synchronize returns at once, reporting nothing, when has_pending is false)
+    std::lock_guard<std::mutex> g(streams_mutex_);
+    for (StreamObject* s : streams_)
+      if (s->device == device && s->has_pending.load(std::memory_order_acquire)) return true;
+    return false;
+  }
 
   // ---- virtual memory ----
   size_t allocationGranularity() override { return kGranularity; }

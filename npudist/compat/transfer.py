@@ -14,12 +14,16 @@ only — nothing private is patched:
    device_count, set_device, current_device, synchronize, device, device_of,
    is_initialized, the memory API, get_device_capability/name/properties,
    is_bf16_supported, Stream, Event, stream, current_stream, default_stream,
-   manual_seed[_all], seed[_all], initial_seed, get/set_rng_state[_all],
-   ``torch.cuda.amp.autocast``/``GradScaler``, ``caching_allocator_alloc``/``delete``,
+   manual_seed[_all], seed[_all], initial_seed, get/set_rng_state[_all] (also in
+   ``torch.cuda.random``), ``torch.cuda.amp.autocast``/``GradScaler``, ``caching_allocator_alloc``/``delete``,
    ``default_generators``, the ``torch.cuda.memory`` module (``_record_memory_history``,
    ``_snapshot``, ...), and ``torch.cuda.nvtx`` range_push / range_pop / range / mark
    (no-op ranges that show as torch.profiler scopes).
-3. ``torch.autocast`` / ``torch.amp.autocast`` / ``torch.amp.GradScaler``,
+3. ``torch.autocast`` / ``torch.amp.autocast`` / ``torch.amp.GradScaler``, and autocast's state
+   functions ``torch.is_autocast_enabled`` / ``get_autocast_dtype`` / ``set_autocast_enabled`` /
+   ``set_autocast_dtype`` with "cuda" or in their CUDA-only forms (no device type;
+   ``get_autocast_gpu_dtype`` / ``set_autocast_gpu_dtype``), so model code that asks
+   ``torch.is_autocast_enabled()`` inside ``torch.autocast("cuda")`` sees npu's autocast, as on CUDA;
    ``torch.Generator`` and ``torch.Event`` take ``"cuda"`` as ``"npu"`` (the last two are
    replaced by classes that build the real torch objects, so ``isinstance`` checks hold);
    ``torch.load`` maps ``map_location`` "cuda[:N]" / cuda devices (also as dict keys and
@@ -29,7 +33,9 @@ only — nothing private is patched:
    ``device_id`` as npu; ``init_device_mesh`` takes "cuda" as "npu" (a ``DeviceMesh("cuda",
    ...)`` built directly is not redirected: replacing the class would break isinstance
    checks inside torch);
-   ``is_nccl_available`` is True. DDP's ``device_ids`` (ints or cuda devices) work
+   ``is_nccl_available`` is True; ProcessGroupNCCL's variables (``TORCH_NCCL_ASYNC_ERROR_HANDLING``,
+   ``TORCH_NCCL_BLOCKING_WAIT``, ... and the older ``NCCL_*`` forms) set TORCH_HCCL_* twins that
+   are unset (at enable() and again when a group is created). DDP's ``device_ids`` (ints or cuda devices) work
    as they are: DDP reads the index.
 
 Names captured before ``enable()`` (``from torch import autocast`` at the top of a
@@ -48,11 +54,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import os
 import re
 import threading
 
 import torch
 from torch.overrides import TorchFunctionMode
+
+from npudist import _env
 
 __all__ = ["enable", "disable", "is_enabled", "REDIRECTED_CUDA_ATTRIBUTES"]
 
@@ -144,6 +153,38 @@ class _Autocast(torch.amp.autocast):
         super().__init__(_map_device_type(device_type), *args, **kwargs)
 
 
+# torch's autocast state functions: name -> how many positional arguments its CUDA-only form takes
+# (the form without a device type, which asks about CUDA; None: every form names the device type).
+_AUTOCAST_STATE = {"is_autocast_enabled": 0, "set_autocast_enabled": 1, "get_autocast_dtype": None,
+                   "set_autocast_dtype": None}
+_AUTOCAST_GPU = {"get_autocast_gpu_dtype": "get_autocast_dtype", "set_autocast_gpu_dtype": "set_autocast_dtype"}
+
+
+def _autocast_state(fn, cuda_only_arity):
+    """torch.<autocast state function> asking about npu where it would ask about CUDA: a "cuda"
+    device type (positional or ``device_type=``) and the CUDA-only form without one."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if "device_type" in kwargs:
+            kwargs = dict(kwargs, device_type=_map_device_type(kwargs["device_type"]))
+        elif args and isinstance(args[0], str):
+            args = (_map_device_type(args[0]),) + tuple(args[1:])
+        elif cuda_only_arity is not None and len(args) + len(kwargs) == cuda_only_arity:
+            args = ("npu",) + tuple(args)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _autocast_gpu(legacy, fn):
+    """torch.get/set_autocast_gpu_dtype (CUDA's autocast dtype) as ``fn("npu", ...)``."""
+    @functools.wraps(legacy)
+    def wrapper(*args, **kwargs):
+        return fn("npu", *args, **kwargs)
+
+    return wrapper
+
+
 class _GradScaler(torch.amp.GradScaler):
     """torch.amp.GradScaler taking "cuda" as "npu" (transfer_to_npu)."""
 
@@ -221,6 +262,34 @@ def _wrap_load(load):
     return wrapper
 
 
+# ProcessGroupNCCL's variables that have hccl twins (docs/watchdog.md): TORCH_NCCL_<X> (and the
+# older NCCL_<X> names ProcessGroupNCCL still reads) set by a CUDA script or its launcher mean
+# TORCH_HCCL_<X> unless that is set itself.
+_NCCL_ENV_TWINS = ("ASYNC_ERROR_HANDLING", "BLOCKING_WAIT", "DESYNC_DEBUG", "DUMP_ON_TIMEOUT", "ENABLE_MONITORING",
+                   "HEARTBEAT_TIMEOUT_SEC", "TRACE_BUFFER_SIZE", "DEBUG_INFO_TEMP_FILE")
+_NCCL_ENV_LEGACY = ("ASYNC_ERROR_HANDLING", "BLOCKING_WAIT")
+
+
+_nccl_env_copied: dict[str, str] = {}  # TORCH_HCCL_<X> -> the value _apply_nccl_env() gave it
+
+
+def _apply_nccl_env() -> None:
+    """Copies TORCH_NCCL_<X> (else NCCL_<X>, for the names ProcessGroupNCCL still reads so) to
+    TORCH_HCCL_<X> unless that was set by someone else. Run at enable() and again by the wrapped
+    init_process_group / new_group, so a value a script sets between its imports and group creation
+    wins over one its launcher set (torchrun's agent sets TORCH_NCCL_ASYNC_ERROR_HANDLING=1)."""
+    for name in _NCCL_ENV_TWINS:
+        target = "TORCH_HCCL_" + name
+        current = _env.raw(target, keep_empty=True)
+        if current is not None and _nccl_env_copied.get(target) != current:
+            continue  # set explicitly: it wins
+        value = _env.raw("TORCH_NCCL_" + name, keep_empty=True)
+        if value is None and name in _NCCL_ENV_LEGACY:
+            value = _env.raw("NCCL_" + name, keep_empty=True)
+        if value is not None:
+            os.environ[target] = _nccl_env_copied[target] = value
+
+
 def _map_backend(backend):
     if not isinstance(backend, str):
         return backend
@@ -230,6 +299,7 @@ def _map_backend(backend):
 def _wrap_dist(fn, backend_kw="backend", device_kw=None):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        _apply_nccl_env()
         if args and backend_kw == "backend" and isinstance(args[0], str):
             args = (_map_backend(args[0]),) + tuple(args[1:])
         if backend_kw in kwargs:
@@ -302,8 +372,14 @@ def enable() -> None:
         if not torch.npu.is_available():
             raise RuntimeError("transfer_to_npu: no npu is visible (NPUDIST_DEVICE_COUNT / ASCEND_RT_VISIBLE_DEVICES)")
         npu = torch.npu
+        _apply_nccl_env()
         for name in REDIRECTED_CUDA_ATTRIBUTES:
             _replace(torch.cuda, name, getattr(npu, name))
+        # The same RNG functions reached through their own module (torch.cuda.random.manual_seed).
+        import torch.cuda.random as cuda_random
+
+        for name in cuda_random.__all__:
+            _replace(cuda_random, name, getattr(npu, name))
         amp = torch.cuda.amp
         _replace(amp, "autocast", npu.amp.autocast)
         _replace(amp, "GradScaler", npu.amp.GradScaler)
@@ -320,6 +396,10 @@ def enable() -> None:
         _replace(torch, "autocast", _Autocast)
         _replace(torch.amp, "autocast", _Autocast)
         _replace(torch.amp, "GradScaler", _GradScaler)
+        for name, arity in _AUTOCAST_STATE.items():
+            _replace(torch, name, _autocast_state(getattr(torch, name), arity))
+        for name, device_form in _AUTOCAST_GPU.items():
+            _replace(torch, name, _autocast_gpu(getattr(torch, name), getattr(torch, device_form)))
         if torch.distributed.is_available():
             dist = torch.distributed
             _replace(dist, "init_process_group", _wrap_dist(dist.init_process_group, device_kw="device_id"))
@@ -354,6 +434,10 @@ def disable() -> None:
             raise RuntimeError("transfer_to_npu.disable(): could not pop its TorchFunctionMode — call it on the "
                                "thread that enabled it, after exiting any mode entered since") from err
         _mode = None
+        for target, value in _nccl_env_copied.items():
+            if _env.raw(target, keep_empty=True) == value:
+                os.environ.pop(target, None)
+        _nccl_env_copied.clear()
         while _saved:
             owner, name, original = _saved.pop()
             if original is _MISSING:

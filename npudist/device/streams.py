@@ -12,21 +12,44 @@ import torch
 
 from npudist.device._devices import _index, init
 
+# (lowest, greatest) priority, as torch.cuda.Stream.priority_range() returns it: torch_npu's streams
+# take -1 (high) or 0 (low). Priorities outside are clamped into it, as CUDA does.
+PRIORITY_RANGE = (0, -1)
+# (device index, stream id) -> the priority the stream was created with, so a stream wrapped again
+# (current_stream() of a stream made current) reports it too. Stream ids are never reused.
+_priorities: dict[tuple[int, int], int] = {}
+
 
 class Stream(torch.Stream):
     """An npu stream (torch.cuda.Stream's API).
 
     Args:
         device: npu to create it on (default: current).
-        priority: recorded for API compatibility; the simulated device runs
-            deferred work in issue order regardless of priority.
+        priority: lower is higher, clamped into :attr:`priority_range` (0 and -1, as torch_npu's
+            streams; CUDA clamps the same way) and reported by :attr:`priority`; the simulated
+            device runs deferred work in issue order regardless of priority.
     """
 
     def __new__(cls, device: Any = None, priority: int = 0, **kwargs):
         if "stream_id" in kwargs:  # re-wrapping an existing stream
             return super().__new__(cls, **kwargs)
         init()
-        return super().__new__(cls, device=torch.device("npu", _index(device)), priority=priority)
+        low, high = PRIORITY_RANGE
+        priority = min(max(int(priority), high), low)
+        stream = super().__new__(cls, device=torch.device("npu", _index(device)), priority=priority)
+        _priorities[(stream.device_index, stream.stream_id)] = priority
+        return stream
+
+    @property
+    def priority(self) -> int:
+        """The stream's priority (torch.cuda.Stream.priority): what it was created with, clamped; 0
+        for the default stream."""
+        return _priorities.get((self.device_index, self.stream_id), 0)
+
+    @staticmethod
+    def priority_range() -> tuple[int, int]:
+        """(lowest, greatest) stream priority, as torch.cuda.Stream.priority_range(): (0, -1)."""
+        return PRIORITY_RANGE
 
     def wait_event(self, event: "Event") -> None:
         """Makes future work on this stream wait for ``event``."""

@@ -30,7 +30,12 @@ def _parse_mode(value, source):
 
 
 class _State:
-    float64_mode = _parse_mode(_env.get_choice(ENV_VAR, "off", _MODES), ENV_VAR)
+    """xp's process-wide settings. A slot (not a class attribute), so xp's C fast paths read
+    float64_mode at a fixed offset (csrc/core/xp/host_ufunc.cpp) instead of through getattr."""
+    __slots__ = ("float64_mode",)
+
+    def __init__(self):
+        self.float64_mode = _parse_mode(_env.get_choice(ENV_VAR, "off", _MODES), ENV_VAR)
 
 
 state = _State()

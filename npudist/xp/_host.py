@@ -52,9 +52,10 @@ _UINTT = UIntTensor
 def host_view(a, t):
     """The zero-copy NumPy view of xp array ``a`` whose tensor is ``t`` (C-contiguous, on npu,
     non-empty), cached on ``a`` as ``(t, address, view, plain tensor, device index, torch dtype)``. Returns
-    None if ``t`` cannot be viewed (the caller takes the torch path)."""
+    None if ``t`` cannot be viewed (the caller takes the torch path). (The C ufunc fast path leaves
+    ``_h`` as ``()`` on its results: made by NumPy's loop, no view built yet.)"""
     h = getattr(a, "_h", None)
-    if h is not None and h[0] is t and h[3].data_ptr() == h[1]:
+    if h and h[0] is t and h[3].data_ptr() == h[1]:
         return h
     tp = type(t)
     if tp is _PLAIN:

@@ -9,6 +9,8 @@ Loops PyTorch has no kernel for (some float16 / small-integer ones) run in the n
 and are cast back, which is what NumPy's own float16 loops do. float64 work follows the float64
 mode (npudist.xp._config).
 """
+import inspect as _inspect
+
 import numpy as np
 import torch
 
@@ -40,6 +42,18 @@ def _no_fast(*args):
     return None
 
 
+class _PyUfuncBase:
+    """The base of ufunc without the extension's npudist._C._XpUfuncBase: __call__ in Python."""
+
+    def __call__(self, *args, **kwargs):
+        return self._call(*args, **kwargs)
+
+
+# The base class: calls with positional operands run the C fast path (``self._fast``) straight from
+# the call and fall back to ``_call_declined``; other calls run ``_call`` (npudist._C._XpUfuncBase).
+_UfuncBase = getattr(_host._C, "_XpUfuncBase", None) or _PyUfuncBase
+
+
 def _scalar_tensor(o, tdt):
     """A Python scalar operand as a cached host 0-d tensor of the loop dtype: NumPy casts a weak
     scalar to the loop dtype before computing (so does this, float16 included), and PyTorch takes
@@ -66,11 +80,15 @@ def _key_type(x):
     return _BOOL if tp is bool else tp
 
 
-class ufunc:
+class ufunc(_UfuncBase):
     """An elementwise function with NumPy's ufunc interface (matches numpy.ufunc).
 
     ``f(x1[, x2], /, out=None, *, where=True, casting='same_kind', dtype=None)``; inputs broadcast
-    (NumPy's rules); result dtype is NumPy 2's; TypeError where NumPy has no loop for the dtypes."""
+    (NumPy's rules); result dtype is NumPy 2's; TypeError where NumPy has no loop for the dtypes.
+
+    Calling: the base class (npudist._C._XpUfuncBase) runs the C fast path first for calls with
+    positional operands only, then ``_call_declined``; calls with keywords run ``_call``. Subclasses
+    must not define ``__call__`` (they would put a Python frame back in front of every call)."""
 
     def __init__(self, name, fn, nin, nout=1, scalar_ok=False, np_name=None, doc=None, *, array_type):
         self._array_type = array_type   # the class results are made of (xp.ndarray)
@@ -93,6 +111,11 @@ class ufunc:
 
     def __repr__(self):
         return f"<xp.ufunc '{self.__name__}'>"
+
+    @property
+    def __signature__(self):
+        """The call's signature for inspect.signature (the C base's call has none of its own)."""
+        return _inspect.signature(self._call)
 
     def _resolve(self, key_types, dtype):
         key = (key_types, dtype)
@@ -119,13 +142,22 @@ class ufunc:
         self._cache[key] = loop
         return loop
 
-    def __call__(self, *args, out=None, where=True, casting="same_kind", dtype=None, order="K", subok=True,
-                 signature=None):
+    def _call(self, *args, out=None, where=True, casting="same_kind", dtype=None, order="K", subok=True,
+              signature=None):
+        """The call with keywords (and every call without the C base class)."""
         if out is None and where is True and dtype is None and casting == "same_kind" and order == "K" \
                 and signature is None:
             r = self._fast(*args)   # NumPy's loop on npu memory in one C call, or None
             if r is not None:
                 return r
+        return self._general(args, out, where, casting, dtype, order, signature)
+
+    def _call_declined(self, *args):
+        """A positional-only call the C fast path declined (the base class tried it already)."""
+        return self._general(args, None, True, "same_kind", None, "K", None)
+
+    def _general(self, args, out, where, casting, dtype, order, signature):
+        """The Python paths: NumPy's loop on npu memory (_host) where chosen, else PyTorch's kernels."""
         nin = self.nin
         if (where is True and dtype is None and order == "K" and signature is None and len(args) == nin
                 and (out is not None or casting == "same_kind") and _state.float64_mode == "off" and _host.ENABLED and not _any_capture()
@@ -253,7 +285,7 @@ class ufunc:
                 t = a._t
                 try:
                     h = a._h
-                    if h[0] is not t or h[3].data_ptr() != h[1]:
+                    if not h or h[0] is not t or h[3].data_ptr() != h[1]:   # (): the C fast path's, no view yet
                         h = _host_view(a, t)
                 except AttributeError:
                     h = _host_view(a, t)

@@ -1,8 +1,9 @@
 """Public ufuncs of npudist.xp: the core engine (npudist.xp._ufunc) plus NumPy's reduce,
-accumulate and outer methods, one object per NumPy ufunc and alias."""
+accumulate, outer, at and reduceat methods, one object per NumPy ufunc and alias."""
+import numpy as np
 import torch
 
-from . import _reductions as _r
+from . import _host, _reductions as _r
 from ._core import ndarray, wrap
 from ._convert import as_tensor
 from ._ufunc import ufunc as _engine
@@ -57,6 +58,66 @@ class ufunc(_engine):
         """f(a[..., None, ...], b): every pair (matches numpy.ufunc.outer)."""
         a, b = wrap(as_tensor(a)), wrap(as_tensor(b))
         return self(a.reshape(a.shape + (1,) * b.ndim), b, **kwargs)
+
+    def at(self, a, indices, b=None, /):
+        """Unbuffered in place ``a[indices] = f(a[indices], b)``: an index repeated k times applies
+        f k times (matches numpy.ufunc.at / cupy's ``add.at``). Runs NumPy's own ``ufunc.at`` on a
+        zero-copy view of a's npu memory (on the host driver npu memory is host memory), after the
+        current stream's pending work, so every ufunc, dtype and casting rule is NumPy's; a
+        non-contiguous ``a`` goes through a contiguous copy that is written back. Errors: TypeError
+        when ``a`` is not an xp array (and NumPy's own errors: IndexError, casting TypeError);
+        RuntimeError during an npu graph capture (the host loop cannot be recorded)."""
+        if not isinstance(a, ndarray):
+            raise TypeError(f"xp.{self.__name__}.at: the first operand must be an xp.ndarray (it is written in "
+                            f"place), got {type(a).__name__}")
+        if _host.capturing():
+            raise RuntimeError(f"xp.{self.__name__}.at cannot be captured in an npu graph; call it outside the capture")
+        idx = _on_host(indices)
+        operand = () if b is None else (_on_host(b),)
+        work = a
+        h = _host.host_view(a, a._t) if a.size else None
+        if h is None and a.size:
+            work = a.copy()
+            h = _host.host_view(work, work._t)
+        if h is None:   # no elements: NumPy still checks the indices and operands
+            self._np.at(np.empty(a.shape, a.dtype), idx, *operand)
+            return
+        _host.wait(h[4])
+        self._np.at(h[2], idx, *operand)
+        if work is not a:
+            a[...] = work
+
+    def reduceat(self, array, indices, axis=0, dtype=None, out=None):
+        """Reductions over the slices ``[indices[i], indices[i+1])`` along ``axis`` (matches
+        numpy.ufunc.reduceat, where ``indices[i] >= indices[i+1]`` gives ``array[indices[i]]``).
+        NumPy's own reduceat runs on the array's values; the result is a new npu array (or is
+        written into ``out``, NumPy's same_kind casting: TypeError otherwise). Errors are NumPy's
+        (IndexError for an index out of range, TypeError for ufuncs without reduceat)."""
+        r = self._np.reduceat(_on_host(array), _on_host(indices), axis=axis, dtype=dtype)
+        res = wrap(as_tensor(r))
+        if out is None:
+            return res
+        if isinstance(out, tuple):
+            (out,) = out
+        if not isinstance(out, ndarray):
+            raise TypeError(f"out must be an xp.ndarray, got {type(out).__name__}")
+        if tuple(out.shape) != tuple(res.shape):
+            raise ValueError(f"out has shape {tuple(out.shape)}; reduceat's result has {tuple(res.shape)}")
+        if not np.can_cast(res.dtype, out.dtype, "same_kind"):
+            raise TypeError(f"Cannot cast ufunc '{self.__name__}' output from {res.dtype!r} to {out.dtype!r} with "
+                            f"casting rule 'same_kind'")
+        out[...] = res
+        return out
+
+
+def _on_host(x):
+    """NumPy values of an operand of ufunc.at/reduceat: xp arrays copied to the host (after their
+    stream's work), tuples and lists converted item by item, anything else as it is."""
+    if isinstance(x, ndarray):
+        return x.get()
+    if isinstance(x, (tuple, list)):
+        return type(x)(_on_host(v) for v in x)
+    return x
 
 
 

@@ -172,3 +172,89 @@ def test_cuda_checkpoints_generators_events_and_raw_allocations(python, tmp_path
     assert out[:6] == ["load 0 npu:0", "load 1 npu:1", "load 2 npu:1", "load 3 npu:1", "load 4 npu:0", "load 5 cpu"], out
     assert out[6:9] == ["generator npu:0", "generator npu:1", "generator cpu"], out
     assert out[9] == "event npu" and out[-1] == "OK", out
+
+
+AUTOCAST_STATE = r'''
+import torch
+originals = {n: getattr(torch, n) for n in ("is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled",
+                                           "set_autocast_dtype", "get_autocast_gpu_dtype", "set_autocast_gpu_dtype")}
+import torch.cuda.random
+orig_random_seed = torch.cuda.random.manual_seed
+from torch_npu.contrib import transfer_to_npu
+x = torch.ones(2, 2, device="cuda")
+assert not torch.is_autocast_enabled() and not torch.is_autocast_enabled("cuda")
+with torch.autocast("cuda", dtype=torch.bfloat16):
+    # what model code asks before choosing a dtype (e.g. attention kernels casting to the autocast dtype)
+    assert torch.is_autocast_enabled() and torch.is_autocast_enabled("cuda")
+    assert torch.is_autocast_enabled(device_type="cuda") and torch.is_autocast_enabled("npu")
+    assert torch.get_autocast_dtype("cuda") == torch.bfloat16 == torch.get_autocast_gpu_dtype()
+    assert not torch.is_autocast_enabled("cpu")
+    f = torch.compile(lambda a: a @ a if torch.is_autocast_enabled() else a + 1, backend="eager")
+    assert f(x).dtype == torch.bfloat16 and f(x).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+with torch.cuda.amp.autocast():
+    assert torch.is_autocast_enabled() and torch.get_autocast_gpu_dtype() == torch.float16
+# the setters: the CUDA-only forms and "cuda" set npu's state
+torch.set_autocast_enabled(True)
+torch.set_autocast_gpu_dtype(torch.bfloat16)
+assert torch.is_autocast_enabled("npu") and torch.get_autocast_dtype("npu") == torch.bfloat16
+assert (x @ x).dtype == torch.bfloat16
+torch.set_autocast_enabled("cuda", False)
+torch.set_autocast_dtype("cuda", torch.float16)
+assert not torch.is_autocast_enabled("npu") and torch.get_autocast_dtype("npu") == torch.float16
+assert (x @ x).dtype == torch.float32
+# the RNG functions through their own module (they reached CUDA's C functions)
+torch.cuda.random.manual_seed(5)
+a = torch.randn(3, device="cuda")
+torch.cuda.manual_seed(5)
+assert torch.equal(a, torch.randn(3, device="cuda"))
+assert torch.equal(torch.cuda.random.get_rng_state(), torch.npu.get_rng_state())
+transfer_to_npu.disable()
+assert all(getattr(torch, n) is f for n, f in originals.items()), "disable() restores the autocast functions"
+assert torch.cuda.random.manual_seed is orig_random_seed
+print("OK")
+'''
+
+
+def test_autocast_state_functions_answer_for_npu(python, tmp_path):
+    """Inside torch.autocast("cuda") a CUDA script's torch.is_autocast_enabled() / get_autocast_gpu_dtype()
+    (breaker's finding: they answered False / float16 for the CUDA state nothing had set); and
+    torch.cuda.random's functions (they raised AttributeError: torch._C._cuda_getDevice)."""
+    r = python(AUTOCAST_STATE, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-5000:]
+    assert r.stdout.strip().endswith("OK")
+
+
+DCP_SAVE = r'''
+import torch
+from torch_npu.contrib import transfer_to_npu
+import torch.distributed.checkpoint as dcp
+dcp.save({"w": torch.arange(4.0, device="cuda")}, checkpoint_id="ckpt")
+out = {"w": torch.zeros(4, device="cuda")}
+dcp.load(out, checkpoint_id="ckpt")
+assert out["w"].tolist() == [0.0, 1.0, 2.0, 3.0], out
+print("OK")
+'''
+
+
+@pytest.mark.xfail(strict=True, reason="breaker: dcp.save under transfer_to_npu raises AssertionError('Tensor must be "
+                   "on CPU'): DCP's FileSystemWriter asks torch._utils._get_available_device_type(), which says "
+                   "'cuda' once torch.cuda.is_available() is True, and then does not copy npu tensors to the host; "
+                   "a fix needs torch's private helper patched (not done, by the project's rules)")
+def test_dcp_save_under_transfer_to_npu(python, tmp_path):
+    r = python(DCP_SAVE, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-5000:]
+    assert r.stdout.strip().endswith("OK")
+
+
+@pytest.mark.timeout(120)
+def test_torch_nccl_variables_of_a_cuda_script_apply_to_hccl():
+    """TORCH_NCCL_ASYNC_ERROR_HANDLING=0 set by a CUDA script keeps its process alive after a collective
+    timeout, as with ProcessGroupNCCL (breaker's finding: the watchdog's default ended it with SIGABRT);
+    a TORCH_HCCL_* variable set explicitly wins over its TORCH_NCCL_* twin."""
+    _, results = npurun("cuda_nccl_env.py", 2, env={"TORCH_HCCL_DESYNC_DEBUG": "0"}, timeout=100)
+    (r0,) = results[0]
+    assert r0["error"] and r0["error"].startswith("DistBackendError") and "timeout" in r0["error"], r0
+    for rank in (0, 1):
+        (r,) = results[rank]
+        assert r["env"] == {"TORCH_HCCL_ASYNC_ERROR_HANDLING": "0", "TORCH_HCCL_BLOCKING_WAIT": "1",
+                            "TORCH_HCCL_DESYNC_DEBUG": "0"}, r

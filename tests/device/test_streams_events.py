@@ -126,6 +126,19 @@ def test_stream_api_surface():
     torch.accelerator.synchronize()
 
 
+def test_stream_priority_as_torch_cuda():
+    """torch.cuda.Stream's priority API (breaker's finding: ``Stream(priority=-1).priority`` raised
+    AttributeError): the priority is kept, clamped into priority_range(), also on a re-wrapped stream."""
+    assert torch.npu.Stream.priority_range() == (0, -1)
+    assert torch.npu.default_stream().priority == 0 and torch.npu.Stream().priority == 0
+    hi = torch.npu.Stream(priority=-1)
+    assert hi.priority == -1
+    assert torch.npu.Stream(priority=-7).priority == -1 and torch.npu.Stream(priority=5).priority == 0
+    with torch.npu.stream(hi):
+        assert torch.npu.current_stream().priority == -1
+    assert torch.npu.Stream(device=1, priority=-1).priority == -1
+
+
 def test_npu_stream_handle_identifies_the_stream():
     s, t = torch.npu.Stream(), torch.npu.Stream()
     assert isinstance(s.npu_stream, int) and s.npu_stream != t.npu_stream

@@ -131,10 +131,12 @@ def test_result_is_npu_memory_from_the_caching_allocator():
     torch.npu.synchronize()
     before = torch.npu.memory_allocated()
     r = xp.add._fast(a, a)
-    assert r is not None and r._h[0] is r._t          # the view cache the Python path reuses
+    assert r is not None and r._h == ()                     # no view cache made on the fast path...
+    h = _host.host_view(r, r._t)                            # ...the Python path builds it when it needs it
+    assert h[0] is r._t and r._h is h and h[2].ctypes.data == r.data.ptr
     assert torch.npu.memory_allocated() - before >= 8000
     assert _C._device_of_ptr(r.data.ptr) == 0
-    del r
+    del r, h
     assert torch.npu.memory_allocated() == before
     s = xp.sum._host_fast(a)
     assert s is not None and s._t.device.type == "npu"

@@ -326,3 +326,46 @@ def test_operands_not_broadcasting_is_value_error(n):
         xp.ones((n, 6)) + xp.ones((3, 6))
     with pytest.raises(ValueError, match=r"shapes \(3,\) \(4,\)"):
         xp.arange(3) == xp.arange(4)
+
+
+@pytest.mark.parametrize("name, b", [("add", 1), ("subtract", 2.5), ("multiply", 3), ("maximum", 7), ("negative", None),
+                                     ("bitwise_or", 6)])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "uint32", "int8"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_ufunc_at_repeated_indices(name, b, dtype, layout):
+    if name == "bitwise_or" and dtype == "float32" or name == "subtract" and dtype != "float32":
+        pytest.skip("no NumPy loop for this pair")
+    a = (np.arange(12) % 5).astype(dtype).reshape(3, 4)
+    x = xp.asarray(a)
+    if layout == "transposed":
+        a, x = a.T, x.T
+    idx = ([0, 0, 1, 2, 2, 2], [1, 1, 0, 2, 2, 0])
+    operand = () if b is None else (b,)
+    getattr(np, name).at(a, idx, *operand)
+    getattr(xp, name).at(x, (xp.asarray(idx[0]), idx[1]), *operand)
+    np.testing.assert_array_equal(xp.asnumpy(x), a)
+
+
+def test_ufunc_at_errors():
+    with pytest.raises(IndexError):
+        xp.add.at(xp.zeros(3), [5], 1)
+    with pytest.raises(TypeError, match="must be an xp.ndarray"):
+        xp.add.at(np.zeros(3), [0], 1)
+    x = xp.zeros((0, 2))
+    xp.add.at(x, [], 1)
+    assert x.shape == (0, 2)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_ufunc_reduceat(axis):
+    a = np.arange(24.0).reshape(4, 6)
+    for name in ("add", "multiply", "maximum"):
+        expected = getattr(np, name).reduceat(a, [0, 2, 1, 3], axis=axis)
+        got = getattr(xp, name).reduceat(xp.asarray(a), xp.asarray([0, 2, 1, 3]), axis=axis)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(xp.asnumpy(got), expected)
+    out = xp.zeros(3, dtype=xp.int64)
+    assert xp.add.reduceat(xp.arange(8), [0, 4, 6], out=out) is out
+    np.testing.assert_array_equal(xp.asnumpy(out), [6, 9, 13])
+    with pytest.raises(TypeError, match="same_kind"):
+        xp.add.reduceat(xp.arange(8.0), [0, 4], out=xp.zeros(2, dtype=xp.int64))

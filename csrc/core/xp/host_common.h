@@ -9,6 +9,7 @@
 #define NO_IMPORT_ARRAY
 #endif
 #include <numpy/arrayobject.h>
+#include <structmember.h>
 
 #include <ATen/core/Tensor.h>
 
@@ -80,6 +81,32 @@ inline PyObject* npView(const at::Tensor& t, int npy) {
   PyArray_Descr* d = PyArray_DescrFromType(npy);  // new reference, stolen below
   if (!d) return nullptr;
   return PyArray_NewFromDescr(&PyArray_Type, d, nd, dims, nullptr, t.data_ptr(), NPY_ARRAY_CARRAY, nullptr);
+}
+
+// The byte offset of `name`'s slot (a __slots__ member holding an object) in instances of `type`;
+// -1 with a TypeError set if `type` has no such slot. The fast paths read and write xp.ndarray's
+// `_t` there instead of through getattr/setattr (~200 instructions each).
+inline Py_ssize_t slotOffset(PyTypeObject* type, PyObject* name) {
+  PyObject* d = _PyType_Lookup(type, name);  // borrowed
+  if (d && Py_TYPE(d) == &PyMemberDescr_Type) {
+    PyMemberDef* m = reinterpret_cast<PyMemberDescrObject*>(d)->d_member;
+    if (m->type == T_OBJECT_EX && !(m->flags & READONLY)) return m->offset;
+  }
+  PyErr_Format(PyExc_TypeError, "%s has no object slot %R (xp's fast paths need ArrayBase's __slots__)",
+               type->tp_name, name);
+  return -1;
+}
+
+// A new xp array of exact class `type` over tensor object `t` (reference stolen), `t` in the
+// slot at `t_offset`; what `object.__new__(ndarray); r._t = t` does. New reference, nullptr with an error set.
+inline PyObject* newArray(PyTypeObject* type, Py_ssize_t t_offset, PyObject* t) {
+  PyObject* a = type->tp_alloc(type, 0);
+  if (!a) {
+    Py_DECREF(t);
+    return nullptr;
+  }
+  *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(a) + t_offset) = t;
+  return a;
 }
 
 // A fast path's answer: not this call (xp's general path runs).

@@ -85,14 +85,6 @@ c10::ScalarType fromNpy(int t) {
   return c10::ScalarType::Undefined;
 }
 
-// The byte offset of slot `name` (an object slot, as __slots__ makes) of instances of tp, or -1.
-Py_ssize_t slotOffset(PyTypeObject* tp, PyObject* name) {
-  PyObject* d = _PyType_Lookup(tp, name);  // borrowed
-  if (!d || Py_TYPE(d) != &PyMemberDescr_Type) return -1;
-  PyMemberDef* m = reinterpret_cast<PyMemberDescrObject*>(d)->d_member;
-  return m->type == T_OBJECT_EX && !(m->flags & READONLY) ? m->offset : -1;
-}
-
 // Slot value of o at off (new reference; nullptr without an error when unset), or attribute `name`.
 PyObject* getSlot(PyObject* o, Py_ssize_t off, PyObject* name) {
   if (off >= 0) return Py_XNewRef(*reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + off));
@@ -208,6 +200,7 @@ PyObject* wrapTensor(HostFunc* self, at::Tensor t, c10::ScalarType st) {
   PyObject* tobj = isUnsigned(st) ? THPVariable_Wrap(t, reinterpret_cast<PyTypeObject*>(self->uint_type))
                                   : THPVariable_Wrap(std::move(t));
   if (!tobj) return nullptr;
+  if (self->t_off >= 0) return newArray((PyTypeObject*)self->array_type, self->t_off, tobj);  // steals tobj
   PyObject* out = PyBaseObject_Type.tp_new((PyTypeObject*)self->array_type, s_empty, nullptr);
   if (out && PyObject_SetAttr(out, s_t, tobj) < 0) Py_CLEAR(out);
   Py_DECREF(tobj);
@@ -288,8 +281,9 @@ PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev, bool adopt) {
 bool resolveArrayType(HostFunc* self) {
   if (PyType_Check(self->array_type)) {
     auto* tp = reinterpret_cast<PyTypeObject*>(self->array_type);
-    self->t_off = slotOffset(tp, s_t);
+    self->t_off = slotOffset(tp, s_t);  // (-1: not a slot, read by getattr then)
     self->h_off = slotOffset(tp, s_h);
+    PyErr_Clear();
     return true;
   }
   PyObject* t = PyObject_CallNoArgs(self->array_type);

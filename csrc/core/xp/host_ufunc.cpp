@@ -70,6 +70,16 @@ struct HostUfunc {
   // or the torch dtypes of the first operand for which it does (npudist.xp._host.NUMPY_FASTER_FOR)
   PyObject* big;
   std::unordered_map<uint32_t, Loop>* loops;
+  Py_ssize_t t_offset;  // byte offset of the `_t` slot in array_type's instances (its __slots__ member)
+  Py_ssize_t h_offset;  // and of `_h`, the NumPy-view cache: () on results made here (built when needed)
+  // enabled()'s last answer, reused while npudist.xp._host's globals are unchanged (dict version tag)
+  // and float64_mode is the same object: four lookups and a string compare per call otherwise
+  uint64_t host_version = 0;
+  bool host_on = false;
+  Py_ssize_t host_small = 0;
+  PyObject* mode_seen = nullptr;  // strong reference
+  Py_ssize_t mode_offset;         // float64_mode's slot in `state` (npudist.xp._config._State), or -1
+  bool mode_off = false;
 
   std::array<PyObject**, 10> owned() {
     return {&np_ufunc, &resolve, &array_type, &uint_type, &as_uint, &host_dict, &state, &errvar, &ignore, &big};
@@ -223,16 +233,44 @@ const Loop* findLoop(HostUfunc* self, uint32_t key, const uint32_t* codes, int n
 
 // Host loops on and float64 mode 'off' (both settable from Python at any time).
 bool enabled(HostUfunc* self, Py_ssize_t* small) {
-  PyObject* e = PyDict_GetItemWithError(self->host_dict, s_ENABLED);  // borrowed
-  if (e != Py_True || PyDict_GetItemWithError(self->host_dict, s_FAST) != Py_True) return false;
-  PyObject* s = PyDict_GetItemWithError(self->host_dict, s_SMALL);
-  if (!s || !PyLong_Check(s)) return false;
-  *small = PyLong_AsSsize_t(s);
-  PyObject* mode = PyObject_GetAttr(self->state, s_float64_mode);
+#if PY_VERSION_HEX < 0x030C0000
+  // (ma_version_tag changes with every change of the dict; deprecated from Python 3.12)
+  const uint64_t version = reinterpret_cast<PyDictObject*>(self->host_dict)->ma_version_tag;
+  const bool known = version == self->host_version && version != 0;
+#else
+  const bool known = false;
+#endif
+  if (!known) {
+    self->host_on = false;
+    PyObject* e = PyDict_GetItemWithError(self->host_dict, s_ENABLED);  // borrowed
+    if (e != Py_True || PyDict_GetItemWithError(self->host_dict, s_FAST) != Py_True) return false;
+    PyObject* s = PyDict_GetItemWithError(self->host_dict, s_SMALL);
+    if (!s || !PyLong_Check(s)) return false;
+    const Py_ssize_t n = PyLong_AsSsize_t(s);
+    if (n == -1 && PyErr_Occurred()) return false;
+    self->host_small = n;
+    self->host_on = true;
+#if PY_VERSION_HEX < 0x030C0000
+    self->host_version = version;
+#endif
+  }
+  if (!self->host_on) return false;
+  *small = self->host_small;
+  PyObject* mode = self->mode_offset >= 0
+                       ? *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(self->state) + self->mode_offset)
+                       : nullptr;
+  if (mode) Py_INCREF(mode);
+  else mode = PyObject_GetAttr(self->state, s_float64_mode);  // (no slot, or unset: getattr raises)
   if (!mode) return false;
-  const bool off = mode == s_off || (PyUnicode_Check(mode) && PyUnicode_Compare(mode, s_off) == 0);
+  if (mode != self->mode_seen) {
+    const bool off = mode == s_off || (PyUnicode_Check(mode) && PyUnicode_Compare(mode, s_off) == 0);
+    if (PyErr_Occurred()) PyErr_Clear();
+    Py_INCREF(mode);
+    Py_XSETREF(self->mode_seen, mode);
+    self->mode_off = off;
+  }
   Py_DECREF(mode);
-  return off;
+  return self->mode_off;
 }
 
 
@@ -262,11 +300,9 @@ PyObject* call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObjec
     PyObject* o = args[i];
     PyTypeObject* tp = Py_TYPE(o);
     if (tp == (PyTypeObject*)self->array_type) {
-      PyObject* t = PyObject_GetAttr(o, s_t);
-      if (!t) {
-        PyErr_Clear();
-        return declined();
-      }
+      PyObject* t = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + self->t_offset);
+      if (!t) return declined();  // (an array whose `_t` was never set: the general path raises)
+      Py_INCREF(t);
       tobj[i] = t;
       PyTypeObject* tt = Py_TYPE(t);
       if (tt != (PyTypeObject*)THPVariableClass && tt != (PyTypeObject*)self->uint_type) return declined();
@@ -374,7 +410,7 @@ PyObject* call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObjec
       Py_INCREF(cargs[i]);
     }
   }
-  for (int k = 0; k < loop->nout && ok; ++k) {
+  for (int k = 0; k < loop->nout && ok && !direct; ++k) {
     oviews[k] = npView(outs[k], npyType(loop->out[k]));
     ok = oviews[k] != nullptr;
   }
@@ -414,7 +450,7 @@ PyObject* call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObjec
   }
   for (Py_ssize_t i = 0; i < n; ++i) Py_XDECREF(cargs[i]);
   Py_XDECREF(outarg);
-  struct Views {  // the result views, kept for the arrays' `_h` below
+  struct Views {  // the result views of NumPy's call
     PyObject** p;
     ~Views() {
       Py_XDECREF(p[0]);
@@ -437,26 +473,18 @@ PyObject* call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObjec
   Py_DECREF(res);
 
   // wrap: xp arrays whose `_t` is the npu tensor (UIntTensor for uint16/32/64)
+  // `_h` is () (the empty tuple: no view built; npudist.xp._host.host_view builds it when first needed)
   PyObject* arrays[2] = {nullptr, nullptr};
   for (int k = 0; k < loop->nout; ++k) {
-    void* ptr = outs[k].data_ptr();
-    // (unsigned: straight into xp's UIntTensor class, which then also stands for the plain tensor)
-    PyObject* plain = isUnsigned(loop->out[k])
-                          ? THPVariable_Wrap(outs[k], reinterpret_cast<PyTypeObject*>(self->uint_type))
-                          : THPVariable_Wrap(std::move(outs[k]));
-    PyObject* t = plain;
-    if (plain) Py_INCREF(plain);
-    PyObject* a = t ? PyBaseObject_Type.tp_new((PyTypeObject*)self->array_type, s_empty, nullptr) : nullptr;
-    if (a && PyObject_SetAttr(a, s_t, t) < 0) Py_CLEAR(a);
+    // uint16/32/64: the fresh tensor wrapped as xp's UIntTensor directly (no alias, so `_base` is None
+    // and it owns its memory: what asUintTensor's as_subclass + _xp_owns_memory give, ~6,000 instructions less)
+    PyObject* t = isUnsigned(loop->out[k]) ? THPVariable_Wrap(outs[k], (PyTypeObject*)self->uint_type)
+                                           : THPVariable_Wrap(std::move(outs[k]));
+    PyObject* a = t ? newArray((PyTypeObject*)self->array_type, self->t_offset, t) : nullptr;
     if (a) {
-      // the view cache the Python host path keeps (npudist.xp._host.host_view's layout)
-      PyObject* h = Py_BuildValue("(OKOOiO)", t, (unsigned long long)(uintptr_t)ptr, oviews[k], plain, int(dev),
-                                  (PyObject*)torch::getTHPDtype(loop->out[k]));
-      if (!h || PyObject_SetAttr(a, s_h, h) < 0) Py_CLEAR(a);
-      Py_XDECREF(h);
+      Py_INCREF(s_empty);
+      *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(a) + self->h_offset) = s_empty;
     }
-    Py_XDECREF(plain);
-    Py_XDECREF(t);
     if (!a) {
       Py_XDECREF(arrays[0]);
       return nullptr;
@@ -493,6 +521,14 @@ PyObject* hostUfuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   self->nin = nin;
   self->nout = nout;
   self->loops = new std::unordered_map<uint32_t, Loop>();
+  self->t_offset = slotOffset((PyTypeObject*)array_type, s_t);
+  self->h_offset = self->t_offset < 0 ? -1 : slotOffset((PyTypeObject*)array_type, s_h);
+  if (self->h_offset < 0) {
+    Py_DECREF(self);
+    return nullptr;
+  }
+  self->mode_offset = slotOffset(Py_TYPE(state), s_float64_mode);
+  if (self->mode_offset < 0) PyErr_Clear();  // a state object without the slot: getattr per call
   return reinterpret_cast<PyObject*>(self);
 }
 
@@ -503,6 +539,7 @@ int hostUfuncClear(PyObject* o) { return clearOwned<HostUfunc>(o); }
 void hostUfuncDealloc(PyObject* o) {
   PyObject_GC_UnTrack(o);
   hostUfuncClear(o);
+  Py_CLEAR(reinterpret_cast<HostUfunc*>(o)->mode_seen);
   delete reinterpret_cast<HostUfunc*>(o)->loops;
   Py_TYPE(o)->tp_free(o);
 }
@@ -519,6 +556,11 @@ PyTypeObject hostUfuncType = {PyVarObject_HEAD_INIT(nullptr, 0) "npudist._C._XpH
 
 
 }  // namespace
+
+PyObject* hostUfuncCall(PyObject* fast, PyObject* const* args, Py_ssize_t nargs) {
+  if (Py_TYPE(fast) != &hostUfuncType) Py_RETURN_NONE;
+  return call(fast, args, size_t(nargs), nullptr);
+}
 
 namespace host {
 

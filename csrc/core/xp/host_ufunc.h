@@ -8,5 +8,12 @@ namespace npudist::core::xp {
 PyObject* hostUfuncTypeObject();
 // The type npudist._C._XpHostFunc (a NumPy function on views of xp arrays), new reference.
 PyObject* hostFuncTypeObject();
+// The types npudist._C._XpUfuncBase (the base class of xp's ufuncs: calls try the fast path in C
+// first) and npudist._C._XpUfuncOp (ndarray's operators), new references (ufunc_callable.cpp).
+PyObject* ufuncBaseTypeObject();
+PyObject* ufuncOpTypeObject();
+// `fast`'s call (an _XpHostUfunc; anything else declines) with positional operands only: the result,
+// None when it declines, nullptr with an error set.
+PyObject* hostUfuncCall(PyObject* fast, PyObject* const* args, Py_ssize_t nargs);
 
 }  // namespace npudist::core::xp

@@ -1,5 +1,7 @@
 """xp.get_default_memory_pool() / get_default_pinned_memory_pool(): CuPy's pool API, with figures
 that are the npu allocators' own (torch.npu.memory_allocated / memory_reserved, host stats)."""
+import gc
+
 import pytest
 import torch
 
@@ -8,6 +10,7 @@ import npudist.xp as xp
 
 @pytest.fixture
 def pool():
+    gc.collect()   # arrays an earlier test left in reference cycles must not be freed mid-test
     p = xp.get_default_memory_pool()
     yield p
     p.set_limit(size=0)

@@ -183,7 +183,8 @@ class ndarray(ArrayBase):
             return wrap(t)
         if type(t) is _NEG:
             return _neg_permute(self, t, tuple(range(t.ndim - 1, -1, -1)))
-        return wrap(t.permute(*range(t.ndim - 1, -1, -1)))
+        # (2-d: Tensor.t() takes no arguments to parse, the cheaper call for a 16-element copy's a.T)
+        return wrap(t.t() if t.ndim == 2 else t.permute(*range(t.ndim - 1, -1, -1)))
 
     @property
     def mT(self):
@@ -630,7 +631,10 @@ class ndarray(ArrayBase):
     def __pow__(self, o, mod=None): return _OPS["power"](self, o)
     def __rpow__(self, o): return _OPS["power"](o, self)
     def __ipow__(self, o): return _OPS["power"](self, o, out=self)
+    # a @ b: NumPy's matmul on views first, as xp.matmul's (no Python frame before the C call)
+    @_host.numpy_first(np.matmul, lambda: ndarray, big=True)
     def __matmul__(self, o): return _linalg().matmul(self, o)
+
     def __rmatmul__(self, o): return _linalg().matmul(o, self)
     def __imatmul__(self, o): return _linalg().matmul(self, o, out=self)
     def __and__(self, o): return _OPS["bitwise_and"](self, o)
@@ -674,7 +678,7 @@ class ndarray(ArrayBase):
         return wrap(torch.full(t.shape, fill, dtype=torch.bool, device=t.device))
 
 
-@_host.numpy_first(operator.getitem, ndarray, big=True)
+@_host.numpy_first(operator.getitem, ndarray, big=True, fp=_host.FP_NEVER)   # (indexing: no FP state to set)
 def _mask_getitem(a, mask):
     """``a[mask]`` for an xp boolean array ``mask``, run as NumPy's boolean indexing on zero-copy views
     (its result allocated in npu memory), or None where that path declines (ndarray.__getitem__'s
@@ -773,37 +777,63 @@ _bind_operators()
 
 
 # The family modules behind ndarray's routine methods: imported when a method first runs (they
-# import this module, so importing them here would close a cycle).
+# import this module, so importing them here would close a cycle), then found in _FAMILY
+# (``from . import m`` in a package runs importlib's Python-level _handle_fromlist on every call,
+# ~1 us: more than a 16-element NumPy op).
+_FAMILY = {}
+
+
 def _reductions():
-    from . import _reductions as m
+    m = _FAMILY.get("_reductions")
+    if m is None:
+        from . import _reductions as m
+        _FAMILY["_reductions"] = m
     return m
 
 
 def _statistics():
-    from . import _statistics as m
+    m = _FAMILY.get("_statistics")
+    if m is None:
+        from . import _statistics as m
+        _FAMILY["_statistics"] = m
     return m
 
 
 def _manipulation():
-    from . import _manipulation as m
+    m = _FAMILY.get("_manipulation")
+    if m is None:
+        from . import _manipulation as m
+        _FAMILY["_manipulation"] = m
     return m
 
 
 def _misc():
-    from . import _misc as m
+    m = _FAMILY.get("_misc")
+    if m is None:
+        from . import _misc as m
+        _FAMILY["_misc"] = m
     return m
 
 
 def _indexing_routines():
-    from . import _indexing_routines as m
+    m = _FAMILY.get("_indexing_routines")
+    if m is None:
+        from . import _indexing_routines as m
+        _FAMILY["_indexing_routines"] = m
     return m
 
 
 def _sorting():
-    from . import _sorting as m
+    m = _FAMILY.get("_sorting")
+    if m is None:
+        from . import _sorting as m
+        _FAMILY["_sorting"] = m
     return m
 
 
 def _linalg():
-    from . import linalg as m
+    m = _FAMILY.get("linalg")
+    if m is None:
+        from . import linalg as m
+        _FAMILY["linalg"] = m
     return m

@@ -15,7 +15,7 @@ from . import _host   # NumPy's functions on npu memory first (issue 21 step 6)
 _t = tensor_of  # the package's one unwrapping helper
 
 
-@_host.numpy_first(np.take, ndarray, big=True)
+@_host.numpy_first(np.take, ndarray, big=True, fp=_host.FP_NEVER)   # (indexing: no FP state to set)
 def take(a, indices, axis=None, out=None, mode="raise"):
     """Elements at indices along axis (matches numpy.take, modes raise/wrap/clip)."""
     t = _t(a)

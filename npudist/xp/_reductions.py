@@ -47,7 +47,7 @@ def _reduce_dims(fn, t, axes, keepdims):
     return r
 
 
-@_host.numpy_first(np.sum, ndarray, big=True)
+@_host.numpy_first(np.sum, ndarray, big=True, fp=_host.FP_IF_FLOAT)
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=True):
     """Sum over axes (matches numpy.sum: ints/bools accumulate in int64; axis int/tuple/None)."""
     t = _t(a)
@@ -149,13 +149,13 @@ def _extreme(name, a, axis, out, keepdims, initial, where, skip_nan=False):
     return _out(r, out)
 
 
-@_host.numpy_first(np.max, ndarray, big=True)
+@_host.numpy_first(np.max, ndarray, big=True, fp=_host.FP_IF_FLOAT)
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=True):
     """Maximum over axes; NaN propagates (matches numpy.max); empty without initial raises ValueError."""
     return _extreme("max", a, axis, out, keepdims, initial, where)
 
 
-@_host.numpy_first(np.min, ndarray, big=True)
+@_host.numpy_first(np.min, ndarray, big=True, fp=_host.FP_IF_FLOAT)
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=True):
     """Minimum over axes; NaN propagates (matches numpy.min); empty without initial raises ValueError."""
     return _extreme("min", a, axis, out, keepdims, initial, where)
@@ -205,13 +205,13 @@ def _arg_out(r, t, dim, keepdims, out):
     return _out(r, out)
 
 
-@_host.numpy_first(np.argmax, ndarray, big=True)
+@_host.numpy_first(np.argmax, ndarray, big=True, fp=_host.FP_IF_FLOAT)
 def argmax(a, axis=None, out=None, *, keepdims=False):
     """Index of the maximum, first occurrence, NaN first (matches numpy.argmax; int64)."""
     return _arg("argmax", a, axis, out, keepdims, False)
 
 
-@_host.numpy_first(np.argmin, ndarray, big=True)
+@_host.numpy_first(np.argmin, ndarray, big=True, fp=_host.FP_IF_FLOAT)
 def argmin(a, axis=None, out=None, *, keepdims=False):
     """Index of the minimum, first occurrence, NaN first (matches numpy.argmin; int64)."""
     return _arg("argmin", a, axis, out, keepdims, False)
@@ -259,7 +259,7 @@ def _cum(fn, a, axis, dtype, out, ufunc_dtype):
     return _out(r, out)
 
 
-@_host.numpy_first(np.cumsum, ndarray, big=True)   # NumPy's float32 order of accumulation at any size
+@_host.numpy_first(np.cumsum, ndarray, big=True, fp=_host.FP_IF_FLOAT)   # NumPy's float32 order of accumulation at any size
 def cumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum (matches numpy.cumsum; axis None flattens)."""
     return _cum(torch.cumsum, a, axis, dtype, out, False)

@@ -62,7 +62,7 @@ def _axis(t, axis):
     return t, normalize_axis(axis, t.ndim)
 
 
-@_host.numpy_first(np.sort, ndarray, unsigned=False)   # PyTorch's sort is the faster side at 1M
+@_host.numpy_first(np.sort, ndarray, unsigned=False, fp=_host.FP_NEVER)   # (no FP state to set); PyTorch's sort is the faster side at 1M
 def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     """Sorted copy (matches numpy.sort; stable; NaN last; axis=None flattens).
     ``descending=True`` is the Array API's option (equal elements keep their order)."""
@@ -78,7 +78,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     return wrap(torch.sort(t, dim=axis, stable=descending, descending=descending).values)
 
 
-@_host.numpy_first(np.argsort, ndarray, unsigned=False)   # PyTorch's sort is the faster side at 1M
+@_host.numpy_first(np.argsort, ndarray, unsigned=False, fp=_host.FP_NEVER)   # (no FP state to set); PyTorch's sort is the faster side at 1M
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     """Indices that sort the array (matches numpy.argsort; stable; int64; a 0-d array sorts as
     a 1-element 1-d one, as NumPy's argsort does)."""

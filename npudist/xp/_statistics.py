@@ -354,7 +354,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     return (wrap(r), wrap(scl.broadcast_to(r.shape).clone())) if returned else wrap(r)
 
 
-@_host.numpy_first(np.bincount, ndarray, big=True)
+@_host.numpy_first(np.bincount, ndarray, big=True, fp=_host.FP_IF_FLOAT)
 def bincount(x, weights=None, minlength=0):
     """Counts of each non-negative int (matches numpy.bincount; int64, float64 with weights)."""
     t = _t(x)

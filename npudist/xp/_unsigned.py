@@ -84,8 +84,8 @@ class UIntTensor(torch.Tensor):
 def _uint_alias(t):
     """t as a UIntTensor. ``as_subclass`` makes an alias whose ``_base`` is t, so an alias of a tensor
     that owns its memory is marked as the owner (``owns_memory``): NumPy's ``base``/``flags.owndata``
-    of a fresh uint array then read as for any other dtype. (xp's C fast paths do the same for their
-    fresh results: asUintTensor in csrc/core/xp/host_common.h.)"""
+    of a fresh uint array then read as for any other dtype. (xp's C fast paths wrap their fresh
+    results straight into UIntTensor instead, with no alias: ``_base`` is None there.)"""
     u = t.as_subclass(UIntTensor)
     if t._base is None:
         u._xp_owns_memory = True

@@ -73,14 +73,6 @@ inline PyObject *s_t = nullptr, *s_h = nullptr, *s_ENABLED = nullptr, *s_FAST = 
     *s_float64_mode = nullptr, *s_off = nullptr, *s_out_kw = nullptr, *s_empty = nullptr, *s_as_subclass = nullptr,
     *s_owns_memory = nullptr;
 
-// A new plain tensor object t over memory it owns, as xp's UIntTensor (new reference; nullptr with an
-// error set): what npudist.xp._unsigned._uint_alias does for such a tensor, without its Python frames.
-inline PyObject* asUintTensor(PyObject* t, PyObject* uint_type) {
-  PyObject* u = PyObject_CallMethodOneArg(t, s_as_subclass, uint_type);
-  if (u && PyObject_SetAttr(u, s_owns_memory, Py_True) < 0) Py_CLEAR(u);
-  return u;
-}
-
 // The C-contiguous NumPy view of npu tensor t (type number npy); new reference, nullptr with an error set.
 inline PyObject* npView(const at::Tensor& t, int npy) {
   npy_intp dims[NPY_MAXDIMS];

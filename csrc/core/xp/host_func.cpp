@@ -1,14 +1,20 @@
 // npudist.xp's NumPy-function path (issue 21 step 6): an xp function (sum, sort, where, astype, ...)
 // runs NumPy's own function on zero-copy views of its npu arrays in one C call; the result is copied
-// into new npu memory (the npu caching allocator) as xp arrays. Declines (None) for anything
-// unusual; see npudist/xp/_host.py numpy_first.
+// into new npu memory (the npu caching allocator) as xp arrays. For anything unusual the object
+// calls xp's own function (its fallback) with the same arguments, or with no fallback (the probe,
+// ``f._host_fast``) returns None. The object is the decorated function itself: it has a __dict__
+// (functools.update_wrapper's name, doc and __wrapped__) and binds as a method, so no Python frame
+// sits between the caller and this C call. See npudist/xp/_host.py numpy_first.
 #include "core/xp/host_ufunc.h"
 
 #include "core/xp/host_common.h"
 
 #include <ATen/Parallel.h>
+#include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
+
+#include <structmember.h>
 
 #include <algorithm>
 #include <cstring>
@@ -25,6 +31,13 @@ namespace {
 using namespace host;
 
 
+// When a call sets NumPy's FP-error state to 'ignore' (its context variable; ~0.15 us a call):
+// always; never (functions that only move, compare or index data); or unless every array argument
+// is integer/bool and every other argument None, a bool, an int or a tuple of ints (integer sums,
+// maxima, cumulative sums: NumPy's integer loops raise no FP errors, and no dtype= or float
+// argument can bring a cast or a float loop in).
+enum { FP_NEVER = 0, FP_ALWAYS = 1, FP_IF_FLOAT = 2 };
+
 struct HostFunc {
   PyObject_HEAD
   vectorcallfunc vectorcall;
@@ -36,11 +49,17 @@ struct HostFunc {
   PyObject* state;
   PyObject* errvar;
   PyObject* ignore;
+  PyObject* fallback;    // xp's own function (None: decline with None)
+  PyObject* dict;        // __dict__ (functools.update_wrapper's attributes)
   bool big_ok;   // NumPy's function measured faster at size with one torch thread
   bool uint_ok;  // NumPy's function at any size when an array is uint16/32/64 (xp emulates those)
+  int fp;        // FP_ALWAYS / FP_NEVER / FP_IF_FLOAT: when NumPy's FP errors are ignored for the call
+  // byte offsets of array_type's `_t` and `_h` slots (read without attribute lookups or, for an
+  // unset `_h`, an AttributeError); -1 until array_type is resolved or when they are not slots
+  Py_ssize_t t_off, h_off;
 
-  std::array<PyObject**, 8> owned() {
-    return {&np_fn, &array_type, &uint_type, &as_uint, &host_dict, &state, &errvar, &ignore};
+  std::array<PyObject**, 9> owned() {
+    return {&np_fn, &array_type, &uint_type, &as_uint, &host_dict, &state, &errvar, &ignore, &fallback};
   }
 };
 
@@ -66,14 +85,81 @@ c10::ScalarType fromNpy(int t) {
   return c10::ScalarType::Undefined;
 }
 
-// The zero-copy NumPy view of an exact xp array (nullptr, no error: not viewable). *numel: its size.
-PyObject* viewOf(PyObject* o, PyObject* array_type, PyObject* uint_type, c10::Device* dev, int64_t* numel,
-                 bool* unsig) {
-  PyObject* t = PyObject_GetAttr(o, s_t);
-  if (!t) {
-    PyErr_Clear();
-    return nullptr;
+// Slot value of o at off (new reference; nullptr without an error when unset), or attribute `name`.
+PyObject* getSlot(PyObject* o, Py_ssize_t off, PyObject* name) {
+  if (off >= 0) return Py_XNewRef(*reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + off));
+  PyObject* v = PyObject_GetAttr(o, name);
+  if (!v) PyErr_Clear();
+  return v;
+}
+
+// None, a bool, an int, a float, a str, a class (np.float32) or a NumPy dtype: an argument that is
+// no array of any kind.
+bool isPlainValue(PyObject* o) {
+  return o == Py_None || PyLong_CheckExact(o) || PyBool_Check(o) || PyFloat_CheckExact(o) || PyUnicode_CheckExact(o) ||
+         PyType_CheckExact(o) || PyArray_DescrCheck(o);
+}
+
+// None, a bool, an int or a tuple of ints (an axis, keepdims, ddof, ...): FP_IF_FLOAT's other arguments.
+bool isIntegerParam(PyObject* o) {
+  if (o == Py_None || PyLong_CheckExact(o) || PyBool_Check(o)) return true;
+  if (!PyTuple_CheckExact(o)) return false;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); ++i)
+    if (!PyLong_CheckExact(PyTuple_GET_ITEM(o, i))) return false;
+  return true;
+}
+
+// The view cached on xp array o (its `_h`, npudist.xp._host.host_view's layout: (tensor, address, view,
+// plain tensor, device index, torch dtype)) when it is still a view of tensor object t as it is now (same
+// object, address, type, shape and strides); new reference, or nullptr (no error) when there is none.
+PyObject* cachedView(PyObject* o, Py_ssize_t h_off, PyObject* t, const at::Tensor& ten, int npy, int nd,
+                     const npy_intp* dims, const npy_intp* strides) {
+  PyObject* h = getSlot(o, h_off, s_h);
+  if (!h) return nullptr;
+  PyObject* v = nullptr;
+  if (PyTuple_CheckExact(h) && PyTuple_GET_SIZE(h) == 6 && PyTuple_GET_ITEM(h, 0) == t &&
+      PyArray_CheckExact(PyTuple_GET_ITEM(h, 2))) {
+    auto* a = reinterpret_cast<PyArrayObject*>(PyTuple_GET_ITEM(h, 2));
+    bool same = PyArray_DATA(a) == ten.data_ptr() && PyArray_NDIM(a) == nd && PyArray_TYPE(a) == npy &&
+                PyArray_ISWRITEABLE(a);
+    for (int i = 0; same && i < nd; ++i) same = PyArray_DIMS(a)[i] == dims[i] && PyArray_STRIDES(a)[i] == strides[i];
+    if (same) v = Py_NewRef(reinterpret_cast<PyObject*>(a));
   }
+  Py_DECREF(h);
+  return v;
+}
+
+// Caches view v of C-contiguous tensor object t on xp array o as its `_h` (the Python host path and the
+// ufunc fast path read it too); failures are ignored (the cache is an optimisation).
+void cacheView(PyObject* o, Py_ssize_t h_off, PyObject* t, const at::Tensor& ten, PyObject* v) {
+  PyObject* h = PyTuple_New(6);
+  PyObject* ptr = PyLong_FromVoidPtr(ten.data_ptr());
+  PyObject* dev = PyLong_FromLong(long(ten.device().index()));
+  if (h && ptr && dev) {
+    PyTuple_SET_ITEM(h, 0, Py_NewRef(t));
+    PyTuple_SET_ITEM(h, 1, ptr);
+    PyTuple_SET_ITEM(h, 2, Py_NewRef(v));
+    PyTuple_SET_ITEM(h, 3, Py_NewRef(t));  // (a UIntTensor stands for its plain tensor: same buffer)
+    PyTuple_SET_ITEM(h, 4, dev);
+    PyTuple_SET_ITEM(h, 5, Py_NewRef(reinterpret_cast<PyObject*>(torch::getTHPDtype(ten.scalar_type()))));
+    if (h_off >= 0) {
+      Py_XSETREF(*reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + h_off), Py_NewRef(h));
+    } else if (PyObject_SetAttr(o, s_h, h) < 0) {
+      PyErr_Clear();
+    }
+  } else {
+    Py_XDECREF(ptr);
+    Py_XDECREF(dev);
+    PyErr_Clear();
+  }
+  Py_XDECREF(h);
+}
+
+// The zero-copy NumPy view of an exact xp array (nullptr, no error: not viewable). *numel: its size.
+PyObject* viewOf(HostFunc* self, PyObject* o, c10::Device* dev, int64_t* numel, bool* unsig, bool* floating) {
+  PyObject* uint_type = self->uint_type;
+  PyObject* t = getSlot(o, self->t_off, s_t);
+  if (!t) return nullptr;
   PyTypeObject* tt = Py_TYPE(t);
   PyObject* v = nullptr;
   if (tt == (PyTypeObject*)THPVariableClass || tt == (PyTypeObject*)uint_type) {
@@ -84,6 +170,7 @@ PyObject* viewOf(PyObject* o, PyObject* array_type, PyObject* uint_type, c10::De
       *dev = ten.device();
       *numel = std::max<int64_t>(*numel, ten.numel());
       *unsig = *unsig || isUnsigned(ten.scalar_type());
+      *floating = *floating || c10::isFloatingType(ten.scalar_type()) || c10::isComplexType(ten.scalar_type());
       // any strides (a transposed or sliced array is a strided NumPy view of the same buffer)
       npy_intp dims[NPY_MAXDIMS], strides[NPY_MAXDIMS];
       const int nd = int(ten.dim());
@@ -91,25 +178,29 @@ PyObject* viewOf(PyObject* o, PyObject* array_type, PyObject* uint_type, c10::De
         dims[i] = npy_intp(ten.size(i));
         strides[i] = npy_intp(ten.stride(i) * ten.element_size());
       }
-      PyArray_Descr* d = PyArray_DescrFromType(npy);
-      v = d ? PyArray_NewFromDescr(&PyArray_Type, d, nd, dims, strides, ten.data_ptr(), NPY_ARRAY_WRITEABLE, nullptr)
-            : nullptr;
-      if (!v) PyErr_Clear();
+      v = cachedView(o, self->h_off, t, ten, npy, nd, dims, strides);
+      if (!v) {
+        PyArray_Descr* d = PyArray_DescrFromType(npy);
+        v = d ? PyArray_NewFromDescr(&PyArray_Type, d, nd, dims, strides, ten.data_ptr(), NPY_ARRAY_WRITEABLE,
+                                     nullptr)
+              : nullptr;
+        if (v && ten.is_contiguous()) cacheView(o, self->h_off, t, ten, v);
+        if (!v) PyErr_Clear();
+      }
     }
   }
   Py_DECREF(t);
   return v;
 }
 
-// Tensor t (dtype st) as a new xp array; nullptr with an error set on failure.
+// Tensor t (dtype st, fresh: no Python object yet) as a new xp array; nullptr with an error set on
+// failure. An unsigned tensor is wrapped straight into xp's UIntTensor class: no alias tensor (as
+// ``as_subclass`` makes) to create and free, and, owning its memory, it has no ``_base``.
 PyObject* wrapTensor(HostFunc* self, at::Tensor t, c10::ScalarType st) {
-  PyObject* tobj = THPVariable_Wrap(std::move(t));
-  if (tobj && isUnsigned(st)) {
-    PyObject* u = asUintTensor(tobj, self->uint_type);
-    Py_DECREF(tobj);
-    tobj = u;
-  }
+  PyObject* tobj = isUnsigned(st) ? THPVariable_Wrap(t, reinterpret_cast<PyTypeObject*>(self->uint_type))
+                                  : THPVariable_Wrap(std::move(t));
   if (!tobj) return nullptr;
+  if (self->t_off >= 0) return newArray((PyTypeObject*)self->array_type, self->t_off, tobj);  // steals tobj
   PyObject* out = PyBaseObject_Type.tp_new((PyTypeObject*)self->array_type, s_empty, nullptr);
   if (out && PyObject_SetAttr(out, s_t, tobj) < 0) Py_CLEAR(out);
   Py_DECREF(tobj);
@@ -117,11 +208,12 @@ PyObject* wrapTensor(HostFunc* self, at::Tensor t, c10::ScalarType st) {
 }
 
 // A NumPy result as a new xp array in npu memory (nullptr, no error: a result xp cannot hold).
-PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev) {
+// (adopt: the call ran with NumPy's npu memory handler installed, so its buffers may be npu memory)
+PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev, bool adopt) {
   PyObject* arr = nullptr;
   if (PyArray_Check(r)) {
     auto* ra = reinterpret_cast<PyArrayObject*>(r);
-    if ((PyArray_IS_C_CONTIGUOUS(ra) || PyArray_IS_F_CONTIGUOUS(ra)) && PyArray_ISALIGNED(ra) &&
+    if (adopt && (PyArray_IS_C_CONTIGUOUS(ra) || PyArray_IS_F_CONTIGUOUS(ra)) && PyArray_ISALIGNED(ra) &&
         PyArray_ISNOTSWAPPED(ra)) {
       // NumPy allocated it through the npu handler (a big call, host_memory.cpp): it is npu memory
       // already, so it becomes the result's tensor without a copy
@@ -131,7 +223,10 @@ PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev) {
         if (t.defined()) return wrapTensor(self, std::move(t), st);
       }
     }
-    if (PyArray_IS_F_CONTIGUOUS(ra) && !PyArray_IS_C_CONTIGUOUS(ra) && PyArray_ISALIGNED(ra)) {
+    if (PyArray_IS_C_CONTIGUOUS(ra) && PyArray_ISALIGNED(ra)) {
+      Py_INCREF(r);  // the usual case: copied as it is
+      arr = r;
+    } else if (PyArray_IS_F_CONTIGUOUS(ra) && PyArray_ISALIGNED(ra)) {
       Py_INCREF(r);  // NumPy's Fortran-ordered result: copied as it is (memory order kept)
       arr = r;
     } else {
@@ -164,26 +259,51 @@ PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev) {
     Py_DECREF(arr);
     return nullptr;
   }
-  std::vector<int64_t> shape(PyArray_DIMS(a), PyArray_DIMS(a) + PyArray_NDIM(a));
+  const int nd = PyArray_NDIM(a);
+  int64_t shape[NPY_MAXDIMS];
+  for (int i = 0; i < nd; ++i) shape[i] = int64_t(PyArray_DIMS(a)[i]);
   at::Tensor t;
   if (PyArray_IS_C_CONTIGUOUS(a)) {
-    t = empty_memory_format(shape, st, std::nullopt, dev, std::nullopt, std::nullopt);
+    t = empty_memory_format(c10::IntArrayRef(shape, size_t(nd)), st, std::nullopt, dev, std::nullopt, std::nullopt);
   } else {  // Fortran order: the same strides, one segment
-    std::vector<int64_t> strides(size_t(PyArray_NDIM(a)));
-    for (int i = 0; i < PyArray_NDIM(a); ++i) strides[size_t(i)] = int64_t(PyArray_STRIDES(a)[i] / PyArray_ITEMSIZE(a));
-    t = empty_strided(shape, strides, st, std::nullopt, dev, std::nullopt);
+    int64_t strides[NPY_MAXDIMS];
+    for (int i = 0; i < nd; ++i) strides[i] = int64_t(PyArray_STRIDES(a)[i] / PyArray_ITEMSIZE(a));
+    t = empty_strided(c10::IntArrayRef(shape, size_t(nd)), c10::IntArrayRef(strides, size_t(nd)), st, std::nullopt,
+                      dev, std::nullopt);
   }
   if (t.numel() > 0) std::memcpy(t.data_ptr(), PyArray_DATA(a), size_t(t.nbytes()));
   Py_DECREF(arr);
   return wrapTensor(self, std::move(t), st);
 }
 
-PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+// array_type given as a zero-argument callable (ndarray's own methods, decorated before the class
+// exists): resolved once, at the first call. False with an error set when it is not a class.
+bool resolveArrayType(HostFunc* self) {
+  if (PyType_Check(self->array_type)) {
+    auto* tp = reinterpret_cast<PyTypeObject*>(self->array_type);
+    self->t_off = slotOffset(tp, s_t);  // (-1: not a slot, read by getattr then)
+    self->h_off = slotOffset(tp, s_h);
+    PyErr_Clear();
+    return true;
+  }
+  PyObject* t = PyObject_CallNoArgs(self->array_type);
+  if (!t) return false;
+  if (!PyType_Check(t)) {
+    Py_DECREF(t);
+    PyErr_SetString(PyExc_TypeError, "_XpHostFunc: array_type() must return a class");
+    return false;
+  }
+  Py_SETREF(self->array_type, t);
+  return resolveArrayType(self);
+}
+
+// The NumPy path: the result, or declined() (None) when the call does not qualify.
+PyObject* tryNumpy(HostFunc* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   HANDLE_TH_ERRORS
-  auto* self = reinterpret_cast<HostFunc*>(callable);
   const Py_ssize_t n = PyVectorcall_NARGS(nargsf);
   const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   if (n == 0 || graph::anyCapture() || isInBadFork()) return declined();
+  if (C10_UNLIKELY(!PyType_Check(self->array_type)) && !resolveArrayType(self)) return nullptr;
   {
     PyObject* e = PyDict_GetItemWithError(self->host_dict, s_ENABLED);
     if (e != Py_True || PyDict_GetItemWithError(self->host_dict, s_FAST) != Py_True)
@@ -201,28 +321,50 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
     small = PyLong_AsSsize_t(s);
   }
   const Py_ssize_t total = n + nkw;
-  std::vector<PyObject*> cargs(size_t(total), nullptr);
+  // the call's arguments with views for arrays (a stack buffer for the usual few)
+  PyObject* stack_args[8];
+  std::vector<PyObject*> heap_args;
+  PyObject** cargs = stack_args;
+  if (total > 8) {
+    heap_args.resize(size_t(total));
+    cargs = heap_args.data();
+  }
+  std::fill(cargs, cargs + total, nullptr);
+  struct Release {  // the views and argument references, released on every exit
+    PyObject** p;
+    Py_ssize_t n;
+    ~Release() {
+      for (Py_ssize_t i = 0; i < n; ++i) Py_XDECREF(p[i]);
+    }
+  } release{cargs, total};
   c10::Device dev(c10::DeviceType::PrivateUse1, -1);
   int64_t numel = 0;
-  bool unsig = false, ok = true, any_array = false;
+  bool unsig = false, ok = true, any_array = false, floating = false, plain_params = true;
   for (Py_ssize_t i = 0; i < total && ok; ++i) {
     PyObject* o = args[i];
     PyTypeObject* tp = Py_TYPE(o);
     if (tp == (PyTypeObject*)self->array_type) {
-      cargs[i] = viewOf(o, self->array_type, self->uint_type, &dev, &numel, &unsig);
+      cargs[i] = viewOf(self, o, &dev, &numel, &unsig, &floating);
       ok = cargs[i] != nullptr;
       any_array = true;
-    } else if (THPVariable_Check(o) || PyArray_Check(o) ||
-               (i >= n && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, i - n), "out") == 0 &&
-                o != Py_None)) {
-      ok = false;  // torch tensors, xp subclasses, NumPy arrays and out=: the general path
+    } else if (i >= n && o != Py_None && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, i - n), "out") == 0) {
+      ok = false;  // out=: the general path
+    } else if (isPlainValue(o)) {
+      // an axis, a kind, a dtype, ...: passed as it is (no isinstance check against torch.Tensor,
+      // whose metaclass's __instancecheck__ is Python code, ~0.1 us a call)
+      if (plain_params && self->fp == FP_IF_FLOAT) plain_params = isIntegerParam(o);
+      cargs[i] = Py_NewRef(o);
+    } else if (THPVariable_Check(o) || PyArray_Check(o)) {
+      ok = false;  // torch tensors and NumPy arrays: the general path
     } else {
       if (PyObject_TypeCheck(o, (PyTypeObject*)self->array_type)) ok = false;  // an xp subclass
+      if (plain_params && self->fp == FP_IF_FLOAT) plain_params = isIntegerParam(o);
       cargs[i] = o;
       Py_INCREF(o);
     }
   }
   PyObject* res = nullptr;
+  bool adopt = false;
   if (ok && any_array &&
       (numel <= small || (unsig && self->uint_ok) || (self->big_ok && at::get_num_threads() == 1))) {
     if (C10_UNLIKELY(currentStreamHasPending(dev.index()))) {
@@ -231,7 +373,6 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
         waitCurrentStream(dev.index());
       } catch (...) {
         PyEval_RestoreThread(ts);
-        for (auto* p : cargs) Py_XDECREF(p);
         throw;
       }
       PyEval_RestoreThread(ts);
@@ -243,14 +384,12 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
     if (numel > small) {
       if (dev.index() != currentDevice()) guard.reset_device(dev);
       previous = npuMemoryBegin();
-      if (!previous) {
-        for (auto* p : cargs) Py_XDECREF(p);
-        return nullptr;
-      }
+      if (!previous) return nullptr;
     }
-    PyObject* token = PyContextVar_Set(self->errvar, self->ignore);
-    if (token) {
-      res = PyObject_Vectorcall(self->np_fn, cargs.data(), size_t(n), kwnames);
+    if (self->fp == FP_NEVER || (self->fp == FP_IF_FLOAT && !floating && plain_params)) {
+      res = PyObject_Vectorcall(self->np_fn, cargs, size_t(n), kwnames);
+    } else if (PyObject* token = PyContextVar_Set(self->errvar, self->ignore)) {
+      res = PyObject_Vectorcall(self->np_fn, cargs, size_t(n), kwnames);
       PyObject *et, *ev, *tb;
       PyErr_Fetch(&et, &ev, &tb);
       if (PyContextVar_Reset(self->errvar, token) < 0) PyErr_Clear();
@@ -258,6 +397,7 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
       Py_DECREF(token);
     }
     if (previous) npuMemoryEnd(previous);
+    adopt = previous != nullptr;
     if (!res) {
       if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError) ||
           PyErr_ExceptionMatches(PyExc_OverflowError) || PyErr_ExceptionMatches(PyExc_IndexError) ||
@@ -266,7 +406,6 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
         // handler asked for was not there; xp's path then raises torch.OutOfMemoryError as any op)
         PyErr_Clear();
       } else {
-        for (auto* p : cargs) Py_XDECREF(p);
         return nullptr;
       }
     }
@@ -274,10 +413,9 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
   if (res) {
     // NumPy returned into one of our views (an out array passed positionally): the xp function
     // must return the caller's array, so it runs itself
-    for (auto* p : cargs)
-      if (p && res == p) Py_CLEAR(res);
+    for (Py_ssize_t i = 0; i < total; ++i)
+      if (cargs[i] && res == cargs[i]) Py_CLEAR(res);
   }
-  for (auto* p : cargs) Py_XDECREF(p);
   if (!res) return declined();
   PyObject* out = nullptr;
   if (PyTuple_Check(res)) {
@@ -285,7 +423,7 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
     const Py_ssize_t m = PyTuple_GET_SIZE(res);
     out = PyTuple_New(m);
     for (Py_ssize_t k = 0; out && k < m; ++k) {
-      PyObject* w = wrapResult(self, PyTuple_GET_ITEM(res, k), dev);
+      PyObject* w = wrapResult(self, PyTuple_GET_ITEM(res, k), dev, adopt);
       if (!w) {
         Py_CLEAR(out);
         break;
@@ -299,7 +437,7 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
       if (!out) PyErr_Clear();
     }
   } else {
-    out = wrapResult(self, res, dev);
+    out = wrapResult(self, res, dev, adopt);
   }
   Py_DECREF(res);
   if (!out) {
@@ -310,29 +448,82 @@ PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyO
   END_HANDLE_TH_ERRORS
 }
 
+PyObject* funcCall(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* self = reinterpret_cast<HostFunc*>(callable);
+  PyObject* r = tryNumpy(self, args, nargsf, kwnames);
+  if (r != Py_None || self->fallback == Py_None) return r;
+  Py_DECREF(r);
+  return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);  // xp's own function
+}
+
+// Binding as a method (ndarray.astype): the object is the function, so it binds as functions do.
+PyObject* hostFuncGet(PyObject* self, PyObject* obj, PyObject* /*type*/) {
+  if (obj == nullptr || obj == Py_None) return Py_NewRef(self);
+  return PyMethod_New(self, obj);
+}
+
+// repr and pickling as the function it stands for (its __module__ / __qualname__ from update_wrapper)
+PyObject* hostFuncRepr(PyObject* self) {
+  PyObject* q = PyObject_GetAttrString(self, "__qualname__");
+  if (!q) {
+    PyErr_Clear();
+    return PyUnicode_FromFormat("<npudist._C._XpHostFunc object at %p>", self);
+  }
+  PyObject* r = PyUnicode_FromFormat("<function %S (NumPy first) at %p>", q, self);
+  Py_DECREF(q);
+  return r;
+}
+
+PyObject* hostFuncReduce(PyObject* self, PyObject* /*unused*/) {
+  return PyObject_GetAttrString(self, "__qualname__");  // pickled by reference, as functions are
+}
+
+PyMethodDef hostFuncMethods[] = {{"__reduce__", hostFuncReduce, METH_NOARGS, nullptr},
+                                 {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef hostFuncGetset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
 PyObject* hostFuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  PyObject *np_fn, *array_type, *uint_type, *as_uint, *host_dict, *state, *errvar, *ignore;
-  int big_ok, uint_ok;
-  if (!PyArg_ParseTuple(args, "OppOOOO!OOO:_XpHostFunc", &np_fn, &big_ok, &uint_ok, &array_type, &uint_type,
-                        &as_uint, &PyDict_Type, &host_dict, &state, &errvar, &ignore))
+  PyObject *np_fn, *array_type, *uint_type, *as_uint, *host_dict, *state, *errvar, *ignore, *fallback = Py_None;
+  int big_ok, uint_ok, fp = FP_ALWAYS;
+  if (!PyArg_ParseTuple(args, "OppOOOO!OOO|Oi:_XpHostFunc", &np_fn, &big_ok, &uint_ok, &array_type, &uint_type,
+                        &as_uint, &PyDict_Type, &host_dict, &state, &errvar, &ignore, &fallback, &fp))
     return nullptr;
-  if (!PyType_Check(array_type) || !PyType_Check(uint_type) || !PyContextVar_CheckExact(errvar)) {
+  if (!(PyType_Check(array_type) || PyCallable_Check(array_type)) || !PyType_Check(uint_type) ||
+      !PyContextVar_CheckExact(errvar) || !(fallback == Py_None || PyCallable_Check(fallback))) {
     PyErr_SetString(PyExc_TypeError,
-                    "_XpHostFunc: array_type and uint_type must be classes and errvar a contextvars.ContextVar");
+                    "_XpHostFunc: array_type must be a class (or a callable returning it), uint_type a class, "
+                    "errvar a contextvars.ContextVar and fallback a callable or None");
+    return nullptr;
+  }
+  if (fp != FP_NEVER && fp != FP_ALWAYS && fp != FP_IF_FLOAT) {
+    PyErr_SetString(PyExc_ValueError, "_XpHostFunc: fp must be 0 (never), 1 (always) or 2 (if float)");
     return nullptr;
   }
   auto* self = reinterpret_cast<HostFunc*>(type->tp_alloc(type, 0));
   if (!self) return nullptr;
   self->vectorcall = funcCall;
-  setOwned(self, {np_fn, array_type, uint_type, as_uint, host_dict, state, errvar, ignore});
+  setOwned(self, {np_fn, array_type, uint_type, as_uint, host_dict, state, errvar, ignore, fallback});
+  self->dict = nullptr;
+  self->t_off = self->h_off = -1;
+  if (PyType_Check(array_type)) resolveArrayType(self);
   self->big_ok = big_ok != 0;
   self->uint_ok = uint_ok != 0;
+  self->fp = fp;
   return reinterpret_cast<PyObject*>(self);
 }
 
-int hostFuncTraverse(PyObject* o, visitproc visit, void* arg) { return traverseOwned<HostFunc>(o, visit, arg); }
+int hostFuncTraverse(PyObject* o, visitproc visit, void* arg) {
+  Py_VISIT(reinterpret_cast<HostFunc*>(o)->dict);
+  return traverseOwned<HostFunc>(o, visit, arg);
+}
 
-int hostFuncClear(PyObject* o) { return clearOwned<HostFunc>(o); }
+int hostFuncClear(PyObject* o) {
+  Py_CLEAR(reinterpret_cast<HostFunc*>(o)->dict);
+  return clearOwned<HostFunc>(o);
+}
 
 void hostFuncDealloc(PyObject* o) {
   PyObject_GC_UnTrack(o);
@@ -351,15 +542,24 @@ PyObject* hostFuncTypeObject() {
     hostFuncType.tp_basicsize = sizeof(HostFunc);
     hostFuncType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
     hostFuncType.tp_doc =
-        "_XpHostFunc(np_fn, big_ok, uint_ok, array_type, uint_type, as_uint, host_dict, state, errvar, ignore)\n\n"
+        "_XpHostFunc(np_fn, big_ok, uint_ok, array_type, uint_type, as_uint, host_dict, state, errvar, ignore, "
+        "fallback=None, fp=1)\n\n"
         "npudist.xp's host path for a NumPy function: calling it with the xp function's arguments runs np_fn "
         "with exact xp arrays replaced by zero-copy views of their npu buffers and returns its result copied "
-        "into new npu memory as xp arrays, or None when the call does not qualify (then xp's own code runs).";
+        "into new npu memory as xp arrays; when the call does not qualify it returns fallback(*args, **kwargs) "
+        "(xp's own function), or None if fallback is None. fp: when NumPy's FP errors are ignored for the call "
+        "(through errvar): 1 always, 0 never (data movement), 2 unless every array is integer/bool and every "
+        "other argument None/bool/int/tuple of ints. Binds as a method; has a __dict__.";
     hostFuncType.tp_new = hostFuncNew;
     hostFuncType.tp_dealloc = hostFuncDealloc;
     hostFuncType.tp_traverse = hostFuncTraverse;
     hostFuncType.tp_clear = hostFuncClear;
     hostFuncType.tp_call = PyVectorcall_Call;
+    hostFuncType.tp_descr_get = hostFuncGet;
+    hostFuncType.tp_getset = hostFuncGetset;
+    hostFuncType.tp_methods = hostFuncMethods;
+    hostFuncType.tp_repr = hostFuncRepr;
+    hostFuncType.tp_dictoffset = offsetof(HostFunc, dict);
     hostFuncType.tp_vectorcall_offset = offsetof(HostFunc, vectorcall);
     if (PyType_Ready(&hostFuncType) < 0) return nullptr;
     ready = true;

@@ -2,6 +2,7 @@
 import numpy as np
 import torch
 
+from .. import _host
 from .._core import OPS, ndarray, normalize_axis, operand, result, result_dtype, tensor_of, wrap
 from .._dtypes import TORCH_TO_NP
 from .._overlap import unaliased
@@ -56,6 +57,7 @@ def copyto(dst, src, casting="same_kind", where=True):
         dst._t.copy_(torch.where(w, st, dst._t))
 
 
+@_host.numpy_first(np.clip, ndarray)   # NumPy's clip on npu memory first for small arrays (docs/xp.md)
 def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=None, max=None, **kwargs):
     """Limits values to [a_min, a_max] (matches numpy.clip; NumPy 2 dtype rules). As NumPy's,
     a_min and a_max go together (TypeError when only one is passed); min=/max= alone are fine."""

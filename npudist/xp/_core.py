@@ -497,12 +497,16 @@ class ndarray(ArrayBase):
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
             correction=None):
         """Variance (numpy.ndarray.var)."""
+        if where is True and mean is None and correction is None:   # (NumPy's own var refuses correction=None)
+            return _statistics().var(self, axis, dtype, out, ddof, keepdims)
         return _statistics().var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
                                  correction=correction)
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
             correction=None):
         """Standard deviation (numpy.ndarray.std)."""
+        if where is True and mean is None and correction is None:   # (NumPy's own std refuses correction=None)
+            return _statistics().std(self, axis, dtype, out, ddof, keepdims)
         return _statistics().std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
                                  correction=correction)
 

@@ -237,6 +237,7 @@ def fast_ufunc(uf, state):
 
 
 FP_NEVER, FP_ALWAYS, FP_IF_FLOAT = 0, 1, 2   # numpy_first's fp= (see there)
+ALWAYS = 2   # numpy_first's big=: NumPy's function at any size and thread count
 
 
 def numpy_first(np_fn, array_type, big=False, unsigned=True, fp=FP_ALWAYS):
@@ -249,7 +250,9 @@ def numpy_first(np_fn, array_type, big=False, unsigned=True, fp=FP_ALWAYS):
     Qualifies: exact xp arrays among the arguments (positional or keyword: any strides,
     non-empty, on one npu, no conjugate/negative bit) with at most SMALL elements each — or,
     with ``big`` (NumPy measured faster per thread at 1M elements, BENCHMARKS.md) and one torch
-    thread, any size; with ``unsigned`` (default), calls with a uint16/32/64 array at any size
+    thread, any size; with ``big=ALWAYS``, any size whatever the thread count (functions whose
+    results depend on the order of accumulation, where PyTorch's multithreaded kernels give other
+    values than NumPy's: cumsum, var, std); with ``unsigned`` (default), calls with a uint16/32/64 array at any size
     (xp's PyTorch path emulates those dtypes with several torch ops). Never: ``out=``, torch tensors, NumPy
     arrays or xp subclasses as arguments, a graph capture under way, float64 modes other than
     'off', ENABLED false, NumPy raising TypeError/ValueError/OverflowError/IndexError/MemoryError (the xp

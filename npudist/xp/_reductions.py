@@ -259,7 +259,7 @@ def _cum(fn, a, axis, dtype, out, ufunc_dtype):
     return _out(r, out)
 
 
-@_host.numpy_first(np.cumsum, ndarray, big=True, fp=_host.FP_IF_FLOAT)   # NumPy's float32 order of accumulation at any size
+@_host.numpy_first(np.cumsum, ndarray, big=_host.ALWAYS, fp=_host.FP_IF_FLOAT)   # NumPy's sequential order at any size and thread count
 def cumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum (matches numpy.cumsum; axis None flattens)."""
     return _cum(torch.cumsum, a, axis, dtype, out, False)

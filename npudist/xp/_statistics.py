@@ -56,7 +56,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     return _out(r.to(tdt), out)
 
 
-@_host.numpy_first(np.var, ndarray, big=True)
+@_host.numpy_first(np.var, ndarray, big=_host.ALWAYS)   # NumPy's accumulation (float16 in float16) at any thread count
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None):
     """Variance (matches numpy.var; ddof / Array API correction; complex gives a real result)."""
     if correction is not None:
@@ -93,7 +93,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     return _out(real.to(res_dt), out)
 
 
-@_host.numpy_first(np.std, ndarray, big=True)
+@_host.numpy_first(np.std, ndarray, big=_host.ALWAYS)   # NumPy's accumulation (float16 in float16) at any thread count
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None):
     """Standard deviation (matches numpy.std)."""
     v = var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean, correction=correction)

@@ -10,7 +10,6 @@ import pytest
 
 import npudist.xp as nxp
 
-from .compare import assert_same
 
 
 def _xfail(what):
@@ -18,28 +17,6 @@ def _xfail(what):
 
 
 # --- silently wrong values / shapes -------------------------------------------------------------
-
-
-@_xfail("float16 var/std of many values: NumPy accumulates in float16 (inf here), xp in float32")
-def test_var_float16_accumulates_as_numpy():
-    a = np.random.default_rng(3).standard_normal(100_000).astype(np.float16)
-    with np.errstate(over="ignore"):
-        expected = a.var()
-    assert_same(expected, nxp.asarray(a).var())
-
-
-@_xfail("float32 cumsum with torch's default 2 threads runs PyTorch's kernel (another summation order): "
-        "1% off NumPy at 1e6 elements; with one thread NumPy's own loop gives NumPy's value")
-def test_cumsum_float32_independent_of_thread_count():
-    import torch
-    prev = torch.get_num_threads()
-    torch.set_num_threads(2)
-    try:
-        expected = np.cumsum(np.full(10**6, 0.1, np.float32))[-1]
-        got = nxp.cumsum(nxp.full(10**6, 0.1, dtype=nxp.float32))[-1]
-    finally:
-        torch.set_num_threads(prev)
-    assert_same(expected, got, rtol=1e-6, atol=0)
 
 
 # --- crashes on valid input ----------------------------------------------------------------------

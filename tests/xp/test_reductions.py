@@ -57,3 +57,17 @@ def test_extreme_over_non_empty_axis_of_empty_array(fn, keepdims):
     assert got.shape == expected.shape and got.dtype == expected.dtype
     with pytest.raises(ValueError, match="zero-size array"):
         getattr(xp, fn)(xp.zeros((0, 3)), axis=0)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_cumsum_float32_is_numpys_sequential_sum_at_any_thread_count(threads):
+    # PyTorch's multithreaded scan sums in another order (1 % off NumPy's value at 1e6 elements)
+    import torch
+    prev = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        expected = np.cumsum(np.full(10**6, 0.1, np.float32))
+        got = xp.cumsum(xp.full(10**6, 0.1, dtype=xp.float32))
+    finally:
+        torch.set_num_threads(prev)
+    np.testing.assert_array_equal(xp.asnumpy(got), expected)

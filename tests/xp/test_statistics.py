@@ -156,3 +156,15 @@ def test_quantiles_of_empty_rows(fn):
     expected = getattr(np, fn)(np.zeros((0, 3)), *args, axis=1)
     got = getattr(xp, fn)(xp.zeros((0, 3)), *args, axis=1)
     assert got.shape == expected.shape and got.dtype == expected.dtype
+
+
+@pytest.mark.parametrize("fn", ["var", "std"])
+def test_float16_variance_accumulates_as_numpy(fn):
+    # NumPy sums float16 squares in float16 (inf for 100k standard normals); PyTorch's kernel in float32
+    a = np.random.default_rng(3).standard_normal(100_000).astype(np.float16)
+    with np.errstate(over="ignore"):
+        expected = getattr(a, fn)()
+    x = xp.asarray(a)
+    for got in (getattr(x, fn)(), getattr(xp, fn)(x)):
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(xp.asnumpy(got), expected)

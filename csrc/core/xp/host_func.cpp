@@ -51,7 +51,8 @@ struct HostFunc {
   PyObject* ignore;
   PyObject* fallback;    // xp's own function (None: decline with None)
   PyObject* dict;        // __dict__ (functools.update_wrapper's attributes)
-  bool big_ok;   // NumPy's function measured faster at size with one torch thread
+  int big_ok;    // 1: NumPy's function at any size with one torch thread (measured faster);
+                 // 2: at any size always (its results are what xp must match, e.g. cumsum's order)
   bool uint_ok;  // NumPy's function at any size when an array is uint16/32/64 (xp emulates those)
   int fp;        // FP_ALWAYS / FP_NEVER / FP_IF_FLOAT: when NumPy's FP errors are ignored for the call
   // byte offsets of array_type's `_t` and `_h` slots (read without attribute lookups or, for an
@@ -366,7 +367,7 @@ PyObject* tryNumpy(HostFunc* self, PyObject* const* args, size_t nargsf, PyObjec
   PyObject* res = nullptr;
   bool adopt = false;
   if (ok && any_array &&
-      (numel <= small || (unsig && self->uint_ok) || (self->big_ok && at::get_num_threads() == 1))) {
+      (numel <= small || (unsig && self->uint_ok) || self->big_ok == 2 || (self->big_ok && at::get_num_threads() == 1))) {
     if (C10_UNLIKELY(currentStreamHasPending(dev.index()))) {
       PyThreadState* ts = PyEval_SaveThread();
       try {
@@ -488,7 +489,7 @@ PyGetSetDef hostFuncGetset[] = {
 PyObject* hostFuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   PyObject *np_fn, *array_type, *uint_type, *as_uint, *host_dict, *state, *errvar, *ignore, *fallback = Py_None;
   int big_ok, uint_ok, fp = FP_ALWAYS;
-  if (!PyArg_ParseTuple(args, "OppOOOO!OOO|Oi:_XpHostFunc", &np_fn, &big_ok, &uint_ok, &array_type, &uint_type,
+  if (!PyArg_ParseTuple(args, "OipOOOO!OOO|Oi:_XpHostFunc", &np_fn, &big_ok, &uint_ok, &array_type, &uint_type,
                         &as_uint, &PyDict_Type, &host_dict, &state, &errvar, &ignore, &fallback, &fp))
     return nullptr;
   if (!(PyType_Check(array_type) || PyCallable_Check(array_type)) || !PyType_Check(uint_type) ||
@@ -509,7 +510,12 @@ PyObject* hostFuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   self->dict = nullptr;
   self->t_off = self->h_off = -1;
   if (PyType_Check(array_type)) resolveArrayType(self);
-  self->big_ok = big_ok != 0;
+  if (big_ok < 0 || big_ok > 2) {
+    PyErr_SetString(PyExc_ValueError, "_XpHostFunc: big_ok must be 0, 1 (one torch thread) or 2 (always)");
+    Py_DECREF(self);
+    return nullptr;
+  }
+  self->big_ok = big_ok;
   self->uint_ok = uint_ok != 0;
   self->fp = fp;
   return reinterpret_cast<PyObject*>(self);

@@ -37,13 +37,10 @@ import socket
 import subprocess
 import sys
 
+from _callgrind import helper_lib
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-HELPER_C = r"""
-#include <valgrind/callgrind.h>
-void cg_start(void) { CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION; CALLGRIND_TOGGLE_COLLECT; }
-void cg_stop(void) { CALLGRIND_TOGGLE_COLLECT; CALLGRIND_DUMP_STATS; CALLGRIND_STOP_INSTRUMENTATION; }
-"""
 MODES = ["hccl", "hccl_untracked", "fake", "deepspeed"]
 
 
@@ -51,17 +48,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def helper_lib():
-    out_dir = os.path.join(REPO, "build", "bench_callgrind")
-    os.makedirs(out_dir, exist_ok=True)
-    src, lib = os.path.join(out_dir, "cgctl.c"), os.path.join(out_dir, "libcgctl.so")
-    if not os.path.exists(lib):
-        with open(src, "w") as f:
-            f.write(HELPER_C)
-        subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", lib, src], check=True)
-    return lib
 
 
 def child(mode, iters, numel, lib, warmup):

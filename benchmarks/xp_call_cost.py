@@ -24,13 +24,10 @@ import shutil
 import subprocess
 import sys
 
+from _callgrind import helper_lib
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-HELPER_C = r"""
-#include <valgrind/callgrind.h>
-void cg_start(void) { CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION; CALLGRIND_TOGGLE_COLLECT; }
-void cg_stop(void) { CALLGRIND_TOGGLE_COLLECT; CALLGRIND_DUMP_STATS; CALLGRIND_STOP_INSTRUMENTATION; }
-"""
 
 # name: (statement, NumPy's counterpart case or None); a, b: 16 float32 (xa, xb the xp arrays), ua/ub uint32
 CASES = {
@@ -54,17 +51,6 @@ CASES = {
 PAIRS = [("add", "add_np", "add_xp"), ("a + b", "add_np", "plus_xp"), ("a > b", "gt_np", "gt_xp"),
          ("sqrt", "sqrt_np", "sqrt_xp"), ("a * 3", "mul3_np", "mul3_xp"), ("add uint32", "add_u32_np", "add_u32_xp"),
          ("torch.empty(16)", "empty_cpu", "empty_npu"), ("torch add", "torch_add_cpu", "torch_add_npu")]
-
-
-def helper_lib():
-    out_dir = os.path.join(REPO, "build", "bench_callgrind")
-    os.makedirs(out_dir, exist_ok=True)
-    src, lib = os.path.join(out_dir, "cgctl.c"), os.path.join(out_dir, "libcgctl.so")
-    if not os.path.exists(lib):
-        with open(src, "w") as f:
-            f.write(HELPER_C)
-        subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", lib, src], check=True)
-    return lib
 
 
 def child(cases, iters, warmup, lib):

@@ -24,24 +24,10 @@ import subprocess
 import sys
 import tempfile
 
+from _callgrind import helper_lib
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-HELPER_C = r"""
-#include <valgrind/callgrind.h>
-void cg_start(void) { CALLGRIND_ZERO_STATS; CALLGRIND_TOGGLE_COLLECT; }
-void cg_stop(const char* name) { CALLGRIND_TOGGLE_COLLECT; CALLGRIND_DUMP_STATS_AT(name); }
-"""
-
-
-def helper_lib():
-    out_dir = os.path.join(REPO, "build", "bench_callgrind")
-    os.makedirs(out_dir, exist_ok=True)
-    src, lib = os.path.join(out_dir, "cgctl_named.c"), os.path.join(out_dir, "libcgctl_named.so")
-    if not os.path.exists(lib):
-        with open(src, "w") as f:
-            f.write(HELPER_C)
-        subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", lib, src], check=True)
-    return lib
 
 
 def child(iters, only, lib):
@@ -78,10 +64,10 @@ def child(iters, only, lib):
             for side, f in (("numpy", f_np), ("xp", f_xp)):
                 for _ in range(20):
                     f()
-                cg.cg_start()
+                cg.cg_start_collect()
                 for _ in range(iters):
                     f()
-                cg.cg_stop(f"{side}|{name}|{dt}".encode())
+                cg.cg_stop_named(f"{side}|{name}|{dt}".encode())
 
 
 def main():

@@ -117,3 +117,30 @@ def cleanup(port):
             os.unlink(p)
         except OSError:
             pass
+
+
+def join(world, rank, group):
+    """Every rank of a multi-rank benchmark: loads the library named by NPUDIST_BENCH_DS_LIB
+    (unless the parent set NPUDIST_BENCH_DS_ERROR), agrees over ``group`` (a gloo group) that all
+    ranks could, then initialize()s and unlink_own()s. Returns (all_reduce or None, note): the
+    note says why DeepSpeed's column is empty (all ranks or none run it: its setup spins until
+    every peer's segment exists)."""
+    import torch
+    import torch.distributed as dist
+
+    note = os.environ.get("NPUDIST_BENCH_DS_ERROR")
+    if note:
+        return None, note
+    mod = None
+    try:
+        mod = load(os.environ["NPUDIST_BENCH_DS_LIB"])
+    except Exception as e:  # the column says why
+        note = f"{type(e).__name__}: {e}"[:200]
+    ok = torch.tensor([int(mod is not None)])
+    dist.all_reduce(ok, op=dist.ReduceOp.MIN, group=group)
+    if not int(ok):
+        return None, note or "DeepSpeed's library failed to load on another rank"
+    all_reduce = initialize(mod, world, rank)
+    dist.barrier(group=group)
+    unlink_own(rank)
+    return all_reduce, None

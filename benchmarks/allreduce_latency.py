@@ -85,24 +85,12 @@ def rank_main(args):
 
     fake = dist.new_group(backend="fake")
     sides = ["hccl", "fake"]
-    ds = None
-    ds_note = os.environ.get("NPUDIST_BENCH_DS_ERROR")
-    if not ds_note:
-        sys.path.insert(0, HERE)
-        import _deepspeed_shm
+    sys.path.insert(0, HERE)
+    import _deepspeed_shm
 
-        mod = None
-        try:
-            mod = _deepspeed_shm.load(os.environ["NPUDIST_BENCH_DS_LIB"])
-        except Exception as e:
-            ds_note = f"{type(e).__name__}: {e}"[:200]
-        ok = torch.tensor([int(mod is not None)])
-        dist.all_reduce(ok, op=dist.ReduceOp.MIN, group=gloo)
-        if int(ok):
-            ds = _deepspeed_shm.initialize(mod, world, rank)
-            dist.barrier(group=gloo)
-            _deepspeed_shm.unlink_own(rank)
-            sides.append("deepspeed")
+    ds, ds_note = _deepspeed_shm.join(world, rank, gloo)
+    if ds is not None:
+        sides.append("deepspeed")
     dtype = getattr(torch, args.dtype)
     es = torch.empty(0, dtype=dtype).element_size()
     pc = time.perf_counter_ns

@@ -95,26 +95,12 @@ def rank_main(args):
 
         fake = dist.new_group(backend="fake")
         backends.append("fake")
-        ds_note = os.environ.get("NPUDIST_BENCH_DS_ERROR")
-        if not ds_note:
-            sys.path.insert(0, HERE)
-            import _deepspeed_shm
+        sys.path.insert(0, HERE)
+        import _deepspeed_shm
 
-            mod = None
-            try:
-                mod = _deepspeed_shm.load(os.environ["NPUDIST_BENCH_DS_LIB"])
-            except Exception as e:  # the column says why
-                ds_note = f"{type(e).__name__}: {e}"[:200]
-            # DeepSpeed's setup spins until every peer's segment exists: all or none.
-            ok = torch.tensor([int(mod is not None)])
-            dist.all_reduce(ok, op=dist.ReduceOp.MIN, group=gloo)
-            if int(ok):
-                ds_all_reduce = _deepspeed_shm.initialize(mod, world, rank)
-                dist.barrier(group=gloo)
-                _deepspeed_shm.unlink_own(rank)
-                backends.append("deepspeed")
-            elif not ds_note:
-                ds_note = "DeepSpeed's library failed to load on another rank"
+        ds_all_reduce, ds_note = _deepspeed_shm.join(world, rank, gloo)
+        if ds_all_reduce is not None:
+            backends.append("deepspeed")
     dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
     def make(op, size, device, dtype):

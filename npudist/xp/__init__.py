@@ -12,6 +12,7 @@ from . import _config
 from ._config import float64_mode, get_float64_mode, set_float64_mode
 from ._dtypes import UnsupportedDTypeError
 from ._core import ndarray
+from . import _operators  # binds ndarray's operators to the C fast path
 from ._ufuncs import UFUNCS as _UFUNCS, ufunc
 from ._creation import (arange, array, asanyarray, asarray, asarray_chkfinite, ascontiguousarray, asfortranarray, require, asnumpy, copy, diag, diagflat, empty,
                         empty_like, eye, from_dlpack, frombuffer, fromfile, fromfunction, fromiter, fromstring,

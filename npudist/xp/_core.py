@@ -744,41 +744,6 @@ _OPS.update({name: _engine(name, fn, 2, scalar_ok=ok, np_name=npn, array_type=nd
 _OPS["divmod"] = _engine("divmod", _divmod, 2, nout=2, array_type=ndarray)
 _OPS.update({alias: _OPS[target] for alias, target in ALIASES.items()})
 
-# ndarray's operators backed by one ufunc each: dunder -> (ufunc, reflected)
-_OPERATORS = {
-    **{f"__{d}__": (u, False) for d, u in (
-        ("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "true_divide"),
-        ("floordiv", "floor_divide"), ("mod", "remainder"), ("divmod", "divmod"), ("pow", "power"),
-        ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"), ("lshift", "left_shift"),
-        ("rshift", "right_shift"), ("neg", "negative"), ("pos", "positive"), ("abs", "absolute"),
-        ("invert", "invert"), ("lt", "less"), ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal"),
-        ("eq", "equal"), ("ne", "not_equal"))},
-    **{f"__r{d}__": (u, True) for d, u in (
-        ("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "true_divide"),
-        ("floordiv", "floor_divide"), ("mod", "remainder"), ("divmod", "divmod"), ("pow", "power"),
-        ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"), ("lshift", "left_shift"),
-        ("rshift", "right_shift"))},
-}
-
-
-def _bind_operators():
-    """ndarray's ufunc operators as npudist._C._XpUfuncOp objects: ``a + b`` runs the ufunc's C fast
-    path without a Python frame (the 16-element per-op cost, issue 21), and the Python operator
-    defined above, kept as the fallback, whenever that path declines. Without the extension's type
-    the Python operators stay."""
-    op_type = getattr(_host._C, "_XpUfuncOp", None)
-    base = getattr(_host._C, "_XpUfuncBase", None)
-    if op_type is None or base is None:
-        return
-    for dunder, (name, reflected) in _OPERATORS.items():
-        uf = _OPS[name]
-        py_op = ndarray.__dict__[dunder]
-        if isinstance(uf, base) and not isinstance(py_op, op_type):
-            setattr(ndarray, dunder, op_type(uf, py_op, reflected))
-
-
-_bind_operators()
-
 
 # The family modules behind ndarray's routine methods: imported when a method first runs (they
 # import this module, so importing them here would close a cycle), then found in _FAMILY

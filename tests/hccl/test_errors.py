@@ -5,7 +5,9 @@ import uuid
 
 import pytest
 
-from . import launch
+from npudist.testing import multiproc
+
+from . import WORKERS, launch
 
 WORLD = 3
 
@@ -119,8 +121,6 @@ def test_overlapping_tensor_is_rejected_up_front_and_the_job_survives():
     # on; under the watchdog's default policy (take the process down on a failed collective,
     # hence multiproc.launch without tests/hccl's TORCH_HCCL_ASYNC_ERROR_HANDLING=0) an error
     # found inside the collective would end the job.
-    from npudist.testing import multiproc
-    from . import WORKERS
     r = multiproc.launch(os.path.join(WORKERS, "overlapping_input.py"), 2, timeout=90)
     assert r.returncodes == [0, 0], r.explain()
     for rank in range(2):

@@ -13,7 +13,7 @@ collectives); writes JSON.
 
     python benchmarks/collectives.py [--ranks 2 4] [-b 8] [-e 64M] [--reps 3]
         [--ops all_reduce all_gather ...] [--json benchmarks/results/collectives.json]
-        [--vs-deepspeed] [--dtypes float32 bfloat16] [--no-gloo] [--zero-copy-compare] [--slices N]
+        [--vs-deepspeed] [--dtypes float32 bfloat16] [--no-gloo] [--zero-copy-compare]
 
 --vs-deepspeed (issue #23) adds, for all_reduce, two columns measured in the
 same rank processes and interleaved with hccl: DeepSpeed's CPU shared-memory
@@ -24,20 +24,21 @@ dist.all_reduce through PyTorch's "fake" backend (a group made with
 new_group(backend="fake") over the same ranks: c10d's Python and C++ layers,
 no communication). The target is hccl <= DeepSpeed + floor.
 
-Within a repetition, each side's calls are cut into --slices blocks
-(default 10 with --vs-deepspeed) and the sides' blocks alternate, so the
-sides sample the same stretch of time rather than three consecutive ones.
-Every time is the slowest rank's mean over its calls (each rank's
-block time, then their maximum over a Gloo all_reduce): a block is over
-when every rank is done. For hccl and DeepSpeed that is rank 0's time to
-within a call (the ranks leave each collective together); the floor's ranks
-do not wait for each other, and on these VMs one vCPU is often up to 2x
-slower than the other for seconds at a time (measured per rank with
-benchmarks/allreduce_latency.py --all-ranks: 7.0 us vs 3.7 us per floor
-call in the same block). A collective waits for the slower rank's c10d path,
-so the slower rank's floor is the one it pays. JSON keeps rank 0's own times
-too (<side>_rank0_us, rank0_hccl_over_ds_plus_floor; the "r0 ratio" column).
---slices 1 gives the earlier measurement (one block per side per repetition).
+Every time is the slowest rank's mean over its block of calls (each rank's
+block time, then their maximum over a Gloo all_reduce): a block is over when
+every rank is done. For hccl and DeepSpeed that is rank 0's time to within a
+call (the ranks leave each collective together); the floor's ranks do not
+wait for each other, and on these VMs one vCPU is often up to 2x slower
+than the other for seconds at a time (benchmarks/allreduce_latency.py
+--all-ranks, one block: the floor 7.0 us per call on one rank, 3.7 us on
+the other). A collective waits for the slower rank's c10d path, so that
+rank's floor is the one it pays. JSON keeps rank 0's own times too
+(<side>_rank0_us, rank0_hccl_over_ds_plus_floor; the "r0 ratio" column).
+Each side is one block per repetition on purpose: cutting the blocks into
+short slices (10 per repetition, each after a Gloo barrier) made DeepSpeed's
+op 1.5-3x slower (3.5 -> 5-11 us per call in back-to-back runs; likely its
+never-yielding spin right after the ranks wake from the barrier), which
+flattered hccl.
 
 --zero-copy-compare (issue #24) adds "hccl staged": the same hccl group on
 the same npu tensors with zero-copy turned off for that measurement
@@ -170,81 +171,46 @@ def rank_main(args):
         dist.broadcast(n, 0, group=gloo)
         return int(n)
 
-    class zero_copy_off:
-        """hccl_staged: every rank turns zero-copy off for its measurements only."""
-
-        def __init__(self, backend):
-            self.on = backend == "hccl_staged"
-
-        def __enter__(self):
-            if self.on:
-                _C._hccl_set_zero_copy(False)
-
-        def __exit__(self, *exc):
-            if self.on:
+    def time_one(op, size, backend, dtype=torch.float32):
+        if backend == "hccl_staged":  # every rank turns zero-copy off for this measurement only
+            _C._hccl_set_zero_copy(False)
+            try:
+                return time_one(op, size, "hccl", dtype)
+            finally:
                 _C._hccl_set_zero_copy(True)
-
-    def prepare(op, size, backend, dtype):
-        device = "cpu" if backend in ("gloo", "fake", "deepspeed") else "npu"
-        group = {"gloo": gloo, "fake": fake, "deepspeed": "deepspeed"}.get(backend)
+        device = "npu" if backend == "hccl" else "cpu"
+        group = {"hccl": None, "gloo": gloo, "fake": fake, "deepspeed": "deepspeed"}[backend]
         inp, out = make(op, size, device, dtype)
-        with zero_copy_off(backend):
-            if args.budget_ms:
-                iters = agreed_iters(op, inp, out, group, args.budget_ms / 1e3)
-            else:
-                iters = iterations(size) if backend != "gloo" else max(2, iterations(size) // 10)
-            for _ in range(2):  # warm-up
-                run(op, inp, out, group)
+        if args.budget_ms:
+            iters = agreed_iters(op, inp, out, group, args.budget_ms / 1e3)
+        else:
+            iters = iterations(size) if backend != "gloo" else max(2, iterations(size) // 10)
+        for _ in range(2):  # warm-up
+            run(op, inp, out, group)
         inp.fill_(1)
         torch.npu.synchronize()
-        return inp, out, group, iters
-
-    def time_rep(op, size, order, dtype):
-        """One repetition of every side in `order`: each side's calls are cut
-        into --slices blocks and the blocks of the sides alternate (the order
-        rotating), so that every side samples the same stretch of time — on
-        these VMs a core's speed can change by 2x for seconds at a time, and
-        one block per side would let such a change fall between two sides.
-        Returns {side: (slowest rank's seconds per call, rank 0's own, #wrong, bytes)}."""
-        setup = {b: prepare(op, size, b, dtype) for b in order}
-        slices = max(1, min(args.slices, min(it for *_, it in setup.values())))
-        own = {b: 0.0 for b in order}
-        calls = {b: 0 for b in order}
-        for sl in range(slices):
-            k = sl % len(order)
-            for b in order[k:] + order[:k]:
-                inp, out, group, iters = setup[b]
-                n = iters // slices + (1 if sl < iters % slices else 0)
-                with zero_copy_off(b):
-                    dist.barrier(group=gloo)
-                    t0 = time.perf_counter()
-                    for _ in range(n):
-                        run(op, inp, out, group)
-                    torch.npu.synchronize()
-                    own[b] += time.perf_counter() - t0
-                calls[b] += n
+        dist.barrier(group=gloo)
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            run(op, inp, out, group)
+        torch.npu.synchronize()
+        own = (time.perf_counter() - t0) / iters
         # The slowest rank's time: a block is done when every rank is done.
         # hccl's and DeepSpeed's ranks leave each collective together; the
         # floor's ranks run on their own, and one of them may run slower (the
         # host's contention on its vCPU): a collective waits for that rank's
         # c10d path, so that rank's floor is the one a collective pays.
-        per_call = [own[b] / calls[b] for b in order]
-        slowest = torch.tensor(per_call, dtype=torch.float64)
+        slowest = torch.tensor([own], dtype=torch.float64)
         dist.all_reduce(slowest, op=dist.ReduceOp.MAX, group=gloo)
-        result = {}
-        for i, b in enumerate(order):
-            inp, out, group, iters = setup[b]
-            nwrong = wrong(op, inp, out, calls[b]) if op != "all_reduce" else 0
-            if op == "all_reduce" and b != "fake":  # one more from known ones
-                inp.fill_(1)
-                with zero_copy_off(b):
-                    run(op, inp, out, group)
-                torch.npu.synchronize()
-                nwrong = int((inp.cpu().float() != float(world)).sum())
-            es = inp.element_size()
-            nbytes = inp.numel() * es if op not in ("all_gather",) else out.numel() * es
-            result[b] = (float(slowest[i]), per_call[i], nwrong, nbytes)
-        return result
+        elapsed = (float(slowest), own)
+        nwrong = wrong(op, inp, out, iters) if op != "all_reduce" else 0
+        if op == "all_reduce" and backend != "fake":  # one more from known ones
+            inp.fill_(1)
+            run(op, inp, out, group)
+            torch.npu.synchronize()
+            nwrong = int((inp.cpu().float() != float(world)).sum())
+        es = inp.element_size()
+        return elapsed, nwrong, inp.numel() * es if op not in ("all_gather",) else out.numel() * es
 
     def memcpy_rate(size):
         import numpy as np
@@ -267,7 +233,7 @@ def rank_main(args):
     for backend in backends:
         for op in args.ops:
             if backend in op_backends(op, torch.float32):
-                time_rep(op, 4096, [backend], torch.float32)
+                time_one(op, 4096, backend)
     sizes = []
     s = args.b
     while s <= args.e:
@@ -286,8 +252,8 @@ def rank_main(args):
                 memcpy_reps = []
                 for rep in range(args.reps):
                     k = rep % len(bl)
-                    measured = time_rep(op, size, bl[k:] + bl[:k], dtype)  # interleaved, the order rotating
-                    for backend, (t, t_own, w, nbytes) in measured.items():
+                    for backend in bl[k:] + bl[:k]:  # interleaved, the order rotating
+                        (t, t_own), w, nbytes = time_one(op, size, backend, dtype)
                         times[backend].append(t)
                         own_times[backend].append(t_own)
                         wrongs[backend] += w
@@ -330,8 +296,7 @@ def rank_main(args):
 
 def launch(world, args, ds_env):
     argv = [os.path.abspath(__file__), "--rank-main", "-b", args.b, "-e", args.e, "--reps", args.reps,
-            "--ops", *args.ops, "--dtypes", *args.dtypes, "--budget-ms", args.budget_ms,
-            "--slices", args.slices]
+            "--ops", *args.ops, "--dtypes", *args.dtypes, "--budget-ms", args.budget_ms]
     argv += ["--vs-deepspeed"] if args.vs_deepspeed else []
     argv += ["--no-gloo"] if args.no_gloo else []
     argv += ["--zero-copy-compare"] if args.zero_copy_compare else []
@@ -434,17 +399,10 @@ def main():
     p.add_argument("--budget-ms", type=float, default=0,
                    help="time each measurement for about this long (rank 0 probes, all ranks agree on the count) "
                         "instead of the fixed counts")
-    p.add_argument("--slices", type=int, default=None,
-                   help="cut each side's calls of a repetition into this many blocks, alternating between the "
-                        "sides (default 10 with --vs-deepspeed, else 1)")
     p.add_argument("--timeout", type=float, default=3 * 3600,
                    help="seconds before the ranks of one world size are killed")
     p.add_argument("--rank-main", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
-    if args.slices is None:
-        args.slices = 10 if args.vs_deepspeed else 1
-    if args.slices < 1:
-        p.error(f"--slices must be >= 1, got {args.slices}")
     if args.rank_main:
         return rank_main(args)
     if args.json is None:

@@ -34,7 +34,11 @@ than the other for seconds at a time (benchmarks/allreduce_latency.py
 the other). A collective waits for the slower rank's c10d path, so that
 rank's floor is the one it pays. JSON keeps rank 0's own times too
 (<side>_rank0_us, rank0_hccl_over_ds_plus_floor; the "r0 ratio" column).
-Each side is one block per repetition on purpose: cutting the blocks into
+Repetitions are the outer loop and sizes the inner one (each repetition
+times every size, the sides interleaved within a size), so a size's
+repetitions are spread over the whole run: a slow spell of the machine,
+which lasts seconds, falls on one repetition of many sizes rather than on
+every repetition of a few. Each side is one block per repetition on purpose: cutting the blocks into
 short slices (10 per repetition, each after a Gloo barrier) made DeepSpeed's
 op 1.5-3x slower (3.5 -> 5-11 us per call in back-to-back runs; likely its
 never-yielding spin right after the ranks wake from the barrier), which
@@ -243,22 +247,27 @@ def rank_main(args):
     for dname in args.dtypes:
         dtype = dtypes[dname]
         for op in args.ops:
-            for size in sizes:
-                bl = op_backends(op, dtype)
-                times = {b: [] for b in bl}
-                own_times = {b: [] for b in bl}  # rank 0's own, for the record
-                wrongs = {b: 0 for b in bl}
-                nbytes = size
-                memcpy_reps = []
-                for rep in range(args.reps):
-                    k = rep % len(bl)
+            bl = op_backends(op, dtype)
+            per_size = {size: {"times": {b: [] for b in bl}, "own": {b: [] for b in bl},  # own: rank 0's
+                               "wrongs": {b: 0 for b in bl}, "nbytes": size, "memcpy": []} for size in sizes}
+            # Repetitions outside, sizes inside: a size's repetitions spread
+            # over the whole run, so a slow spell of the machine (seconds)
+            # reaches one repetition of many sizes, not every one of a few.
+            for rep in range(args.reps):
+                k = rep % len(bl)
+                for size in sizes:
+                    m = per_size[size]
                     for backend in bl[k:] + bl[:k]:  # interleaved, the order rotating
-                        (t, t_own), w, nbytes = time_one(op, size, backend, dtype)
-                        times[backend].append(t)
-                        own_times[backend].append(t_own)
-                        wrongs[backend] += w
+                        (t, t_own), w, m["nbytes"] = time_one(op, size, backend, dtype)
+                        m["times"][backend].append(t)
+                        m["own"][backend].append(t_own)
+                        m["wrongs"][backend] += w
                     if rank == 0:  # the memcpy rate at the same moments as the collectives
-                        memcpy_reps.append(memcpy_rate(nbytes))
+                        m["memcpy"].append(memcpy_rate(m["nbytes"]))
+            for size in sizes:
+                m = per_size[size]
+                times, own_times, wrongs, nbytes, memcpy_reps = (m["times"], m["own"], m["wrongs"], m["nbytes"],
+                                                                 m["memcpy"])
                 es = torch.empty(0, dtype=dtype).element_size()
                 row = {"op": op, "size": nbytes, "count": nbytes // es, "type": type_names[dname], "redop":
                        "sum" if op in ("all_reduce", "reduce_scatter") else "none",

@@ -49,6 +49,8 @@ from ._histograms import histogram2d, histogramdd
 from ._memory_ranges import byte_bounds, may_share_memory, shares_memory
 from ._packing import packbits, unpackbits
 from . import fft, lib, linalg, polynomial, random
+from .lib._polynomial import (poly, poly1d, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, polyval,
+                              roots)
 # CuPy's device-side APIs (docs/xp.md "Devices", "Memory pools", "User kernels", "Fusion")
 from ._device import Device, DeviceMismatchError
 from ._memory_pool import MemoryPool, PinnedMemoryPool, get_default_memory_pool, get_default_pinned_memory_pool

@@ -48,6 +48,7 @@ from ._grids import broadcast, c_, mgrid, ogrid, r_, vander
 from ._histograms import histogram2d, histogramdd
 from ._memory_ranges import byte_bounds, may_share_memory, shares_memory
 from ._packing import packbits, unpackbits
+from ._functional import piecewise, vectorize
 from . import fft, lib, linalg, polynomial, random
 from .lib._polynomial import (poly, poly1d, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, polyval,
                               roots)

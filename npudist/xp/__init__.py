@@ -49,6 +49,9 @@ from ._histograms import histogram2d, histogramdd
 from ._memory_ranges import byte_bounds, may_share_memory, shares_memory
 from ._packing import packbits, unpackbits
 from ._functional import piecewise, vectorize
+from ._io import NpzFile, load, save, savetxt, savez, savez_compressed
+from ._formatting import (array2string, array_repr, array_str, base_repr, binary_repr, format_float_positional,
+                          format_float_scientific, get_printoptions, printoptions, set_printoptions)
 from . import fft, lib, linalg, polynomial, random
 from .lib._polynomial import (poly, poly1d, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, polyval,
                               roots)

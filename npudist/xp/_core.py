@@ -336,6 +336,21 @@ class ndarray(ArrayBase):
         from . import _creation
         return (_creation.asarray, (to_numpy(self._t),))
 
+    def dump(self, file):
+        """Pickles the array into ``file`` (a path or a binary file object; matches ndarray.dump;
+        ``xp.load(file, allow_pickle=True)`` reads it back)."""
+        import pickle
+        if isinstance(file, (str, bytes)) or hasattr(file, "__fspath__"):
+            with open(file, "wb") as f:
+                pickle.dump(self, f, protocol=2)
+        else:
+            pickle.dump(self, file, protocol=2)
+
+    def dumps(self):
+        """The pickle of the array as bytes (matches ndarray.dumps)."""
+        import pickle
+        return pickle.dumps(self, protocol=2)
+
     def view(self, dtype=None, type=None):
         if dtype is None:
             return wrap(self._t.view(self._t.shape))

@@ -38,6 +38,7 @@ from ._sorting import (argpartition, argsort, in1d, intersect1d, isin, lexsort, 
 from ._statistics import (average, bincount, corrcoef, cov, digitize, histogram, histogram_bin_edges, mean, median,
                           nanmean, nanmedian, nanpercentile, nanquantile, nanstd, nanvar, percentile, quantile, std,
                           var)
+from ._misc import common_type, min_scalar_type, mintypecode, typename
 from ._misc import (allclose, angle, around, array_equal, array_equiv, can_cast, convolve, errstate, finfo, fix,
                     get_array_module, iinfo, imag, interp, isclose, iscomplex, iscomplexobj, isdtype, isreal,
                     isfortran, isneginf, isposinf,
@@ -53,6 +54,7 @@ from ._io import NpzFile, load, save, savetxt, savez, savez_compressed
 from ._formatting import (array2string, array_repr, array_str, base_repr, binary_repr, format_float_positional,
                           format_float_scientific, get_printoptions, printoptions, set_printoptions)
 from . import fft, lib, linalg, polynomial, random
+from .lib._shape_base import apply_along_axis, apply_over_axes
 from .lib._polynomial import (poly, poly1d, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, polyval,
                               roots)
 # CuPy's device-side APIs (docs/xp.md "Devices", "Memory pools", "User kernels", "Fusion")

@@ -79,6 +79,11 @@ int_, intp, float_, complex_, half, single, double = _np.int64, _np.int64, _np.f
 csingle, cdouble, byte, short, intc, longlong, ubyte = _np.complex64, _np.complex128, _np.int8, _np.int16, _np.int32, \
     _np.int64, _np.uint8
 dtype = _np.dtype
+long, ulong, uint, uintp, uintc, ushort, ulonglong = (_np.int64, _np.uint64, _np.uint64, _np.uint64, _np.uint32,
+                                                      _np.uint16, _np.ulonglong)
+# index helpers (pure Python, no arrays): NumPy's own, as CuPy re-exports them
+ndindex, s_, index_exp, iterable = _np.ndindex, _np.s_, _np.index_exp, _np.iterable
+from ._flatiter import flatiter  # noqa: E402  (the type of a.flat)
 generic, number, integer, signedinteger, unsignedinteger, floating, complexfloating, inexact = (
     _np.generic, _np.number, _np.integer, _np.signedinteger, _np.unsignedinteger, _np.floating, _np.complexfloating,
     _np.inexact)

@@ -5,6 +5,8 @@ The suite is not vendored. Get it from a CuPy checkout (or a GitHub archive of t
     git clone --depth 1 --branch v14.2.0 https://github.com/cupy/cupy /tmp/cupy
     .venv/bin/pip install cupy-cuda12x==14.2.0          # imports without a GPU (cupy.testing)
     .venv/bin/python benchmarks/cupy_conformance.py --suite /tmp/cupy/tests/cupy_tests
+    .venv/bin/python benchmarks/cupy_conformance.py --suite /tmp/cupy/tests/cupy_tests --folders extra \
+        --out benchmarks/results/cupy_conformance_extra.json   # lib, functional, io, testing + root files
 
 For every folder (creation_tests, manipulation_tests, ...) pytest runs twice in the same run, with
 the plugin benchmarks/xp_cupy_plugin.py aliasing ``cupy`` onto NumPy (the baseline) and then

@@ -144,3 +144,14 @@ def test_polyfit_full_and_warnings():
             xp.polyfit(x, x, -1)
     for e, a in zip(res[np], res[nxp]):
         np.testing.assert_allclose(nxp.asnumpy(a) if isinstance(a, nxp.ndarray) else a, e, atol=1e-9)
+
+
+def test_array_protocol():
+    p = nxp.poly1d(nxp.array([1, 2, 3], np.int16))
+    h = np.asarray(p)
+    assert type(h) is np.ndarray and h.dtype == np.int16 and h.tolist() == [1, 2, 3]
+    assert np.asarray(p, dtype=np.float32).dtype == np.float32
+    with pytest.raises(ValueError, match="host copy"):
+        np.asarray(p, copy=False)
+    r = nxp.arange(3, dtype=np.int16) + p       # an array operand: elementwise, as NumPy's ndarray + poly1d
+    assert isinstance(r, nxp.ndarray) and r.tolist() == [1, 3, 5]

@@ -108,6 +108,9 @@ class poly1d:
         self._variable = value.variable
 
     def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise ValueError("poly1d.__array__(copy=False): the coefficients are npu memory; a NumPy array of "
+                             "them is a host copy")
         return np.asarray(self._coeffs.get(), dtype)
 
     def __repr__(self):

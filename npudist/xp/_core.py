@@ -76,9 +76,18 @@ class ndarray(ArrayBase):
     __array_priority__ = 100
     __array_ufunc__ = None  # NumPy defers binary operators to ours: np_array + xp_array -> xp.ndarray
 
-    def __init__(self, shape, dtype=float, buffer=None, offset=0, strides=None, order="C"):
+    def __init__(self, shape, dtype=float, buffer=None, offset=0, strides=None, order="C", *, memptr=None):
+        if isinstance(buffer, MemoryPointer) and memptr is None:    # CuPy's order: (shape, dtype, memptr, strides)
+            buffer, memptr = None, buffer
+            if isinstance(offset, (tuple, list)) and strides is None:
+                strides, offset = offset, 0
+        if memptr is not None:      # CuPy's constructor: a view of the memory memptr points into
+            from ._memory import view_of_pointer
+            self._t = view_of_pointer(memptr, shape, dtype, strides, check_order(order, ("C", "F")))
+            return
         if buffer is not None or strides is not None:
-            raise NotImplementedError("xp.ndarray(buffer=..., strides=...) is not supported; use xp.asarray")
+            raise NotImplementedError("xp.ndarray(buffer=..., strides=...) is not supported; use xp.asarray "
+                                      "(or memptr=a.data, as CuPy's, for a view of npu memory)")
         dt = to_dtype(dtype)
         from ._config import device
         shape = (shape,) if isinstance(shape, int) else tuple(shape)

@@ -38,6 +38,7 @@ from ._sorting import (argpartition, argsort, in1d, intersect1d, isin, lexsort, 
 from ._statistics import (average, bincount, corrcoef, cov, digitize, histogram, histogram_bin_edges, mean, median,
                           nanmean, nanmedian, nanpercentile, nanquantile, nanstd, nanvar, percentile, quantile, std,
                           var)
+from ._misc import common_type, min_scalar_type, mintypecode, typename
 from ._misc import (allclose, angle, around, array_equal, array_equiv, can_cast, convolve, errstate, finfo, fix,
                     get_array_module, iinfo, imag, interp, isclose, iscomplex, iscomplexobj, isdtype, isreal,
                     isfortran, isneginf, isposinf,
@@ -48,7 +49,14 @@ from ._grids import broadcast, c_, mgrid, ogrid, r_, vander
 from ._histograms import histogram2d, histogramdd
 from ._memory_ranges import byte_bounds, may_share_memory, shares_memory
 from ._packing import packbits, unpackbits
+from ._functional import piecewise, vectorize
+from ._io import NpzFile, load, save, savetxt, savez, savez_compressed
+from ._formatting import (array2string, array_repr, array_str, base_repr, binary_repr, format_float_positional,
+                          format_float_scientific, get_printoptions, printoptions, set_printoptions)
 from . import fft, lib, linalg, polynomial, random
+from .lib._shape_base import apply_along_axis, apply_over_axes
+from .lib._polynomial import (poly, poly1d, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, polyval,
+                              roots)
 # CuPy's device-side APIs (docs/xp.md "Devices", "Memory pools", "User kernels", "Fusion")
 from ._device import Device, DeviceMismatchError
 from ._memory_pool import MemoryPool, PinnedMemoryPool, get_default_memory_pool, get_default_pinned_memory_pool
@@ -71,6 +79,11 @@ int_, intp, float_, complex_, half, single, double = _np.int64, _np.int64, _np.f
 csingle, cdouble, byte, short, intc, longlong, ubyte = _np.complex64, _np.complex128, _np.int8, _np.int16, _np.int32, \
     _np.int64, _np.uint8
 dtype = _np.dtype
+long, ulong, uint, uintp, uintc, ushort, ulonglong = (_np.int64, _np.uint64, _np.uint64, _np.uint64, _np.uint32,
+                                                      _np.uint16, _np.ulonglong)
+# index helpers (pure Python, no arrays): NumPy's own, as CuPy re-exports them
+ndindex, s_, index_exp, iterable = _np.ndindex, _np.s_, _np.index_exp, _np.iterable
+from ._flatiter import flatiter  # noqa: E402  (the type of a.flat)
 generic, number, integer, signedinteger, unsignedinteger, floating, complexfloating, inexact = (
     _np.generic, _np.number, _np.integer, _np.signedinteger, _np.unsignedinteger, _np.floating, _np.complexfloating,
     _np.inexact)

@@ -76,9 +76,18 @@ class ndarray(ArrayBase):
     __array_priority__ = 100
     __array_ufunc__ = None  # NumPy defers binary operators to ours: np_array + xp_array -> xp.ndarray
 
-    def __init__(self, shape, dtype=float, buffer=None, offset=0, strides=None, order="C"):
+    def __init__(self, shape, dtype=float, buffer=None, offset=0, strides=None, order="C", *, memptr=None):
+        if isinstance(buffer, MemoryPointer) and memptr is None:    # CuPy's order: (shape, dtype, memptr, strides)
+            buffer, memptr = None, buffer
+            if isinstance(offset, (tuple, list)) and strides is None:
+                strides, offset = offset, 0
+        if memptr is not None:      # CuPy's constructor: a view of the memory memptr points into
+            from ._memory import view_of_pointer
+            self._t = view_of_pointer(memptr, shape, dtype, strides, check_order(order, ("C", "F")))
+            return
         if buffer is not None or strides is not None:
-            raise NotImplementedError("xp.ndarray(buffer=..., strides=...) is not supported; use xp.asarray")
+            raise NotImplementedError("xp.ndarray(buffer=..., strides=...) is not supported; use xp.asarray "
+                                      "(or memptr=a.data, as CuPy's, for a view of npu memory)")
         dt = to_dtype(dtype)
         from ._config import device
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
@@ -336,6 +345,21 @@ class ndarray(ArrayBase):
         from . import _creation
         return (_creation.asarray, (to_numpy(self._t),))
 
+    def dump(self, file):
+        """Pickles the array into ``file`` (a path or a binary file object; matches ndarray.dump;
+        ``xp.load(file, allow_pickle=True)`` reads it back)."""
+        import pickle
+        if isinstance(file, (str, bytes)) or hasattr(file, "__fspath__"):
+            with open(file, "wb") as f:
+                pickle.dump(self, f, protocol=2)
+        else:
+            pickle.dump(self, file, protocol=2)
+
+    def dumps(self):
+        """The pickle of the array as bytes (matches ndarray.dumps)."""
+        import pickle
+        return pickle.dumps(self, protocol=2)
+
     def view(self, dtype=None, type=None):
         if dtype is None:
             return wrap(self._t.view(self._t.shape))
@@ -373,8 +397,11 @@ class ndarray(ArrayBase):
         return self._t.shape[0]
 
     def __iter__(self):
-        if self._t.ndim == 0:
+        if self._t.ndim == 0:       # raised by iter() itself, as NumPy's (numpy.iterable relies on it)
             raise TypeError("iteration over a 0-d array")
+        return self._rows()
+
+    def _rows(self):
         if type(self._t) is _NEG:   # rows of a negative-stride view: views with its strides
             for i in range(self._t.shape[0]):
                 yield self[i]

@@ -241,17 +241,26 @@ def ones(shape, dtype=float, order="C", *, device=None, like=None):
 
 
 def _fill_value(value, dtype):
+    """A scalar fill value as a Python number of ``dtype``: arrays, NumPy scalars and complex numbers
+    for real dtypes are cast as NumPy's copyto(casting='unsafe') casts them (ComplexWarning when an
+    imaginary part is dropped); Python ints out of an integer dtype's range raise OverflowError."""
     if isinstance(value, ndarray):
-        value = value.item()
-    elif isinstance(value, np.generic):
-        value = value.item()
+        value = value.get()
+    if isinstance(value, (np.ndarray, np.generic)) or (dtype.kind not in "c" and type(value) is complex):
+        return np.asarray(value).astype(dtype).item()
     if dtype.kind in "iub" and type(value) is int:
         info = np.iinfo(dtype) if dtype.kind != "b" else None
         if info is not None and not info.min <= value <= info.max:
             raise OverflowError(f"Python integer {value} out of bounds for {dtype}")
-    if dtype.kind not in "c" and type(value) is complex:
-        raise TypeError(f"cannot fill an array of dtype {dtype} with complex {value}")
     return value
+
+
+def _fill_array(shape, fill_value, dt, device, order):
+    """NumPy's full for a fill value with dimensions: broadcast into a new array (unsafe casting)."""
+    from ._manipulation import copyto
+    a = empty(shape, dt, order=order, device=device)
+    copyto(a, fill_value, casting="unsafe")
+    return a
 
 
 def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
@@ -263,6 +272,8 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
             dt = to_dtype(np.asarray(fill_value).dtype)
     else:
         dt = to_dtype(dtype)
+    if np.ndim(fill_value) > 0:
+        return _fill_array(shape, fill_value, dt, device, order)
     return _fill(shape, _fill_value(fill_value, dt), dt, device, order)
 
 
@@ -304,6 +315,11 @@ def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """fill_value like a (matches numpy.full_like, memory order included)."""
     dt, shp, dev, p = _like(a, dtype, shape)
+    if np.ndim(fill_value) > 0:     # broadcast into the new array, as NumPy's copyto
+        r = empty_like(a, dtype, order, subok, shape, device=device)
+        from ._manipulation import copyto
+        copyto(r, fill_value, casting="unsafe")
+        return r
     t = torch.full(shp, _fill_value(fill_value, dt), dtype=NP_TO_TORCH[dt],
                    device=dev if device is None else _dev(device))
     return wrap(_like_order(t, p, order, shape is not None))

@@ -59,9 +59,15 @@ def put_along_axis(arr, indices, values, axis):
     t = _t(arr)
     idx = _t(indices)
     if axis is None:
+        if idx.ndim != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
         t, axis = t.reshape(-1), 0
+    if idx.ndim != t.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
     axis = normalize_axis(axis, t.ndim)
     idx = normalize_index_array(idx, t.shape[axis])
+    # NumPy's fancy index broadcasts the indices against arr's other axes
+    idx = idx.expand(tuple(k if d == axis or k != 1 else n for d, (k, n) in enumerate(zip(idx.shape, t.shape))))
     v = _t(values).to(t.dtype).expand(idx.shape) if _t(values).ndim <= idx.ndim else _t(values)
     t.scatter_(axis, idx, v.contiguous())
 

@@ -41,6 +41,26 @@ def can_cast(from_, to, casting="safe"):
     return bool(np.can_cast(src, to_dtype(to), casting))
 
 
+def common_type(*arrays):
+    """The inexact scalar type common to the arrays (matches numpy.common_type: integers count as
+    float64, float16/32/64 and complex keep their precision; no arrays -> float16; bool and other
+    non-numeric arrays raise TypeError "can't get common type for non-numeric array"). Only the
+    dtypes are read; nothing is copied."""
+    return np.common_type(*[np.empty(0, a.dtype) if isinstance(a, ndarray) else a for a in arrays])
+
+
+def min_scalar_type(a, /):
+    """The smallest dtype holding a (matches numpy.min_scalar_type: a dtype's own for arrays of one
+    or more dimensions, value-based for scalars and 0-d arrays, whose value is read on the host)."""
+    if isinstance(a, ndarray):
+        return a.dtype if a.ndim else np.min_scalar_type(a.get())
+    return np.min_scalar_type(a)
+
+
+mintypecode = np.mintypecode       # dtype characters only: NumPy's own
+typename = np.typename
+
+
 def promote_types(type1, type2):
     return to_dtype(np.promote_types(to_dtype(type1), to_dtype(type2)))
 

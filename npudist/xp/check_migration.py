@@ -39,6 +39,7 @@ PARTIAL = {
     "flip": "returns a copy, not a view", "fliplr": "returns a copy, not a view",
     "flipud": "returns a copy, not a view",
     "random": "same API, different bit streams than NumPy for a seed",
+    "vectorize": "NumPy's Python loop on the host, one call per element (CuPy compiles a kernel)",
 }
 # (ElementwiseKernel, ReductionKernel, fuse, the memory pools and Device exist in xp)
 CUPY_ONLY = {"RawKernel", "RawModule", "cuda", "RawArray", "memoize"}

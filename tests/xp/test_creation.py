@@ -117,3 +117,25 @@ def test_arange_first_value_must_fit_the_dtype(args):
             xp.arange(*bounds, dtype=dt)
         return
     np.testing.assert_array_equal(xp.asnumpy(xp.arange(*bounds, dtype=dt)), expected)   # later values wrap
+
+
+@pytest.mark.parametrize("dtype1", [np.bool_, np.int8, np.uint64, np.float16, np.float64, np.complex64])
+@pytest.mark.parametrize("dtype2", [None, np.int16, np.uint32, np.float32, np.complex128])
+@pytest.mark.parametrize("kind", ["0d", "scalar", "row"])
+def test_full_array_and_numpy_fill_values(dtype1, dtype2, kind):
+    """full/full_like take NumPy 0-d arrays, NumPy scalars and arrays with dimensions (broadcast), cast
+    as NumPy's copyto(casting='unsafe'), ComplexWarning included."""
+    import warnings
+    nxp = xp
+    v = {"0d": np.array(1 + 2j).astype(dtype1), "scalar": dtype1(3), "row": np.arange(1, 4).astype(dtype1)}[kind]
+    res = {}
+    for m in (np, nxp):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            a = m.full((2, 3), v if m is np else (nxp.asarray(v) if kind == "row" else v), dtype=dtype2)
+            b = m.full_like(m.zeros((2, 3), np.int8), v)
+        res[m] = (a, b, sorted({x.category.__name__ for x in w}))
+    for e, g in zip(res[np][:2], res[nxp][:2]):
+        assert e.dtype == g.dtype
+        np.testing.assert_array_equal(g.get(), e)
+    assert res[np][2] == res[nxp][2]

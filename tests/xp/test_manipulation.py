@@ -196,3 +196,18 @@ def test_clip_python_ints_outside_the_dtype(n, bounds):
     got = xp.clip(xp.asarray(a), *bounds)
     assert got.dtype == expected.dtype
     np.testing.assert_array_equal(xp.asnumpy(got), expected)
+
+
+@pytest.mark.parametrize("src", [1 + 2j, "array"])
+@pytest.mark.parametrize("dtype", [np.int8, np.float32, np.uint64])
+def test_copyto_complex_to_real_unsafe_warns_complexwarning(src, dtype):
+    import warnings
+    got = {}
+    for m in (np, __import__("npudist.xp", fromlist=["x"])):
+        d = m.zeros(3, dtype)
+        s = src if src != "array" else m.asarray(np.array([1 + 1j, 2, 3], np.complex64))
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            m.copyto(d, s, casting="unsafe")
+        got[m.__name__] = (m.asnumpy(d).tolist() if m is not np else d.tolist(), [x.category for x in w])
+    assert got["numpy"] == got["npudist.xp"]

@@ -1,9 +1,11 @@
 """Basic operations: copyto, clip, diagonal, trace (matches NumPy's)."""
+import warnings
+
 import numpy as np
 import torch
 
 from .. import _host
-from .._core import OPS, ndarray, normalize_axis, operand, result, result_dtype, tensor_of, wrap
+from .._core import OPS, as_tensor, ndarray, normalize_axis, operand, result, result_dtype, tensor_of, wrap
 from .._dtypes import TORCH_TO_NP
 from .._overlap import unaliased
 from .._reductions import sum as _sum
@@ -27,11 +29,23 @@ def copyto(dst, src, casting="same_kind", where=True):
             info = np.iinfo(dst.dtype)
             if not info.min <= o <= info.max:
                 raise OverflowError(f"Python integer {o} out of bounds for {dst.dtype}")
-    st = o if isinstance(o, torch.Tensor) else torch.tensor(o.real if type(o) is complex and not dst._t.is_complex()
-                                                            else o, dtype=dst._t.dtype, device=dst._t.device)
+    if isinstance(o, torch.Tensor):
+        st = o
+    elif type(o) in (float, complex) and dst.dtype.kind in "iub":
+        # NumPy's unsafe float -> integer cast of the scalar (torch.tensor refuses floats for uint64)
+        v = o.real if type(o) is complex else o
+        st = as_tensor(np.asarray(v).astype(dst.dtype)).to(dst._t.device)
+    else:
+        st = torch.tensor(o.real if type(o) is complex and not dst._t.is_complex() else o, dtype=dst._t.dtype,
+                          device=dst._t.device)
     if casting != "unsafe" and isinstance(o, torch.Tensor) and not np.can_cast(TORCH_TO_NP[st.dtype], dst.dtype, casting):
         raise TypeError(f"Cannot cast array data from {TORCH_TO_NP[st.dtype]} to {dst.dtype} according to the rule "
                         f"{casting!r}")
+    if (st.is_complex() or type(o) is complex) and not dst._t.is_complex():
+        # NumPy's unsafe complex -> real cast (PyTorch's would warn a UserWarning instead)
+        warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
+                      stacklevel=2)
+        st = st.real if st.is_complex() else st
     while st.ndim > dst._t.ndim and st.shape[0] == 1:
         st = st[0]                                # NumPy drops leading length-1 axes of src
     try:

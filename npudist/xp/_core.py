@@ -301,6 +301,21 @@ class ndarray(ArrayBase):
     def tobytes(self, order="C"):
         return to_numpy(self._t).tobytes(order)
 
+    def byteswap(self, inplace=False):
+        """Each element's bytes reversed (matches numpy.ndarray.byteswap: complex values swap their
+        real and imaginary parts separately; bool and 1-byte dtypes are unchanged). ``inplace=True``
+        swaps a's memory and returns a; otherwise a new array in memory order 'A' (as NumPy's)."""
+        t = self._t
+        c = in_order(plain(t).resolve_conj().resolve_neg(), "A", copy=True)
+        width = c.element_size() // (2 if c.is_complex() else 1)
+        if width > 1 and c.numel():
+            flat = c.as_strided((c.numel(),), (1,), 0).view(torch.uint8)   # c's memory: dense, C or F
+            flat.copy_(flat.view(-1, width).flip(-1).reshape(-1))
+        if not inplace:
+            return wrap(c)
+        t.copy_(c)
+        return self
+
     @_host.numpy_first(np.ndarray.astype, lambda: ndarray)   # NumPy's cast on npu memory first (docs/xp.md)
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         """Cast to dtype (matches numpy.ndarray.astype: casting rule, memory order, copy=False)."""
@@ -666,12 +681,12 @@ class ndarray(ArrayBase):
     def __ge__(self, o): return _OPS["greater_equal"](self, o)
 
     def __eq__(self, o):
-        if o is None or isinstance(o, str):
+        if o is None or isinstance(o, str) or _plain_object(o):
             return self._no_element_equals(False)
         return _OPS["equal"](self, o)
 
     def __ne__(self, o):
-        if o is None or isinstance(o, str):
+        if o is None or isinstance(o, str) or _plain_object(o):
             return self._no_element_equals(True)
         return _OPS["not_equal"](self, o)
 
@@ -680,6 +695,19 @@ class ndarray(ArrayBase):
         array of a's shape filled with ``fill`` (False for ==, True for !=)."""
         t = self._t
         return wrap(torch.full(t.shape, fill, dtype=torch.bool, device=t.device))
+
+
+_NOT_PLAIN = ("__array__", "__array_interface__", "__cuda_array_interface__", "__dlpack__", "__len__", "__iter__",
+              "__index__", "__float__", "__complex__")
+
+
+def _plain_object(o):
+    """Whether ``a == o`` compares no element equal in NumPy 2: o is an object NumPy can only hold in
+    an object array (``Ellipsis``, ``object()``, ``numpy._NoValue``) whose type keeps object's
+    identity ``==``/``!=``, so ``element == o`` is False for every element."""
+    tp = type(o)
+    return (tp.__eq__ is object.__eq__ and tp.__ne__ is object.__ne__
+            and not any(hasattr(tp, n) for n in _NOT_PLAIN))
 
 
 @_host.numpy_first(operator.getitem, ndarray, big=True, fp=_host.FP_NEVER)   # (indexing: no FP state to set)

@@ -1,0 +1,47 @@
+"""xp.ndarray against NumPy 2 where CuPy's core_tests found differences: byteswap, comparisons
+with plain objects, flags, views across dtypes (benchmarks/cupy_conformance.py --folders core)."""
+import numpy as np
+import pytest
+
+import npudist.xp as xp
+
+_SWAP_DTYPES = [np.bool_, np.int8, np.uint16, np.int32, np.uint32, np.int64, np.uint64, np.float16, np.float32,
+                np.float64, np.complex64, np.complex128]
+_LAYOUTS = {
+    "c": lambda m, dt: m.arange(24).astype(dt).reshape(2, 3, 4),
+    "f": lambda m, dt: m.asfortranarray(m.arange(24).astype(dt).reshape(2, 3, 4)),
+    "transposed": lambda m, dt: m.arange(24).astype(dt).reshape(2, 3, 4).transpose(2, 0, 1),
+    "negative_step": lambda m, dt: m.arange(12).astype(dt)[::-2],
+    "0d": lambda m, dt: m.asarray(m.arange(3).astype(dt)[1]),
+    "empty": lambda m, dt: m.zeros((2, 0, 3), dt),
+}
+
+
+@pytest.mark.parametrize("layout", list(_LAYOUTS))
+@pytest.mark.parametrize("dtype", _SWAP_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_byteswap_matches_numpy(dtype, layout):
+    n, a = _LAYOUTS[layout](np, dtype), _LAYOUTS[layout](xp, dtype)
+    r, e = a.byteswap(), n.byteswap()
+    assert r.dtype == e.dtype and r.shape == e.shape and (r.strides == e.strides or not e.size)
+    np.testing.assert_array_equal(xp.asnumpy(r), e)
+    np.testing.assert_array_equal(xp.asnumpy(a), n)          # not in place: a unchanged
+    assert a.byteswap(inplace=True) is a
+    n.byteswap(inplace=True)
+    np.testing.assert_array_equal(xp.asnumpy(a), n)
+
+
+def test_byteswap_inplace_writes_through_a_view():
+    n, a = np.arange(12, dtype=np.int32), xp.arange(12, dtype=np.int32)
+    n[1::3].byteswap(inplace=True)
+    a[1::3].byteswap(inplace=True)
+    np.testing.assert_array_equal(xp.asnumpy(a), n)
+
+
+@pytest.mark.parametrize("value", [Ellipsis, object(), np._NoValue, None], ids=["ellipsis", "object", "novalue", "none"])
+@pytest.mark.parametrize("dtype", [np.bool_, np.int16, np.uint32, np.float32, np.complex128], ids=lambda d: np.dtype(d).name)
+def test_compare_with_plain_object(dtype, value):
+    n, a = np.array([[1, 2, 3], [4, 5, 6]], dtype), xp.array([[1, 2, 3], [4, 5, 6]], dtype)
+    for op in (lambda x: x == value, lambda x: value == x, lambda x: x != value, lambda x: value != x):
+        r, e = op(a), op(n)
+        assert isinstance(r, xp.ndarray) and r.dtype == e.dtype
+        np.testing.assert_array_equal(xp.asnumpy(r), e)

@@ -45,3 +45,30 @@ def test_compare_with_plain_object(dtype, value):
         r, e = op(a), op(n)
         assert isinstance(r, xp.ndarray) and r.dtype == e.dtype
         np.testing.assert_array_equal(xp.asnumpy(r), e)
+
+
+_FLAG_KEYS = ["C", "F", "O", "W", "A", "X", "B", "CA", "FA", "FNC", "FORC", "BEHAVED", "CARRAY", "FARRAY",
+              "WRITEBACKIFCOPY", "C_CONTIGUOUS", "F_CONTIGUOUS", "OWNDATA", "WRITEABLE", "ALIGNED", "CONTIGUOUS",
+              "FORTRAN"]
+_FLAG_ARRAYS = {
+    "c": lambda m: m.zeros((2, 3)), "f": lambda m: m.asfortranarray(m.zeros((2, 3))),
+    "t": lambda m: m.zeros((2, 3)).T, "strided": lambda m: m.zeros((2, 3))[:, ::2],
+    "column": lambda m: m.zeros((2, 3))[:, :1], "1d": lambda m: m.zeros(3), "0d": lambda m: m.zeros(()),
+    "empty": lambda m: m.zeros((0, 3)),
+}
+
+
+@pytest.mark.parametrize("layout", list(_FLAG_ARRAYS))
+def test_flags_match_numpy(layout):
+    n, a = _FLAG_ARRAYS[layout](np).flags, _FLAG_ARRAYS[layout](xp).flags
+    for k in _FLAG_KEYS:
+        assert a[k] == n[k], k
+        if len(k) > 2 and k not in ("CONTIGUOUS", "FORTRAN"):
+            assert getattr(a, k.lower()) == getattr(n, k.lower()), k
+    for bad in ("c", "c_contiguous", "U", "UPDATEIFCOPY"):
+        with pytest.raises(KeyError, match="Unknown flag"):
+            a[bad]
+    for name in ("c_contiguous", "f_contiguous", "owndata"):
+        with pytest.raises(AttributeError):
+            setattr(a, name, True)
+    assert repr(a) == repr(n)

@@ -352,20 +352,42 @@ class ndarray(ArrayBase):
         return (_creation.asarray, (to_numpy(self._t),))
 
     def view(self, dtype=None, type=None):
+        """The same memory seen with another dtype (matches numpy.ndarray.view(dtype)): with a
+        different itemsize the last axis (unless of length 1 or the array empty) must be contiguous
+        and is rescaled, other strides kept; the result does not own its memory and its base is
+        the array owning it. NumPy's ValueErrors for 0-d arrays, non-contiguous last axes and sizes
+        that do not divide. Views whose strides or offset are not multiples of the new itemsize
+        (NumPy accepts them) raise ValueError: torch tensors count strides in elements."""
         if dtype is None:
             return wrap(self._t.view(self._t.shape))
         tdt = NP_TO_TORCH[to_dtype(dtype)]
         t = self._t
         new, old = torch.empty((), dtype=tdt).element_size(), t.element_size()
-        if new != old and t.ndim:
-            if t.stride(-1) != 1 and t.shape[-1] != 1:
+        if t.__class__ is _NEG:     # (``type`` is the parameter here)
+            if new != old and t.ndim and t.stride(-1) != 1 and t.shape[-1] != 1:
                 raise ValueError("To change to a dtype of a different size, the last axis must be contiguous")
-            if new > old and (t.shape[-1] * old) % new:
+            return wrap(t.view(tdt))
+        shape, strides = list(t.shape), [st * old for st in t.stride()]
+        if new != old:
+            if not t.ndim:
+                raise ValueError("Changing the dtype of a 0d array is only supported if the itemsize is unchanged")
+            if shape[-1] != 1 and t.numel() and strides[-1] != old:
+                raise ValueError("To change to a dtype of a different size, the last axis must be contiguous")
+            nbytes = shape[-1] * old
+            if new > old and nbytes % new:
                 raise ValueError("When changing to a larger dtype, its size must be a divisor of the total size "
                                  "in bytes of the last axis of the array.")
-        elif new != old:
-            raise ValueError("Changing the dtype of a 0d array is only supported if the itemsize is unchanged")
-        return wrap(t.view(tdt))
+            shape[-1], strides[-1] = nbytes // new, new
+        offset = t.storage_offset() * old
+        if offset % new or any(st % new for st in strides):
+            raise ValueError(f"xp: a {old}-byte to {new}-byte view of this array would need strides {tuple(strides)} "
+                             f"or offset {offset} that are not multiples of {new} bytes, which a torch tensor cannot "
+                             f"hold; view a copy (a.copy().view(dtype))")
+        # a view of a tensor over the whole storage: never owns its memory (torch's view(dtype) would)
+        whole = torch.empty(0, dtype=tdt, device=t.device).set_(plain(t).untyped_storage())
+        res = wrap(whole.as_strided(shape, [st // new for st in strides], offset // new))
+        res._b = _owner(self)
+        return res
 
     def fill(self, value):
         self._t.fill_(_scalar_value(value, self._t) if not isinstance(value, ndarray) else value._t)

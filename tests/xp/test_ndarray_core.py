@@ -72,3 +72,43 @@ def test_flags_match_numpy(layout):
         with pytest.raises(AttributeError):
             setattr(a, name, True)
     assert repr(a) == repr(n)
+
+
+_VIEW_ARRAYS = {
+    "c": lambda m: m.zeros((3, 5), np.int32), "f": lambda m: m.zeros((3, 5), np.int32, order="F"),
+    "empty": lambda m: m.zeros((0,), np.int32), "empty_strided": lambda m: m.ones((3, 20), np.int16)[:0, ::2],
+    "unit_last_axis": lambda m: m.moveaxis(m.arange(15.).reshape(1, 3, 5), 0, 2),
+    "unit_last_strided": lambda m: m.ones((3, 4), np.int32)[:, :1:2],
+    "rows_strided": lambda m: m.arange(20, dtype=np.int16).reshape(10, 2)[::2],
+    "transposed_outer": lambda m: m.arange(24, dtype=np.int8).reshape(2, 3, 4).transpose(1, 0, 2),
+    "last_strided": lambda m: m.arange(10, dtype=np.int32)[::2],
+    "0d": lambda m: m.zeros((), np.float32),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.uint16, np.int32, np.float32, np.uint64, np.complex128],
+                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("layout", list(_VIEW_ARRAYS))
+def test_view_dtype_matches_numpy(layout, dtype):
+    n, a = _VIEW_ARRAYS[layout](np), _VIEW_ARRAYS[layout](xp)
+    try:
+        e = n.view(dtype)
+    except ValueError as err:
+        with pytest.raises(ValueError, match=str(err)[:40]):
+            a.view(dtype)
+        return
+    r = a.view(dtype)
+    assert (r.shape, r.strides, r.dtype) == (e.shape, e.strides, e.dtype)
+    assert (r.flags.c_contiguous, r.flags.f_contiguous, r.flags.owndata) == (e.flags.c_contiguous, e.flags.f_contiguous,
+                                                                             e.flags.owndata)
+    assert xp.asnumpy(r).tobytes() == e.tobytes()
+    if r.size:                                                # writes through to a's memory
+        r[(0,) * r.ndim] = 1
+        e[(0,) * e.ndim] = 1
+        assert xp.asnumpy(a).tobytes() == n.tobytes()
+
+
+def test_view_base_is_the_owner():
+    a = xp.zeros((3, 4), np.int32)
+    v = a.view(np.int16)
+    assert v.base is a and not v.flags.owndata

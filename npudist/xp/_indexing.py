@@ -129,7 +129,45 @@ def getitem_items(t, items):
 
 def index(t, items):
     """t[items] for normalised items without a negative step (torch's indexing)."""
+    t, items = numpy_placement(t, items)
     return t[items[0] if len(items) == 1 and items[0] is not Ellipsis and not isinstance(items[0], torch.Tensor) else items]
+
+
+def numpy_placement(t, items):
+    """(tensor, items) whose torch indexing gives NumPy's result for t[items] (the same memory: a
+    permuted view of t, so setitem writes through). Where torch differs from NumPy: a boolean
+    index of size 0 selects nothing whatever its shape (NumPy; torch checks the shape), and when
+    index arrays are not adjacent (a slice, None or Ellipsis -- even one standing for no axis --
+    between two of them, integers counting as index arrays) their broadcast axes come first
+    (NumPy's rule; torch keeps integers basic and ignores an empty Ellipsis)."""
+    if not any(isinstance(k, torch.Tensor) for k in items):
+        return t, items
+    if any(isinstance(k, torch.Tensor) and k.dtype == torch.bool and k.ndim and not k.numel() for k in items):
+        new = []
+        for k in items:   # an empty mask is its (empty) integer index arrays, one per axis it covers
+            empty_mask = isinstance(k, torch.Tensor) and k.dtype == torch.bool and k.ndim and not k.numel()
+            new.extend(k.nonzero(as_tuple=True) if empty_mask else (k,))
+        items = tuple(new)
+    adv = [i for i, k in enumerate(items) if isinstance(k, torch.Tensor) or type(k) is int]
+    if adv[-1] - adv[0] + 1 == len(adv):
+        return t, items          # adjacent: torch places them as NumPy does
+    width = [(k.ndim if k.dtype == torch.bool else 1) if isinstance(k, torch.Tensor) else
+             (0 if k is None or k is Ellipsis else 1) for k in items]
+    rest = t.ndim - sum(width)
+    if rest < 0 or sum(1 for k in items if k is Ellipsis) > 1:
+        return t, items          # torch raises IndexError
+    dims, d = [], 0
+    for k, w in zip(items, width):
+        if k is Ellipsis:
+            w = rest
+            rest = 0
+        dims.append(list(range(d, d + w)))
+        d += w
+    advset = set(adv)
+    perm = [x for i in adv for x in dims[i]]
+    perm += [x for i in range(len(items)) if i not in advset for x in dims[i]] + list(range(d, t.ndim))
+    key = tuple(items[i] for i in adv) + tuple(k for i, k in enumerate(items) if i not in advset)
+    return t.permute(perm), key
 
 
 def setitem(t, key, value):
@@ -152,6 +190,7 @@ def setitem(t, key, value):
         return
     if isinstance(value, torch.Tensor) and value.dtype != t.dtype:
         value = value.to(t.dtype)
+    t, items = numpy_placement(t, items)
     try:
         t[items] = value
     except RuntimeError:

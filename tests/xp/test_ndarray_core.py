@@ -112,3 +112,29 @@ def test_view_base_is_the_owner():
     a = xp.zeros((3, 4), np.int32)
     v = a.view(np.int16)
     assert v.base is a and not v.flags.owndata
+
+
+_A, _B = np.arange(24).reshape(2, 3, 4), np.arange(60).reshape(3, 4, 5)
+_PLACEMENT_KEYS = [
+    (_A, (1, None, np.array([True, False, True]))), (_A, np.array([], bool)), (_A, (slice(None), np.array([], bool))),
+    (_A, np.empty((2, 0), bool)), (_A, np.empty((0, 0, 4), bool)), (_A, (np.empty((0, 3), bool), np.empty(0, bool))),
+    (_B, (slice(None), [0, 1], Ellipsis, [0, 1])), (_A, (slice(None), [1, 0], Ellipsis, np.ones((5, 2), int))),
+    (_B, (1, slice(None), [1, 0])), (_A, (1, slice(None), [[2, 0], [3, 1]])), (_A, (slice(None), 1, [1, 0])),
+    (_A, ([1, 0], None, [0, 2])), (_A, (None, [0, 1], slice(None), [1, 2], None)), (_A, (1, 2, [0, 3])),
+    (_A, (slice(1, 2), [0, 1], slice(None))), (_A, (Ellipsis, [1, 0])),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_PLACEMENT_KEYS)))
+def test_advanced_index_placement_matches_numpy(case):
+    """Index arrays apart (ints count as arrays, an empty Ellipsis separates) put their axes first;
+    size-0 masks select nothing whatever their shape (NumPy's rules, torch's differ)."""
+    a_np, key = _PLACEMENT_KEYS[case]
+    e, r = a_np[key], xp.asarray(a_np)[key]
+    assert r.shape == e.shape
+    np.testing.assert_array_equal(xp.asnumpy(r), e)
+    n, a = a_np.copy(), xp.asarray(a_np)
+    value = -np.arange(e.size).reshape(e.shape)
+    n[key] = value
+    a[key] = xp.asarray(value)
+    np.testing.assert_array_equal(xp.asnumpy(a), n)

@@ -330,7 +330,8 @@ class ndarray(ArrayBase):
         tdt = NP_TO_TORCH[dt]
         if tdt == self._t.dtype:
             return wrap(self._t.clone()) if copy else self
-        return wrap(cast(self._t, tdt))
+        # NumPy's ComplexWarning for complex -> real (torch's cast would warn with a UserWarning)
+        return wrap(cast(complex_to_real(self._t, tdt, stacklevel=3), tdt))
 
     def copy(self, order="C"):
         """A copy in memory order 'C' (default), 'F', 'A' or 'K' (matches numpy.ndarray.copy), made on

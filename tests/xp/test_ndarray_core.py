@@ -138,3 +138,31 @@ def test_advanced_index_placement_matches_numpy(case):
     n[key] = value
     a[key] = xp.asarray(value)
     np.testing.assert_array_equal(xp.asnumpy(a), n)
+
+
+_K_INPUTS = {
+    "swapped": lambda m: m.swapaxes(m.arange(24.).reshape(2, 3, 4), 1, 0),
+    "transposed": lambda m: m.arange(24.).reshape(2, 3, 4).transpose(2, 0, 1),
+    "f": lambda m: m.asfortranarray(m.arange(24.).reshape(2, 3, 4)),
+    "gapped": lambda m: m.arange(48.).reshape(2, 3, 8)[:, :, ::2].transpose(1, 0, 2),
+}
+
+
+@pytest.mark.parametrize("layout", list(_K_INPUTS))
+def test_results_keep_numpys_k_order_strides(layout):
+    """NumPy's order='K' results of permuted operands (astype, ufuncs, copy('K')) keep their strides."""
+    n, a = _K_INPUTS[layout](np), _K_INPUTS[layout](xp)
+    for fn in (lambda x: x.astype(np.float32, order="K"), lambda x: x.astype(np.float64), lambda x: x + 1,
+               lambda x: np.sin(x) if x is n else xp.sin(x), lambda x: x.copy(order="K")):
+        e, r = fn(n), fn(a)
+        assert r.strides == e.strides and r.dtype == e.dtype
+        np.testing.assert_array_equal(xp.asnumpy(r), e)
+
+
+def test_astype_complex_to_real_warns_complexwarning_on_negative_stride_view():
+    n = np.arange(6.).reshape(2, 3).astype(np.complex128)[::-1]
+    a = xp.asarray(np.arange(6.).reshape(2, 3).astype(np.complex128))[::-1]
+    for x in (n, a):
+        with pytest.warns(np.exceptions.ComplexWarning):
+            r = x.astype(np.float32, order="K")
+    np.testing.assert_array_equal(xp.asnumpy(r), n.real.astype(np.float32))

@@ -557,12 +557,13 @@ class ndarray(ArrayBase):
         return _misc().round(self, decimals, out)
 
     def conj(self):
-        """Complex conjugate (numpy.ndarray.conj)."""
-        return _OPS["conjugate"](self)
+        """Complex conjugate (numpy.ndarray.conj): a new array for complex dtypes; the array
+        itself for the others, bool included (NumPy's method, unlike the ufunc xp.conjugate)."""
+        return _OPS["conjugate"](self) if self._t.is_complex() else self
 
     def conjugate(self):
-        """Complex conjugate (numpy.ndarray.conjugate)."""
-        return _OPS["conjugate"](self)
+        """Complex conjugate (numpy.ndarray.conjugate); the array itself for non-complex dtypes."""
+        return _OPS["conjugate"](self) if self._t.is_complex() else self
 
     def reshape(self, *shape, order="C", copy=None):
         """Array of a new shape with the same data (numpy.ndarray.reshape; a.reshape(2, 3) too)."""

@@ -166,3 +166,12 @@ def test_astype_complex_to_real_warns_complexwarning_on_negative_stride_view():
         with pytest.warns(np.exceptions.ComplexWarning):
             r = x.astype(np.float32, order="K")
     np.testing.assert_array_equal(xp.asnumpy(r), n.real.astype(np.float32))
+
+
+@pytest.mark.parametrize("dtype", _SWAP_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_conj_method_returns_self_for_non_complex(dtype):
+    n, a = np.arange(6).astype(dtype)[::2], xp.arange(6).astype(dtype)[::2]
+    for m in ("conj", "conjugate"):
+        e, r = getattr(n, m)(), getattr(a, m)()
+        assert (r is a) == (e is n) and r.dtype == e.dtype
+        np.testing.assert_array_equal(xp.asnumpy(r), e)

@@ -9,6 +9,7 @@ The NumPy methods that are family routines (``a.sum()``, ``a.sort()``, ...) are 
 that call their family module when they run (as cupy._core calls into cupy for a few routines).
 """
 import operator
+import sys
 
 import numpy as np
 import torch
@@ -74,7 +75,6 @@ class ndarray(ArrayBase):
 
     __slots__ = ()
     __array_priority__ = 100
-    __array_ufunc__ = None  # NumPy defers binary operators to ours: np_array + xp_array -> xp.ndarray
 
     def __init__(self, shape, dtype=float, buffer=None, offset=0, strides=None, order="C"):
         if buffer is not None or strides is not None:
@@ -86,6 +86,25 @@ class ndarray(ArrayBase):
         if check_order(order, ("C", "F")) == "F":
             t = f_layout(t)
         self._t = as_uint(t)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NEP 13, as cupy.ndarray's: a NumPy ufunc given an xp array (``numpy.sin(a)``,
+        ``numpy.add.reduce(a, axis=-1)``, ``numpy.add.at(a, i, b)``, ``numpy.matmul(a, b)``, and
+        NumPy's operators ``np_array + a``) runs xp's ufunc of the same name and method, returning
+        xp arrays. NotImplemented (NumPy then raises TypeError) where xp has no such ufunc or method,
+        or an ``out=`` array is not an xp array."""
+        fn = getattr(sys.modules[__package__], ufunc.__name__, None)
+        if fn is not None and method != "__call__":
+            fn = getattr(fn, method, None)
+        if fn is None:
+            return NotImplemented
+        out = kwargs.get("out")
+        if out is not None:
+            if any(o is not None and not isinstance(o, ArrayBase) for o in out):
+                return NotImplemented
+            if len(out) == 1:
+                kwargs["out"] = out[0]
+        return fn(*inputs, **kwargs)
 
     # ---- attributes -------------------------------------------------------------------------
     @property

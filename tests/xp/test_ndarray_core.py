@@ -175,3 +175,26 @@ def test_conj_method_returns_self_for_non_complex(dtype):
         e, r = getattr(n, m)(), getattr(a, m)()
         assert (r is a) == (e is n) and r.dtype == e.dtype
         np.testing.assert_array_equal(xp.asnumpy(r), e)
+
+
+def test_numpy_ufuncs_dispatch_to_xp():
+    """NEP 13 (as cupy.ndarray): NumPy's ufuncs and their methods on xp arrays run xp's."""
+    n = np.arange(12.).reshape(3, 4)
+    a = xp.asarray(n)
+    calls = [lambda m, x: np.sin(x), lambda m, x: np.add.reduce(x, axis=-1), lambda m, x: np.add.accumulate(x, axis=-1),
+             lambda m, x: np.add.outer(x[0], x[1]), lambda m, x: np.add.reduceat(x, m.array([0, 2]), axis=-1),
+             lambda m, x: np.matmul(x, x.T), lambda m, x: np.arange(4.) + x, lambda m, x: np.float64(2) * x,
+             lambda m, x: np.divmod(x, 5.), lambda m, x: np.modf(x)]
+    for fn in calls:
+        r, e = fn(xp, a), fn(np, n)
+        for rr, ee in zip(r if isinstance(r, tuple) else (r,), e if isinstance(e, tuple) else (e,)):
+            assert isinstance(rr, xp.ndarray) and rr.dtype == ee.dtype
+            np.testing.assert_allclose(xp.asnumpy(rr), ee)
+    o = xp.zeros((3, 4))
+    assert np.sin(a, out=o) is o
+    b, nb = xp.arange(10.), np.arange(10.)
+    np.add.at(b, xp.array([0, 3, 3]), 7)
+    np.add.at(nb, np.array([0, 3, 3]), 7)
+    np.testing.assert_array_equal(xp.asnumpy(b), nb)
+    with pytest.raises(TypeError):            # a NumPy out= array: NumPy's TypeError (xp declines)
+        np.sin(a, out=np.zeros((3, 4)))

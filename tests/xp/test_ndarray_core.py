@@ -198,3 +198,12 @@ def test_numpy_ufuncs_dispatch_to_xp():
     np.testing.assert_array_equal(xp.asnumpy(b), nb)
     with pytest.raises(TypeError):            # a NumPy out= array: NumPy's TypeError (xp declines)
         np.sin(a, out=np.zeros((3, 4)))
+
+
+def test_two_output_ufunc_partial_positional_out():
+    """xp.divmod(a, b, out0): NumPy takes the missing trailing output as None (a new array)."""
+    for m in (np, xp):
+        a, b, o = m.arange(1., 7.).reshape(2, 3), m.arange(6., 0, -1).reshape(2, 3), m.zeros((2, 3))
+        q, r = m.divmod(a, b, o)
+        assert q is o
+        np.testing.assert_array_equal(xp.asnumpy(r) if m is xp else r, np.remainder(np.arange(1., 7.), np.arange(6., 0, -1)).reshape(2, 3))

@@ -430,8 +430,11 @@ class ndarray(ArrayBase):
         return self._t.shape[0]
 
     def __iter__(self):
-        if self._t.ndim == 0:
+        if self._t.ndim == 0:   # raised by iter(a) itself, as NumPy's (not at the first next())
             raise TypeError("iteration over a 0-d array")
+        return self._rows()
+
+    def _rows(self):
         if type(self._t) is _NEG:   # rows of a negative-stride view: views with its strides
             for i in range(self._t.shape[0]):
                 yield self[i]

@@ -10,6 +10,7 @@ from ._overlap import unaliased
 
 _INDEX_ERROR = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or "
                 "boolean arrays are valid indices")
+_ARRAY_DTYPE_ERROR = "arrays used as indices must be of integer (or boolean) type"
 
 
 def _slice_part(v):
@@ -40,9 +41,12 @@ def _item(k):
     elif isinstance(k, torch.Tensor):
         t = k
     elif isinstance(k, (list, np.ndarray)):
-        a = np.asarray(k)
-        if a.size == 0 and a.dtype.kind not in "biu":
-            a = a.astype(np.int64)
+        a = np.asarray(k) if type(k) is list else k
+        if a.dtype.kind not in "biu":
+            if type(k) is list and a.size == 0:
+                a = a.astype(np.int64)     # [] and [[]]: empty integer index arrays (NumPy)
+            else:   # NumPy's messages: a list of non-integers is no index, an array of them no index array
+                raise IndexError(_INDEX_ERROR if type(k) is list else _ARRAY_DTYPE_ERROR)
         t = as_tensor(a)
     elif hasattr(k, "__index__"):
         return operator.index(k)
@@ -51,7 +55,7 @@ def _item(k):
     if t.dtype == torch.bool:
         return t
     if t.is_floating_point() or t.is_complex():
-        raise IndexError(f"{_INDEX_ERROR}; got an array of dtype {t.dtype} (use .astype(int))")
+        raise IndexError(_ARRAY_DTYPE_ERROR)
     if t.dtype != torch.int64:
         t = t.long()
     return t

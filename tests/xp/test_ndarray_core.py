@@ -207,3 +207,26 @@ def test_two_output_ufunc_partial_positional_out():
         q, r = m.divmod(a, b, o)
         assert q is o
         np.testing.assert_array_equal(xp.asnumpy(r) if m is xp else r, np.remainder(np.arange(1., 7.), np.arange(6., 0, -1)).reshape(2, 3))
+
+
+@pytest.mark.parametrize("key", [np.array([1, 2], np.float32), np.array([1, 2], object), np.array([], np.float64),
+                                 np.array(["a"]), np.array([(1, 2)], "i,i"), [1.0, 2.0], "xp_float"],
+                         ids=["float32", "object", "empty_float", "str", "structured", "float_list", "xp_float"])
+def test_bad_index_array_dtype_raises_numpys_index_error(key):
+    with pytest.raises(IndexError) as np_err:
+        np.arange(10)[np.array([1., 2.]) if isinstance(key, str) and key == "xp_float" else key]
+    with pytest.raises(IndexError) as xp_err:
+        xp.arange(10)[xp.array([1., 2.]) if isinstance(key, str) and key == "xp_float" else key]
+    assert str(xp_err.value) == str(np_err.value)
+
+
+def test_empty_lists_index_as_integer_arrays():
+    for key in ([], [[]], ([], [])):
+        assert xp.arange(24).reshape(2, 3, 4)[key].shape == np.arange(24).reshape(2, 3, 4)[key].shape
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.float64, np.complex64], ids=lambda d: np.dtype(d).name)
+def test_iter_of_0d_raises_at_iter(dtype):
+    with pytest.raises(TypeError, match="iteration over a 0-d array"):
+        iter(xp.zeros((), dtype))
+    assert [x.shape for x in xp.zeros((2, 3), dtype)] == [(3,), (3,)]

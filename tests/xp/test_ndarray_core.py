@@ -230,3 +230,12 @@ def test_iter_of_0d_raises_at_iter(dtype):
     with pytest.raises(TypeError, match="iteration over a 0-d array"):
         iter(xp.zeros((), dtype))
     assert [x.shape for x in xp.zeros((2, 3), dtype)] == [(3,), (3,)]
+
+
+@pytest.mark.parametrize("shape,axis", [((0, 2, 3), (1, 2)), ((2, 3, 0), (0, 1)), ((2, 0, 3), (0, 2))], ids=str)
+@pytest.mark.parametrize("method", ["min", "max", "sum", "prod", "any", "all"])
+def test_multi_axis_reduction_with_an_empty_kept_axis(shape, axis, method):
+    n = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    e = getattr(n, method)(axis=axis)
+    r = getattr(xp.asarray(n), method)(axis=axis)
+    assert r.shape == e.shape and r.dtype == e.dtype

@@ -729,12 +729,26 @@ class ndarray(ArrayBase):
     def __eq__(self, o):
         if o is None or isinstance(o, str) or _plain_object(o):
             return self._no_element_equals(False)
+        if _foreign_object(o):
+            return self._object_compare(operator.eq, o)
         return _OPS["equal"](self, o)
 
     def __ne__(self, o):
         if o is None or isinstance(o, str) or _plain_object(o):
             return self._no_element_equals(True)
+        if _foreign_object(o):
+            return self._object_compare(operator.ne, o)
         return _OPS["not_equal"](self, o)
+
+    def _object_compare(self, op, o):
+        """``a == o`` for an object with its own ``__eq__``/``__ne__`` that NumPy can only hold in an
+        object array: NumPy's object comparison (each element's Python scalar against o, o's
+        reflected method answering) run by NumPy on a host copy; a bool result comes back as an
+        xp array."""
+        r = op(to_numpy(self._t), o)
+        if isinstance(r, np.ndarray) and r.dtype == np.bool_:
+            return wrap(torch.from_numpy(np.ascontiguousarray(r)).to(self._t.device))
+        return r
 
     def _no_element_equals(self, fill):
         """``a == None`` / ``a == 'text'``: NumPy 2 compares elementwise, no element equals: a bool
@@ -745,6 +759,15 @@ class ndarray(ArrayBase):
 
 _NOT_PLAIN = ("__array__", "__array_interface__", "__cuda_array_interface__", "__dlpack__", "__len__", "__iter__",
               "__index__", "__float__", "__complex__")
+
+
+def _foreign_object(o):
+    """An object NumPy would hold in an object array that defines its own == or != (not a number,
+    sequence or array-like)."""
+    tp = type(o)
+    return (not isinstance(o, (int, float, complex, np.generic, torch.Tensor, ArrayBase))
+            and (tp.__eq__ is not object.__eq__ or tp.__ne__ is not object.__ne__)
+            and not any(hasattr(tp, n) for n in _NOT_PLAIN))
 
 
 def _plain_object(o):

@@ -137,6 +137,25 @@ def index(t, items):
     return t[items[0] if len(items) == 1 and items[0] is not Ellipsis and not isinstance(items[0], torch.Tensor) else items]
 
 
+def _check_masks(t, items):
+    """NumPy's IndexError for a boolean index whose shape does not fit the axes it covers (an axis of
+    the mask may also be 0 when the mask is empty)."""
+    used = sum(k.ndim if isinstance(k, torch.Tensor) and k.dtype == torch.bool else
+               (0 if k is None or k is Ellipsis else 1) for k in items)
+    d = 0
+    for k in items:
+        if k is Ellipsis:
+            d += max(t.ndim - used, 0)
+        elif isinstance(k, torch.Tensor) and k.dtype == torch.bool:
+            for j, m in enumerate(k.shape):
+                if d + j < t.ndim and m != t.shape[d + j] and (m or k.numel()):
+                    raise IndexError(f"boolean index did not match indexed array along axis {d + j}; size of axis "
+                                     f"is {t.shape[d + j]} but size of corresponding boolean axis is {m}")
+            d += k.ndim
+        elif k is not None:
+            d += 1
+
+
 def numpy_placement(t, items):
     """(tensor, items) whose torch indexing gives NumPy's result for t[items] (the same memory: a
     permuted view of t, so setitem writes through). Where torch differs from NumPy: a boolean
@@ -146,6 +165,8 @@ def numpy_placement(t, items):
     (NumPy's rule; torch keeps integers basic and ignores an empty Ellipsis)."""
     if not any(isinstance(k, torch.Tensor) for k in items):
         return t, items
+    if any(isinstance(k, torch.Tensor) and k.dtype == torch.bool and k.ndim for k in items):
+        _check_masks(t, items)
     if any(isinstance(k, torch.Tensor) and k.dtype == torch.bool and k.ndim and not k.numel() for k in items):
         new = []
         for k in items:   # an empty mask is its (empty) integer index arrays, one per axis it covers

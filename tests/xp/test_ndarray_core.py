@@ -239,3 +239,41 @@ def test_multi_axis_reduction_with_an_empty_kept_axis(shape, axis, method):
     e = getattr(n, method)(axis=axis)
     r = getattr(xp.asarray(n), method)(axis=axis)
     assert r.shape == e.shape and r.dtype == e.dtype
+
+
+@pytest.mark.parametrize("key", [np.empty((0, 1), bool), np.empty((0, 5), bool), np.empty((5, 0), bool),
+                                 np.empty((0, 0, 5), bool), np.ones(3, bool), np.ones((2, 4), bool),
+                                 (Ellipsis, np.ones(3, bool)), (1, np.ones(2, bool)),
+                                 (np.empty(0, bool), np.empty((0, 2), bool))], ids=str)
+def test_mismatched_mask_raises_numpys_index_error(key):
+    with pytest.raises(IndexError) as np_err:
+        np.zeros((2, 3, 4))[key]
+    with pytest.raises(IndexError) as xp_err:
+        xp.zeros((2, 3, 4))[key]
+    assert str(xp_err.value) == str(np_err.value)
+
+
+class _HasEq:
+    def __eq__(self, other):
+        return (other == 2) | (other == 4)
+
+
+class _HasNe:
+    def __ne__(self, other):
+        return (other == 2) | (other == 4)
+
+
+class _HasEqSub(_HasEq):
+    pass
+
+
+@pytest.mark.parametrize("value", [_HasEq(), _HasNe(), _HasEqSub()], ids=["eq", "ne", "eq_sub"])
+@pytest.mark.parametrize("dtype", [np.int32, np.float64], ids=lambda d: np.dtype(d).name)
+def test_compare_with_object_defining_eq(value, dtype):
+    """NumPy's object comparison: each element against the object, whose reflected method answers."""
+    n = np.array([[1, 2, 3], [4, 5, 6]], dtype)
+    a = xp.asarray(n)
+    for op in (lambda x: x == value, lambda x: x != value, lambda x: value == x):
+        e, r = op(n), op(a)
+        assert isinstance(r, xp.ndarray) and r.dtype == e.dtype
+        np.testing.assert_array_equal(xp.asnumpy(r), e)

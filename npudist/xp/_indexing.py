@@ -141,7 +141,7 @@ def _check_masks(t, items):
     """NumPy's IndexError for a boolean index whose shape does not fit the axes it covers (an axis of
     the mask may also be 0 when the mask is empty)."""
     used = sum(k.ndim if isinstance(k, torch.Tensor) and k.dtype == torch.bool else
-               (0 if k is None or k is Ellipsis else 1) for k in items)
+               (0 if k is None or k is Ellipsis or type(k) is bool else 1) for k in items)
     d = 0
     for k in items:
         if k is Ellipsis:
@@ -152,7 +152,7 @@ def _check_masks(t, items):
                     raise IndexError(f"boolean index did not match indexed array along axis {d + j}; size of axis "
                                      f"is {t.shape[d + j]} but size of corresponding boolean axis is {m}")
             d += k.ndim
-        elif k is not None:
+        elif k is not None and type(k) is not bool:   # (a scalar bool adds an axis, as None)
             d += 1
 
 
@@ -177,7 +177,7 @@ def numpy_placement(t, items):
     if adv[-1] - adv[0] + 1 == len(adv):
         return t, items          # adjacent: torch places them as NumPy does
     width = [(k.ndim if k.dtype == torch.bool else 1) if isinstance(k, torch.Tensor) else
-             (0 if k is None or k is Ellipsis else 1) for k in items]
+             (0 if k is None or k is Ellipsis or type(k) is bool else 1) for k in items]
     rest = t.ndim - sum(width)
     if rest < 0 or sum(1 for k in items if k is Ellipsis) > 1:
         return t, items          # torch raises IndexError

@@ -122,6 +122,8 @@ _PLACEMENT_KEYS = [
     (_B, (1, slice(None), [1, 0])), (_A, (1, slice(None), [[2, 0], [3, 1]])), (_A, (slice(None), 1, [1, 0])),
     (_A, ([1, 0], None, [0, 2])), (_A, (None, [0, 1], slice(None), [1, 2], None)), (_A, (1, 2, [0, 3])),
     (_A, (slice(1, 2), [0, 1], slice(None))), (_A, (Ellipsis, [1, 0])),
+    (_A, (True, [True, False])), (_A, (False, [True, False])), (_A, (True, [[1]], slice(1, 2), False)),
+    (_A, (Ellipsis, [[1, 1, -3], [0, 2, 2]], [True, False, True, True])), (_A, (1, True, np.array([True, False, True]))),
 ]
 
 

@@ -9,6 +9,7 @@ The NumPy methods that are family routines (``a.sum()``, ``a.sort()``, ...) are 
 that call their family module when they run (as cupy._core calls into cupy for a few routines).
 """
 import operator
+import sys
 
 import numpy as np
 import torch
@@ -74,7 +75,6 @@ class ndarray(ArrayBase):
 
     __slots__ = ()
     __array_priority__ = 100
-    __array_ufunc__ = None  # NumPy defers binary operators to ours: np_array + xp_array -> xp.ndarray
 
     def __init__(self, shape, dtype=float, buffer=None, offset=0, strides=None, order="C", *, memptr=None):
         if isinstance(buffer, MemoryPointer) and memptr is None:    # CuPy's order: (shape, dtype, memptr, strides)
@@ -95,6 +95,25 @@ class ndarray(ArrayBase):
         if check_order(order, ("C", "F")) == "F":
             t = f_layout(t)
         self._t = as_uint(t)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NEP 13, as cupy.ndarray's: a NumPy ufunc given an xp array (``numpy.sin(a)``,
+        ``numpy.add.reduce(a, axis=-1)``, ``numpy.add.at(a, i, b)``, ``numpy.matmul(a, b)``, and
+        NumPy's operators ``np_array + a``) runs xp's ufunc of the same name and method, returning
+        xp arrays. NotImplemented (NumPy then raises TypeError) where xp has no such ufunc or method,
+        or an ``out=`` array is not an xp array."""
+        fn = getattr(sys.modules[__package__], ufunc.__name__, None)
+        if fn is not None and method != "__call__":
+            fn = getattr(fn, method, None)
+        if fn is None:
+            return NotImplemented
+        out = kwargs.get("out")
+        if out is not None:
+            if any(o is not None and not isinstance(o, ArrayBase) for o in out):
+                return NotImplemented
+            if len(out) == 1:
+                kwargs["out"] = out[0]
+        return fn(*inputs, **kwargs)
 
     # ---- attributes -------------------------------------------------------------------------
     @property
@@ -310,6 +329,21 @@ class ndarray(ArrayBase):
     def tobytes(self, order="C"):
         return to_numpy(self._t).tobytes(order)
 
+    def byteswap(self, inplace=False):
+        """Each element's bytes reversed (matches numpy.ndarray.byteswap: complex values swap their
+        real and imaginary parts separately; bool and 1-byte dtypes are unchanged). ``inplace=True``
+        swaps a's memory and returns a; otherwise a new array in memory order 'A' (as NumPy's)."""
+        t = self._t
+        c = in_order(plain(t).resolve_conj().resolve_neg(), "A", copy=True)
+        width = c.element_size() // (2 if c.is_complex() else 1)
+        if width > 1 and c.numel():
+            flat = c.as_strided((c.numel(),), (1,), 0).view(torch.uint8)   # c's memory: dense, C or F
+            flat.copy_(flat.view(-1, width).flip(-1).reshape(-1))
+        if not inplace:
+            return wrap(c)
+        t.copy_(c)
+        return self
+
     @_host.numpy_first(np.ndarray.astype, lambda: ndarray)   # NumPy's cast on npu memory first (docs/xp.md)
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         """Cast to dtype (matches numpy.ndarray.astype: casting rule, memory order, copy=False)."""
@@ -324,7 +358,8 @@ class ndarray(ArrayBase):
         tdt = NP_TO_TORCH[dt]
         if tdt == self._t.dtype:
             return wrap(self._t.clone()) if copy else self
-        return wrap(cast(self._t, tdt))
+        # NumPy's ComplexWarning for complex -> real (torch's cast would warn with a UserWarning)
+        return wrap(cast(complex_to_real(self._t, tdt, stacklevel=3), tdt))
 
     def copy(self, order="C"):
         """A copy in memory order 'C' (default), 'F', 'A' or 'K' (matches numpy.ndarray.copy), made on
@@ -361,20 +396,42 @@ class ndarray(ArrayBase):
         return pickle.dumps(self, protocol=2)
 
     def view(self, dtype=None, type=None):
+        """The same memory seen with another dtype (matches numpy.ndarray.view(dtype)): with a
+        different itemsize the last axis (unless of length 1 or the array empty) must be contiguous
+        and is rescaled, other strides kept; the result does not own its memory and its base is
+        the array owning it. NumPy's ValueErrors for 0-d arrays, non-contiguous last axes and sizes
+        that do not divide. Views whose strides or offset are not multiples of the new itemsize
+        (NumPy accepts them) raise ValueError: torch tensors count strides in elements."""
         if dtype is None:
             return wrap(self._t.view(self._t.shape))
         tdt = NP_TO_TORCH[to_dtype(dtype)]
         t = self._t
         new, old = torch.empty((), dtype=tdt).element_size(), t.element_size()
-        if new != old and t.ndim:
-            if t.stride(-1) != 1 and t.shape[-1] != 1:
+        if t.__class__ is _NEG:     # (``type`` is the parameter here)
+            if new != old and t.ndim and t.stride(-1) != 1 and t.shape[-1] != 1:
                 raise ValueError("To change to a dtype of a different size, the last axis must be contiguous")
-            if new > old and (t.shape[-1] * old) % new:
+            return wrap(t.view(tdt))
+        shape, strides = list(t.shape), [st * old for st in t.stride()]
+        if new != old:
+            if not t.ndim:
+                raise ValueError("Changing the dtype of a 0d array is only supported if the itemsize is unchanged")
+            if shape[-1] != 1 and t.numel() and strides[-1] != old:
+                raise ValueError("To change to a dtype of a different size, the last axis must be contiguous")
+            nbytes = shape[-1] * old
+            if new > old and nbytes % new:
                 raise ValueError("When changing to a larger dtype, its size must be a divisor of the total size "
                                  "in bytes of the last axis of the array.")
-        elif new != old:
-            raise ValueError("Changing the dtype of a 0d array is only supported if the itemsize is unchanged")
-        return wrap(t.view(tdt))
+            shape[-1], strides[-1] = nbytes // new, new
+        offset = t.storage_offset() * old
+        if offset % new or any(st % new for st in strides):
+            raise ValueError(f"xp: a {old}-byte to {new}-byte view of this array would need strides {tuple(strides)} "
+                             f"or offset {offset} that are not multiples of {new} bytes, which a torch tensor cannot "
+                             f"hold; view a copy (a.copy().view(dtype))")
+        # a view of a tensor over the whole storage: never owns its memory (torch's view(dtype) would)
+        whole = torch.empty(0, dtype=tdt, device=t.device).set_(plain(t).untyped_storage())
+        res = wrap(whole.as_strided(shape, [st // new for st in strides], offset // new))
+        res._b = _owner(self)
+        return res
 
     def fill(self, value):
         self._t.fill_(_scalar_value(value, self._t) if not isinstance(value, ndarray) else value._t)
@@ -397,7 +454,7 @@ class ndarray(ArrayBase):
         return self._t.shape[0]
 
     def __iter__(self):
-        if self._t.ndim == 0:       # raised by iter() itself, as NumPy's (numpy.iterable relies on it)
+        if self._t.ndim == 0:   # raised by iter(a) itself, as NumPy's (not at the first next())
             raise TypeError("iteration over a 0-d array")
         return self._rows()
 
@@ -546,12 +603,13 @@ class ndarray(ArrayBase):
         return _misc().round(self, decimals, out)
 
     def conj(self):
-        """Complex conjugate (numpy.ndarray.conj)."""
-        return _OPS["conjugate"](self)
+        """Complex conjugate (numpy.ndarray.conj): a new array for complex dtypes; the array
+        itself for the others, bool included (NumPy's method, unlike the ufunc xp.conjugate)."""
+        return _OPS["conjugate"](self) if self._t.is_complex() else self
 
     def conjugate(self):
-        """Complex conjugate (numpy.ndarray.conjugate)."""
-        return _OPS["conjugate"](self)
+        """Complex conjugate (numpy.ndarray.conjugate); the array itself for non-complex dtypes."""
+        return _OPS["conjugate"](self) if self._t.is_complex() else self
 
     def reshape(self, *shape, order="C", copy=None):
         """Array of a new shape with the same data (numpy.ndarray.reshape; a.reshape(2, 3) too)."""
@@ -693,20 +751,56 @@ class ndarray(ArrayBase):
     def __ge__(self, o): return _OPS["greater_equal"](self, o)
 
     def __eq__(self, o):
-        if o is None or isinstance(o, str):
+        if o is None or isinstance(o, str) or _plain_object(o):
             return self._no_element_equals(False)
+        if _foreign_object(o):
+            return self._object_compare(operator.eq, o)
         return _OPS["equal"](self, o)
 
     def __ne__(self, o):
-        if o is None or isinstance(o, str):
+        if o is None or isinstance(o, str) or _plain_object(o):
             return self._no_element_equals(True)
+        if _foreign_object(o):
+            return self._object_compare(operator.ne, o)
         return _OPS["not_equal"](self, o)
+
+    def _object_compare(self, op, o):
+        """``a == o`` for an object with its own ``__eq__``/``__ne__`` that NumPy can only hold in an
+        object array: NumPy's object comparison (each element's Python scalar against o, o's
+        reflected method answering) run by NumPy on a host copy; a bool result comes back as an
+        xp array."""
+        r = op(to_numpy(self._t), o)
+        if isinstance(r, np.ndarray) and r.dtype == np.bool_:
+            return wrap(torch.from_numpy(np.ascontiguousarray(r)).to(self._t.device))
+        return r
 
     def _no_element_equals(self, fill):
         """``a == None`` / ``a == 'text'``: NumPy 2 compares elementwise, no element equals: a bool
         array of a's shape filled with ``fill`` (False for ==, True for !=)."""
         t = self._t
         return wrap(torch.full(t.shape, fill, dtype=torch.bool, device=t.device))
+
+
+_NOT_PLAIN = ("__array__", "__array_interface__", "__cuda_array_interface__", "__dlpack__", "__len__", "__iter__",
+              "__index__", "__float__", "__complex__")
+
+
+def _foreign_object(o):
+    """An object NumPy would hold in an object array that defines its own == or != (not a number,
+    sequence or array-like)."""
+    tp = type(o)
+    return (not isinstance(o, (int, float, complex, np.generic, torch.Tensor, ArrayBase))
+            and (tp.__eq__ is not object.__eq__ or tp.__ne__ is not object.__ne__)
+            and not any(hasattr(tp, n) for n in _NOT_PLAIN))
+
+
+def _plain_object(o):
+    """Whether ``a == o`` compares no element equal in NumPy 2: o is an object NumPy can only hold in
+    an object array (``Ellipsis``, ``object()``, ``numpy._NoValue``) whose type keeps object's
+    identity ``==``/``!=``, so ``element == o`` is False for every element."""
+    tp = type(o)
+    return (tp.__eq__ is object.__eq__ and tp.__ne__ is object.__ne__
+            and not any(hasattr(tp, n) for n in _NOT_PLAIN))
 
 
 @_host.numpy_first(operator.getitem, ndarray, big=True, fp=_host.FP_NEVER)   # (indexing: no FP state to set)

@@ -257,8 +257,8 @@ def numpy_first(np_fn, array_type, big=False, unsigned=True, fp=FP_ALWAYS):
     arrays or xp subclasses as arguments, a graph capture under way, float64 modes other than
     'off', ENABLED false, NumPy raising TypeError/ValueError/OverflowError/IndexError/MemoryError (the xp
     function then raises its own error), a result NumPy returns into one of the views, or a
-    result dtype xp does not hold. Results keep NumPy's memory order (C, or Fortran when NumPy's
-    result is Fortran-ordered). ``array_type`` may be a zero-argument callable returning the
+    result dtype xp does not hold. Results keep NumPy's memory order and strides (C, Fortran,
+    or any dense order NumPy's order='K' gives permuted operands). ``array_type`` may be a zero-argument callable returning the
     class (for ndarray's own methods, decorated before the class exists); it is called once, at
     the first call. Stream order and FP-error handling are this module's rules. Setting NumPy's
     FP-error state costs ~0.15 us a call; ``fp`` says when it is set: FP_ALWAYS (default);

@@ -10,6 +10,7 @@ from ._overlap import unaliased
 
 _INDEX_ERROR = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or "
                 "boolean arrays are valid indices")
+_ARRAY_DTYPE_ERROR = "arrays used as indices must be of integer (or boolean) type"
 
 
 def _slice_part(v):
@@ -40,9 +41,12 @@ def _item(k):
     elif isinstance(k, torch.Tensor):
         t = k
     elif isinstance(k, (list, np.ndarray)):
-        a = np.asarray(k)
-        if a.size == 0 and a.dtype.kind not in "biu":
-            a = a.astype(np.int64)
+        a = np.asarray(k) if type(k) is list else k
+        if a.dtype.kind not in "biu":
+            if type(k) is list and a.size == 0:
+                a = a.astype(np.int64)     # [] and [[]]: empty integer index arrays (NumPy)
+            else:   # NumPy's messages: a list of non-integers is no index, an array of them no index array
+                raise IndexError(_INDEX_ERROR if type(k) is list else _ARRAY_DTYPE_ERROR)
         t = as_tensor(a)
     elif hasattr(k, "__index__"):
         return operator.index(k)
@@ -51,7 +55,7 @@ def _item(k):
     if t.dtype == torch.bool:
         return t
     if t.is_floating_point() or t.is_complex():
-        raise IndexError(f"{_INDEX_ERROR}; got an array of dtype {t.dtype} (use .astype(int))")
+        raise IndexError(_ARRAY_DTYPE_ERROR)
     if t.dtype != torch.int64:
         t = t.long()
     return t
@@ -129,7 +133,66 @@ def getitem_items(t, items):
 
 def index(t, items):
     """t[items] for normalised items without a negative step (torch's indexing)."""
+    t, items = numpy_placement(t, items)
     return t[items[0] if len(items) == 1 and items[0] is not Ellipsis and not isinstance(items[0], torch.Tensor) else items]
+
+
+def _check_masks(t, items):
+    """NumPy's IndexError for a boolean index whose shape does not fit the axes it covers (an axis of
+    the mask may also be 0 when the mask is empty)."""
+    used = sum(k.ndim if isinstance(k, torch.Tensor) and k.dtype == torch.bool else
+               (0 if k is None or k is Ellipsis or type(k) is bool else 1) for k in items)
+    d = 0
+    for k in items:
+        if k is Ellipsis:
+            d += max(t.ndim - used, 0)
+        elif isinstance(k, torch.Tensor) and k.dtype == torch.bool:
+            for j, m in enumerate(k.shape):
+                if d + j < t.ndim and m != t.shape[d + j] and (m or k.numel()):
+                    raise IndexError(f"boolean index did not match indexed array along axis {d + j}; size of axis "
+                                     f"is {t.shape[d + j]} but size of corresponding boolean axis is {m}")
+            d += k.ndim
+        elif k is not None and type(k) is not bool:   # (a scalar bool adds an axis, as None)
+            d += 1
+
+
+def numpy_placement(t, items):
+    """(tensor, items) whose torch indexing gives NumPy's result for t[items] (the same memory: a
+    permuted view of t, so setitem writes through). Where torch differs from NumPy: a boolean
+    index of size 0 selects nothing whatever its shape (NumPy; torch checks the shape), and when
+    index arrays are not adjacent (a slice, None or Ellipsis -- even one standing for no axis --
+    between two of them, integers counting as index arrays) their broadcast axes come first
+    (NumPy's rule; torch keeps integers basic and ignores an empty Ellipsis)."""
+    if not any(isinstance(k, torch.Tensor) for k in items):
+        return t, items
+    if any(isinstance(k, torch.Tensor) and k.dtype == torch.bool and k.ndim for k in items):
+        _check_masks(t, items)
+    if any(isinstance(k, torch.Tensor) and k.dtype == torch.bool and k.ndim and not k.numel() for k in items):
+        new = []
+        for k in items:   # an empty mask is its (empty) integer index arrays, one per axis it covers
+            empty_mask = isinstance(k, torch.Tensor) and k.dtype == torch.bool and k.ndim and not k.numel()
+            new.extend(k.nonzero(as_tuple=True) if empty_mask else (k,))
+        items = tuple(new)
+    adv = [i for i, k in enumerate(items) if isinstance(k, torch.Tensor) or type(k) is int]
+    if adv[-1] - adv[0] + 1 == len(adv):
+        return t, items          # adjacent: torch places them as NumPy does
+    width = [(k.ndim if k.dtype == torch.bool else 1) if isinstance(k, torch.Tensor) else
+             (0 if k is None or k is Ellipsis or type(k) is bool else 1) for k in items]
+    rest = t.ndim - sum(width)
+    if rest < 0 or sum(1 for k in items if k is Ellipsis) > 1:
+        return t, items          # torch raises IndexError
+    dims, d = [], 0
+    for k, w in zip(items, width):
+        if k is Ellipsis:
+            w = rest
+            rest = 0
+        dims.append(list(range(d, d + w)))
+        d += w
+    advset = set(adv)
+    perm = [x for i in adv for x in dims[i]]
+    perm += [x for i in range(len(items)) if i not in advset for x in dims[i]] + list(range(d, t.ndim))
+    key = tuple(items[i] for i in adv) + tuple(k for i, k in enumerate(items) if i not in advset)
+    return t.permute(perm), key
 
 
 def setitem(t, key, value):
@@ -152,6 +215,7 @@ def setitem(t, key, value):
         return
     if isinstance(value, torch.Tensor) and value.dtype != t.dtype:
         value = value.to(t.dtype)
+    t, items = numpy_placement(t, items)
     try:
         t[items] = value
     except RuntimeError:

@@ -7,26 +7,47 @@ from ._unsigned import as_uint, owns_memory
 
 
 class Flags:
-    """a.flags: C_CONTIGUOUS, F_CONTIGUOUS, OWNDATA, WRITEABLE (also as attributes, lower case)."""
+    """a.flags (matches numpy.ndarray.flags, a snapshot taken when read): C_CONTIGUOUS, F_CONTIGUOUS,
+    OWNDATA, WRITEABLE, ALIGNED, WRITEBACKIFCOPY and the derived FNC, FORC, BEHAVED, CARRAY, FARRAY,
+    as keys (NumPy's names and one/two-letter abbreviations) and as lower-case attributes.
+    c_contiguous, f_contiguous and owndata are read-only as in NumPy (setting them raises
+    AttributeError); xp memory is always writeable and aligned."""
+    __slots__ = ("_c", "_f", "_o", "writeable")
 
     def __init__(self, t):
-        self.c_contiguous = t.is_contiguous()
-        self.f_contiguous = t.ndim <= 1 and self.c_contiguous or t.permute(*range(t.ndim - 1, -1, -1)).is_contiguous()
-        self.owndata = owns_memory(t)
+        self._c = t.is_contiguous()
+        self._f = t.ndim <= 1 and self._c or t.permute(*range(t.ndim - 1, -1, -1)).is_contiguous()
+        self._o = owns_memory(t)
         self.writeable = True
-        self.aligned = True
+
+    c_contiguous = property(lambda self: self._c)
+    f_contiguous = property(lambda self: self._f)
+    owndata = property(lambda self: self._o)
+    aligned = property(lambda self: True)
+    writebackifcopy = property(lambda self: False)
+    fnc = property(lambda self: self._f and not self._c)
+    forc = property(lambda self: self._f or self._c)
+    behaved = property(lambda self: self.writeable)
+    carray = property(lambda self: self.writeable and self._c)
+    # NumPy 2's FARRAY is "behaved and not C-contiguous" (it does not look at F_CONTIGUOUS): kept
+    farray = property(lambda self: self.writeable and not self._c)
+
+    _KEYS = {"C": "c_contiguous", "CONTIGUOUS": "c_contiguous", "F": "f_contiguous", "FORTRAN": "f_contiguous",
+             "O": "owndata", "W": "writeable", "A": "aligned", "X": "writebackifcopy", "B": "behaved",
+             "CA": "carray", "FA": "farray"}
+    _NAMES = frozenset(("c_contiguous", "f_contiguous", "owndata", "writeable", "aligned", "writebackifcopy",
+                        "fnc", "forc", "behaved", "carray", "farray"))
 
     def __getitem__(self, name):
-        key = {"C": "c_contiguous", "F": "f_contiguous", "CONTIGUOUS": "c_contiguous",
-               "FORTRAN": "f_contiguous"}.get(name, name.lower())
-        try:
-            return getattr(self, key)
-        except AttributeError:
-            raise KeyError(f"unknown flag {name!r}") from None
+        key = self._KEYS.get(name, name.lower()) if isinstance(name, str) else None
+        if key not in self._NAMES or (name != name.upper() and name not in self._KEYS):
+            raise KeyError("Unknown flag")    # (NumPy's message)
+        return getattr(self, key)
 
     def __repr__(self):
         return "\n".join(f"  {n.upper()} : {getattr(self, n)}"
-                         for n in ("c_contiguous", "f_contiguous", "owndata", "writeable", "aligned"))
+                         for n in ("c_contiguous", "f_contiguous", "owndata", "writeable", "aligned",
+                                   "writebackifcopy")) + "\n"    # (NumPy's ends with a newline)
 
 
 class MemoryPointer:

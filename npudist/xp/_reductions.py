@@ -40,7 +40,10 @@ def _reduce_dims(fn, t, axes, keepdims):
         return fn(t, axes[0], keepdims)
     rest = [i for i in range(nd) if i not in axes]
     p = t.permute(*rest, *axes)
-    p = p.reshape(tuple(p.shape[:len(rest)]) + (-1,))
+    merged = 1
+    for i in axes:
+        merged *= t.shape[i]
+    p = p.reshape(tuple(p.shape[:len(rest)]) + (merged,))   # (not -1: ambiguous when a kept axis is 0)
     r = fn(p, -1, False)
     if keepdims:
         r = r.reshape(tuple(1 if i in axes else t.shape[i] for i in range(nd)))

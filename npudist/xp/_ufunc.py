@@ -201,8 +201,9 @@ class ufunc(_UfuncBase):
             if r is not _NO:
                 return r
         if len(args) != nin:
-            if len(args) > nin and out is None:
-                out = args[nin:] if len(args) - nin > 1 else args[nin]
+            if nin < len(args) <= nin + self.nout and out is None:
+                extra = args[nin:]   # positional outputs; NumPy lets trailing ones be left out (None)
+                out = extra[0] if self.nout == 1 else tuple(extra) + (None,) * (self.nout - len(extra))
                 args = args[:nin]
             else:
                 raise TypeError(f"xp.{self.__name__} takes {nin} positional argument(s) but {len(args)} were given")

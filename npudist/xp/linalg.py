@@ -122,9 +122,19 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", order="K", dtype=None, s
 
 
 def _core_tuple(spec, core, ndim, what):
-    spec = (spec,) if isinstance(spec, (int, np.integer)) else tuple(spec)
+    """An ``axes=`` item as a tuple of axes; NumPy's AxisError/TypeError for a wrong item (what:
+    "input 0", "input 1" or "output", NumPy's operand 0, 1, 2)."""
+    op = {"input 0": 0, "input 1": 1}.get(what, 2)
+    if isinstance(spec, (int, np.integer)):
+        if core != 1:
+            raise np.exceptions.AxisError(f"matmul: operand {op} has {core} core dimensions, but the axes item "
+                                          f"is a single integer.")
+        spec = (spec,)
+    elif not isinstance(spec, tuple):
+        raise TypeError(f"matmul: axes item {op} should be a tuple.")
     if len(spec) != core:
-        raise ValueError(f"matmul: axes item for {what} should be a tuple with {core} elements, got {spec}")
+        raise np.exceptions.AxisError(f"matmul: operand {op} has {core} core dimensions, but {len(spec)} dimensions "
+                                      f"are specified by axes tuple.")
     return tuple(normalize_axis(ax, ndim) for ax in spec)
 
 

@@ -358,3 +358,13 @@ def test_reduction_two_inputs_scalar_raw_and_types():
     idx = xp.ReductionKernel("T x", "int64 y", "_in_ind.get()", "max(a, b)", "y = a + 1000 * _out_ind.get()",
                              "0", "indices", reduce_type="long long")
     assert _np(idx(x, axis=1)).tolist() == [3, 1007, 2011]
+
+
+def test_kernel_size_errors_as_cupys():
+    """CuPy's messages (core_tests/test_userkernel.py): 'Loop size is undecided.' first; block_size <= 0."""
+    k = xp.ElementwiseKernel("raw T x", "T y", "y = x[i]", "rawcopy")
+    with pytest.raises(ValueError, match=r"^Loop size is undecided\."):
+        k(xp.arange(3.0))
+    add = xp.ElementwiseKernel("T x, T y", "T z", "z = x + y", "add_bs")
+    with pytest.raises(ValueError, match="block_size must be a positive int"):
+        add(xp.arange(3.0), 1.0, block_size=0)

@@ -208,6 +208,31 @@ PyObject* wrapTensor(HostFunc* self, at::Tensor t, c10::ScalarType st) {
   return out;
 }
 
+// Whether a's elements fill one segment of memory in some axis order, every stride positive (C, F,
+// or NumPy's order='K' result of transposed operands): such a result keeps its strides when copied.
+bool isDense(PyArrayObject* a) {
+  const int nd = PyArray_NDIM(a);
+  npy_intp st[NPY_MAXDIMS], dim[NPY_MAXDIMS];
+  int n = 0;
+  for (int i = 0; i < nd; ++i) {
+    if (PyArray_DIMS(a)[i] == 0) return true;
+    if (PyArray_DIMS(a)[i] == 1) continue;
+    if (PyArray_STRIDES(a)[i] <= 0) return false;
+    st[n] = PyArray_STRIDES(a)[i];
+    dim[n++] = PyArray_DIMS(a)[i];
+  }
+  npy_intp expect = PyArray_ITEMSIZE(a);
+  for (int k = 0; k < n; ++k) {  // the smallest remaining stride must be the next segment size
+    int m = -1;
+    for (int i = 0; i < n; ++i)
+      if (dim[i] > 0 && (m < 0 || st[i] < st[m])) m = i;
+    if (st[m] != expect) return false;
+    expect *= dim[m];
+    dim[m] = 0;
+  }
+  return true;
+}
+
 // A NumPy result as a new xp array in npu memory (nullptr, no error: a result xp cannot hold).
 // (adopt: the call ran with NumPy's npu memory handler installed, so its buffers may be npu memory)
 PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev, bool adopt) {
@@ -227,8 +252,8 @@ PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev, bool adopt) {
     if (PyArray_IS_C_CONTIGUOUS(ra) && PyArray_ISALIGNED(ra)) {
       Py_INCREF(r);  // the usual case: copied as it is
       arr = r;
-    } else if (PyArray_IS_F_CONTIGUOUS(ra) && PyArray_ISALIGNED(ra)) {
-      Py_INCREF(r);  // NumPy's Fortran-ordered result: copied as it is (memory order kept)
+    } else if ((PyArray_IS_F_CONTIGUOUS(ra) || isDense(ra)) && PyArray_ISALIGNED(ra) && PyArray_SIZE(ra) > 0) {
+      Py_INCREF(r);  // NumPy's Fortran- or K-ordered result: copied as it is (memory order kept)
       arr = r;
     } else {
       arr = PyArray_FromAny(r, nullptr, 0, 0, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, nullptr);
@@ -266,7 +291,7 @@ PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev, bool adopt) {
   at::Tensor t;
   if (PyArray_IS_C_CONTIGUOUS(a)) {
     t = empty_memory_format(c10::IntArrayRef(shape, size_t(nd)), st, std::nullopt, dev, std::nullopt, std::nullopt);
-  } else {  // Fortran order: the same strides, one segment
+  } else {  // Fortran or another dense order: the same strides, one segment
     int64_t strides[NPY_MAXDIMS];
     for (int i = 0; i < nd; ++i) strides[i] = int64_t(PyArray_STRIDES(a)[i] / PyArray_ITEMSIZE(a));
     t = empty_strided(c10::IntArrayRef(shape, size_t(nd)), c10::IntArrayRef(strides, size_t(nd)), st, std::nullopt,

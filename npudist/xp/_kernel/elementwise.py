@@ -92,6 +92,9 @@ class ElementwiseKernel:
                             f"{self.nargs} (with outputs), but given {len(args)}.")
         if size is not None and (not isinstance(size, int) or size < 0):
             raise ValueError(f"{what}: size must be a non-negative int, got {size!r}")
+        if block_size is not None and (not isinstance(block_size, int) or block_size <= 0):
+            raise ValueError(f"{what}: block_size must be a positive int, got {block_size!r} (CuPy's check; the "
+                             f"kernel ignores it otherwise)")
         dev = _launch.current_device_id()
         sig = _signature(args, size, dev)
         if sig is not None:
@@ -112,7 +115,7 @@ class ElementwiseKernel:
             shape = (size,)
         else:
             if not loop_arrays:
-                raise ValueError(f"{what}: Loop size is undecided (every array is raw: pass size=)")
+                raise ValueError(f"Loop size is undecided. Every array of {what} is raw: pass size=")
             shape = _launch.broadcast_shape(loop_arrays)
         in_types, out_types, type_map = decide_types(
             self.in_params, self.out_params, [a.dtype if a.kind != "scalar" else None for a in cargs[:self.nin]],

@@ -9,12 +9,11 @@ The NumPy methods that are family routines (``a.sum()``, ``a.sort()``, ...) are 
 that call their family module when they run (as cupy._core calls into cupy for a few routines).
 """
 import operator
-import sys
 
 import numpy as np
 import torch
 
-from . import _host, _indexing, _negview
+from . import _bytes_views, _host, _indexing, _negview, _object_compare, _protocols
 from ._indexing import normalize_index_array  # noqa: F401  (re-exported)
 from ._convert import (ArrayBase, as_tensor, check_order, check_same_kind, f64, in_order, is_f_contiguous,  # noqa: F401  (re-exported)
                        f_layout, normalize_axes, normalize_axis, operand, result_dtype, tensor_of, to_numpy)
@@ -24,7 +23,7 @@ from ._ufunc_kernels import ALIASES, _B, _U, _divmod
 from ._flatiter import flatiter
 from ._memory import Flags, MemoryPointer
 from ._device import Device, as_torch_device, current_device_id
-from ._unsigned import UINT, as_uint, owns_memory, plain
+from ._unsigned import UINT, as_uint, owns_memory
 
 _UINT = frozenset(UINT)
 _NEG = _negview.NegStrided
@@ -97,23 +96,8 @@ class ndarray(ArrayBase):
         self._t = as_uint(t)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        """NEP 13, as cupy.ndarray's: a NumPy ufunc given an xp array (``numpy.sin(a)``,
-        ``numpy.add.reduce(a, axis=-1)``, ``numpy.add.at(a, i, b)``, ``numpy.matmul(a, b)``, and
-        NumPy's operators ``np_array + a``) runs xp's ufunc of the same name and method, returning
-        xp arrays. NotImplemented (NumPy then raises TypeError) where xp has no such ufunc or method,
-        or an ``out=`` array is not an xp array."""
-        fn = getattr(sys.modules[__package__], ufunc.__name__, None)
-        if fn is not None and method != "__call__":
-            fn = getattr(fn, method, None)
-        if fn is None:
-            return NotImplemented
-        out = kwargs.get("out")
-        if out is not None:
-            if any(o is not None and not isinstance(o, ArrayBase) for o in out):
-                return NotImplemented
-            if len(out) == 1:
-                kwargs["out"] = out[0]
-        return fn(*inputs, **kwargs)
+        """NEP 13, as cupy.ndarray's: NumPy's ufuncs on xp arrays run xp's (_protocols.array_ufunc)."""
+        return _protocols.array_ufunc(ufunc, method, inputs, kwargs)
 
     # ---- attributes -------------------------------------------------------------------------
     @property
@@ -284,29 +268,9 @@ class ndarray(ArrayBase):
         self._t.copy_(as_tensor(np.asarray(arr)).to(self._t.dtype))
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """DLPack export of the npu memory: consumers (torch.from_dlpack) get an npu tensor over the
-        same memory. Implemented through the tensor's own exporter, so torch's __dlpack_device__ (which
-        rejects the renamed PrivateUse1 device in torch 2.13) is never consulted."""
-        t = self._t
-        if type(t) is _NEG:
-            # DLPack (and torch) strides cannot be negative: a negative-stride view exports a copy
-            if copy is False:
-                raise BufferError("a negative-stride view (a[::-1], flip) cannot be exported without a copy "
-                                  "(DLPack consumers take no negative strides); pass copy=None or True")
-            t = t.clone()
-        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
-            if tuple(dl_device)[0] != 1 or copy is False:
-                raise BufferError(f"xp arrays export to their own device {self.__dlpack_device__()} or, copying, to "
-                                  f"the host (1, 0); not {tuple(dl_device)} with copy={copy}")
-            t = t.cpu()  # a host copy, as the standard allows for another device
-        elif copy:
-            t = t.clone()
-        if t.is_conj() or t.is_neg():
-            t = t.resolve_conj().resolve_neg()
-        t = plain(t)
-        if max_version is not None and tuple(max_version) >= (1, 0):
-            return t.__dlpack__(max_version=tuple(max_version))
-        return torch.utils.dlpack.to_dlpack(t)
+        """DLPack export of the npu memory (_protocols.dlpack_export: consumers get an npu tensor over
+        the same memory; negative-stride views and other devices export a copy, or BufferError)."""
+        return _protocols.dlpack_export(self._t, self.__dlpack_device__(), max_version, dl_device, copy)
 
     def __dlpack_device__(self):
         # kDLExtDev: how torch itself tags PrivateUse1 tensors in DLPack capsules.
@@ -333,15 +297,10 @@ class ndarray(ArrayBase):
         """Each element's bytes reversed (matches numpy.ndarray.byteswap: complex values swap their
         real and imaginary parts separately; bool and 1-byte dtypes are unchanged). ``inplace=True``
         swaps a's memory and returns a; otherwise a new array in memory order 'A' (as NumPy's)."""
-        t = self._t
-        c = in_order(plain(t).resolve_conj().resolve_neg(), "A", copy=True)
-        width = c.element_size() // (2 if c.is_complex() else 1)
-        if width > 1 and c.numel():
-            flat = c.as_strided((c.numel(),), (1,), 0).view(torch.uint8)   # c's memory: dense, C or F
-            flat.copy_(flat.view(-1, width).flip(-1).reshape(-1))
+        c = _bytes_views.byteswapped(self._t)
         if not inplace:
             return wrap(c)
-        t.copy_(c)
+        self._t.copy_(c)
         return self
 
     @_host.numpy_first(np.ndarray.astype, lambda: ndarray)   # NumPy's cast on npu memory first (docs/xp.md)
@@ -404,33 +363,10 @@ class ndarray(ArrayBase):
         (NumPy accepts them) raise ValueError: torch tensors count strides in elements."""
         if dtype is None:
             return wrap(self._t.view(self._t.shape))
-        tdt = NP_TO_TORCH[to_dtype(dtype)]
-        t = self._t
-        new, old = torch.empty((), dtype=tdt).element_size(), t.element_size()
-        if t.__class__ is _NEG:     # (``type`` is the parameter here)
-            if new != old and t.ndim and t.stride(-1) != 1 and t.shape[-1] != 1:
-                raise ValueError("To change to a dtype of a different size, the last axis must be contiguous")
-            return wrap(t.view(tdt))
-        shape, strides = list(t.shape), [st * old for st in t.stride()]
-        if new != old:
-            if not t.ndim:
-                raise ValueError("Changing the dtype of a 0d array is only supported if the itemsize is unchanged")
-            if shape[-1] != 1 and t.numel() and strides[-1] != old:
-                raise ValueError("To change to a dtype of a different size, the last axis must be contiguous")
-            nbytes = shape[-1] * old
-            if new > old and nbytes % new:
-                raise ValueError("When changing to a larger dtype, its size must be a divisor of the total size "
-                                 "in bytes of the last axis of the array.")
-            shape[-1], strides[-1] = nbytes // new, new
-        offset = t.storage_offset() * old
-        if offset % new or any(st % new for st in strides):
-            raise ValueError(f"xp: a {old}-byte to {new}-byte view of this array would need strides {tuple(strides)} "
-                             f"or offset {offset} that are not multiples of {new} bytes, which a torch tensor cannot "
-                             f"hold; view a copy (a.copy().view(dtype))")
-        # a view of a tensor over the whole storage: never owns its memory (torch's view(dtype) would)
-        whole = torch.empty(0, dtype=tdt, device=t.device).set_(plain(t).untyped_storage())
-        res = wrap(whole.as_strided(shape, [st // new for st in strides], offset // new))
-        res._b = _owner(self)
+        t, whole_storage = _bytes_views.dtype_view(self._t, NP_TO_TORCH[to_dtype(dtype)])
+        res = wrap(t)
+        if whole_storage:
+            res._b = _owner(self)
         return res
 
     def fill(self, value):
@@ -751,57 +687,29 @@ class ndarray(ArrayBase):
     def __ge__(self, o): return _OPS["greater_equal"](self, o)
 
     def __eq__(self, o):
-        if o is None or isinstance(o, str) or _plain_object(o):
+        if o is None or isinstance(o, str) or _object_compare.plain_object(o):
             return self._no_element_equals(False)
-        if _foreign_object(o):
+        if _object_compare.foreign_object(o):
             return self._object_compare(operator.eq, o)
         return _OPS["equal"](self, o)
 
     def __ne__(self, o):
-        if o is None or isinstance(o, str) or _plain_object(o):
+        if o is None or isinstance(o, str) or _object_compare.plain_object(o):
             return self._no_element_equals(True)
-        if _foreign_object(o):
+        if _object_compare.foreign_object(o):
             return self._object_compare(operator.ne, o)
         return _OPS["not_equal"](self, o)
 
     def _object_compare(self, op, o):
-        """``a == o`` for an object with its own ``__eq__``/``__ne__`` that NumPy can only hold in an
-        object array: NumPy's object comparison (each element's Python scalar against o, o's
-        reflected method answering) run by NumPy on a host copy; a bool result comes back as an
-        xp array."""
-        r = op(to_numpy(self._t), o)
-        if isinstance(r, np.ndarray) and r.dtype == np.bool_:
-            return wrap(torch.from_numpy(np.ascontiguousarray(r)).to(self._t.device))
-        return r
+        """``a == o`` for an object with its own ``__eq__``/``__ne__`` (_object_compare.compare)."""
+        r = _object_compare.compare(self._t, op, o)
+        return wrap(r) if isinstance(r, torch.Tensor) else r
 
     def _no_element_equals(self, fill):
         """``a == None`` / ``a == 'text'``: NumPy 2 compares elementwise, no element equals: a bool
         array of a's shape filled with ``fill`` (False for ==, True for !=)."""
         t = self._t
         return wrap(torch.full(t.shape, fill, dtype=torch.bool, device=t.device))
-
-
-_NOT_PLAIN = ("__array__", "__array_interface__", "__cuda_array_interface__", "__dlpack__", "__len__", "__iter__",
-              "__index__", "__float__", "__complex__")
-
-
-def _foreign_object(o):
-    """An object NumPy would hold in an object array that defines its own == or != (not a number,
-    sequence or array-like)."""
-    tp = type(o)
-    return (not isinstance(o, (int, float, complex, np.generic, torch.Tensor, ArrayBase))
-            and (tp.__eq__ is not object.__eq__ or tp.__ne__ is not object.__ne__)
-            and not any(hasattr(tp, n) for n in _NOT_PLAIN))
-
-
-def _plain_object(o):
-    """Whether ``a == o`` compares no element equal in NumPy 2: o is an object NumPy can only hold in
-    an object array (``Ellipsis``, ``object()``, ``numpy._NoValue``) whose type keeps object's
-    identity ``==``/``!=``, so ``element == o`` is False for every element."""
-    tp = type(o)
-    return (tp.__eq__ is object.__eq__ and tp.__ne__ is object.__ne__
-            and not any(hasattr(tp, n) for n in _NOT_PLAIN))
-
 
 @_host.numpy_first(operator.getitem, ndarray, big=True, fp=_host.FP_NEVER)   # (indexing: no FP state to set)
 def _mask_getitem(a, mask):

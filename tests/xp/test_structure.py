@@ -9,7 +9,7 @@ PKG = pathlib.Path(npudist.xp.__file__).parent
 NAME = "npudist.xp"
 # the core (CuPy's cupy._core): dtypes, settings, operand conversion, index normalisation, the ufunc
 # engine and ndarray itself
-CORE = {"_dtypes", "_config", "_unsigned", "_convert", "_indexing", "_ufunc", "_host", "_ufunc_kernels", "_negview", "_memory", "_device", "_flatiter", "_overlap", "_core", "_operators"}
+CORE = {"_dtypes", "_config", "_unsigned", "_convert", "_indexing", "_ufunc", "_host", "_ufunc_kernels", "_negview", "_memory", "_device", "_flatiter", "_overlap", "_core", "_operators", "_protocols", "_bytes_views", "_object_compare"}
 
 
 def _modules():

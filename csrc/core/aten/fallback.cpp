@@ -107,7 +107,8 @@ class FallbackCall {
   at::Tensor aliasTensor(const at::Tensor& t, bool written) {
     if (!t.defined()) return t;
     if (!t.is_privateuseone()) {
-      if (t.dim() > 0 && t.is_cpu()) cpu_seen_ = t.device();
+      if (t.is_cpu() && written) cpu_written_ = t.device();  // out= / in-place on cpu: never, even 0-dim
+      else if (t.dim() > 0 && t.is_cpu()) cpu_seen_ = t.device();
       return t;
     }
     noteDevice(t);
@@ -149,6 +150,11 @@ class FallbackCall {
   }
 
   void checkCpuMixing() {
+    // As on CUDA, a 0-dim cpu tensor may be read beside npu tensors (a scalar), but an npu op
+    // never writes into a cpu tensor: the cpu kernel would resize it from npu memory.
+    TORCH_CHECK(!cpu_written_ || device_ < 0, "Expected all tensors to be on the same device, but found at least two "
+                "devices, ", npuDevice(device_ < 0 ? 0 : device_), " and ", cpu_written_ ? *cpu_written_ : c10::Device("cpu"),
+                "! (in ", op_.schema().name(), ": its output/in-place argument is a cpu tensor; pass an npu tensor)");
     if (!cpu_seen_ || device_ < 0 || acceptsCpuTensors(op_)) return;
     TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, ",
                 npuDevice(device_), " and ", *cpu_seen_, "! (in ", op_.schema().name(),
@@ -178,6 +184,7 @@ class FallbackCall {
   torch::jit::Stack* stack_;
   c10::DeviceIndex device_ = -1;
   std::optional<c10::Device> cpu_seen_;
+  std::optional<c10::Device> cpu_written_;
   c10::SmallVector<AliasedStorage, 4> storages_;
   c10::SmallVector<AliasedTensor, 4> tensors_;
 };

@@ -23,7 +23,7 @@ Two sources, both PyTorch's own:
 
     python benchmarks/torch_device_conformance.py [--tests /path/to/pytorch/test]
         [--files view_ops,indexing,...] [--no-opinfo] [--opinfo-max-samples 4]
-        [--timeout 1800] [-k EXPR] [--json benchmarks/results/torch_device_conformance.json]
+        [--timeout 1800] [--sample unary_ufuncs=0.1,...] [-k EXPR] [--json benchmarks/results/torch_device_conformance.json]
 
 Prints one row per file: tests collected, passing on cpu, of those passing on npu, failing on
 npu, skipped on npu, and the most common npu failure reasons; writes JSON with every id's
@@ -43,6 +43,7 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -112,9 +113,38 @@ def parse_junit(path: str) -> dict:
     return out
 
 
-def run_file(path: str, timeout: int, per_test_timeout: int, k: str | None, log_path: str, env: dict) -> dict:
+def sample_ids(path: str, fraction: float, k: str | None, env: dict, log) -> str | None:
+    """Collects path's tests and keeps those whose device-free id hashes into `fraction` (the cpu and
+    npu instance of a test are kept or dropped together); returns a pytest @argsfile, or None."""
+    cmd = ["nice", sys.executable, "-m", "pytest", path, "--collect-only", "-q", "-p", "no:cacheprovider",
+           "--confcutdir", os.path.dirname(path)] + (["-k", k] if k else [])
+    out = subprocess.run(cmd, cwd=os.path.dirname(path), env=env, capture_output=True, text=True, timeout=900).stdout
+    keep = []
+    for line in out.splitlines():
+        parts = line.strip().split("::")
+        if len(parts) != 3:
+            continue
+        _, key = device_key(parts[1], parts[2])
+        if zlib.crc32(key.encode()) % 10000 < fraction * 10000:
+            keep.append(line.strip())
+    log.write(f"sample {fraction}: {len(keep)} test ids kept\n")
+    if not keep:
+        return None
+    argsfile = path + ".ids"
+    with open(argsfile, "w") as f:
+        f.write("\n".join(keep) + "\n")
+    return argsfile
+
+
+def run_file(path: str, timeout: int, per_test_timeout: int, k: str | None, log_path: str, env: dict,
+             sample: float = 1.0) -> dict:
     xml = path + ".junit.xml"
-    cmd = ["nice", sys.executable, "-m", "pytest", path, "-q", "-rN", "-p", "no:cacheprovider", "-p", "no:randomly",
+    target = [path]
+    if sample < 1.0:
+        with open(log_path + ".collect", "w") as log:
+            argsfile = sample_ids(path, sample, k, env, log)
+        target, k = ([f"@{argsfile}"] if argsfile else [path]), None
+    cmd = ["nice", sys.executable, "-m", "pytest", *target, "-q", "-rN", "-p", "no:cacheprovider", "-p", "no:randomly",
            "--confcutdir", os.path.dirname(path), f"--timeout={per_test_timeout}", f"--junitxml={xml}"]
     if k:
         cmd += ["-k", k]
@@ -210,6 +240,7 @@ def print_table(rows: list[dict]):
         both = r["cpu_pass"] - r["npu_skip"]
         ratio = r["npu_pass"] / both if both else float("nan")
         note = " (partial)" if r.get("partial") else ""
+        note += f" (sample {r['sample']:g})" if r.get("sample", 1.0) < 1.0 else ""
         print(f"{r['file']:<26}{r['cpu_pass']:>9}{r['npu_skip']:>9}{r['npu_pass']:>9}{r['npu_fail']:>9}"
               f"{ratio:>8.3f}  {r.get('wall_s', 0):.0f}s{note}")
     tot = {k: sum(r[k] for r in rows) for k in ("cpu_pass", "npu_skip", "npu_pass", "npu_fail")}
@@ -230,6 +261,8 @@ def main(argv=None):
     ap.add_argument("--opinfo-max-samples", type=int, default=4)
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per file (then partial)")
     ap.add_argument("--per-test-timeout", type=int, default=120)
+    ap.add_argument("--sample", default="", help="name=fraction,... : run a deterministic fraction of a file's "
+                    "tests (cpu and npu instances together), e.g. unary_ufuncs=0.1")
     ap.add_argument("-k", help="pytest -k expression (test files) / regex over op.variant.dtype (OpInfo)")
     ap.add_argument("--json", default=os.path.join(HERE, "results", "torch_device_conformance.json"))
     ap.add_argument("--_opinfo-worker", dest="opinfo_worker", help=argparse.SUPPRESS)
@@ -246,6 +279,7 @@ def main(argv=None):
     env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)  # npudist must load before common_device_type
     rows, raw = [], {}
+    samples = {n: float(f) for n, f in (item.split("=") for item in args.sample.split(",") if item)}
     if not args.no_opinfo:
         out = os.path.join(scratch, "opinfo.json")
         cmd = ["nice", sys.executable, os.path.abspath(__file__), "--_opinfo-worker", out,
@@ -283,10 +317,11 @@ def main(argv=None):
                     continue
                 print(f"test_{name}.py: running ({note})", flush=True)
                 info = run_file(path, args.timeout, args.per_test_timeout, args.k,
-                                os.path.join(logdir, f"test_{name}.log"), env)
+                                os.path.join(logdir, f"test_{name}.log"), env, samples.get(name, 1.0))
                 outcomes = parse_junit(info["junit"])
                 row = summarize(f"test_{name}.py", outcomes)
-                row.update(wall_s=info["wall_s"], partial=info["partial"], note=note, returncode=info["returncode"])
+                row.update(wall_s=info["wall_s"], partial=info["partial"], note=note, returncode=info["returncode"],
+                           sample=samples.get(name, 1.0))
                 rows.append(row)
                 raw[name] = outcomes
     print_table(rows)

@@ -177,6 +177,7 @@ def opinfo_worker(out_path: str, max_samples: int, k: str | None):
     import torch
     import npudist  # noqa: F401
     from torch.testing._internal.common_methods_invocations import op_db
+    from npudist.testing.op_coverage import explain
     from npudist.testing.opinfo import compare_op
 
     res = {"cpu": {}, "npu": {}}
@@ -200,7 +201,9 @@ def opinfo_worker(out_path: str, max_samples: int, k: str | None):
                 res["cpu"][key] = ("skipped", r.reason[:300])
                 continue
             res["cpu"][key] = ("passed", "")
-            res["npu"][key] = ("passed" if r.status == "pass" else "failed", r.reason[:300])
+            why = explain(r) if r.status != "pass" else ""  # op_coverage's known causes (random, sparse, ...)
+            res["npu"][key] = ("passed" if r.status == "pass" else "failed",
+                               (f"[explained: {why}] " if why else "") + r.reason[:300])
         with open(out_path, "w") as f:  # after every op: a cut-short run keeps what it measured
             json.dump(res, f)
 

@@ -253,6 +253,9 @@ def print_table(rows: list[dict]):
             print(f"\n{r['file']}: npu failure classes (count, first line)")
             for text, n in r["failure_classes"][:12]:
                 print(f"  {n:>5}  {text}")
+    for r in rows:
+        if r.get("note", "").startswith(("nothing ran", "refused")):
+            print(f"\n{r['file']}: {r['note']}")
 
 
 def main(argv=None):
@@ -323,6 +326,12 @@ def main(argv=None):
                                 os.path.join(logdir, f"test_{name}.log"), env, samples.get(name, 1.0))
                 outcomes = parse_junit(info["junit"])
                 row = summarize(f"test_{name}.py", outcomes)
+                if not outcomes["cpu"] and not outcomes["npu"]:
+                    # Nothing ran: say why (typically the file needs another torch version's test helpers).
+                    with open(os.path.join(logdir, f"test_{name}.log")) as f:
+                        errs = [ln.strip() for ln in f if ln.startswith("E ") or "Error" in ln[:40]]
+                    note = "nothing ran: " + (errs[-1] if errs else f"pytest exit {info['returncode']}")
+                    print(f"test_{name}.py: {note}")
                 row.update(wall_s=info["wall_s"], partial=info["partial"], note=note, returncode=info["returncode"],
                            sample=samples.get(name, 1.0))
                 rows.append(row)

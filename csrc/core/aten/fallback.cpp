@@ -225,6 +225,10 @@ void runFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack, c10::D
   if (C10_UNLIKELY(graph::anyCapture()) && !inDeferredWork()) {
     c10::DeviceIndex d = deviceOfArgs(op, *stack);
     if (graph::Capture* c = graph::captureOfCurrent(d)) {
+      // Replay runs recorded kernels through the CPU key; QuantizedCPU kernels are not recorded.
+      if (cpu_key == c10::DispatchKey::QuantizedCPU)
+        graph::failOnCapturingStream(c, c10::str(op.schema().name(), " on a quantized npu tensor: ops on quantized "
+                                                 "tensors cannot be captured in an npu graph; run them outside capture"));
       graph::recordOp(*c, op, stack, currentStreamId(d));
       return;
     }

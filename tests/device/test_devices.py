@@ -58,6 +58,22 @@ def test_tensors_on_different_devices_in_one_op():
     assert (a + torch.tensor(2.0)).cpu().tolist() == [3.0] * 3  # 0-dim cpu scalars are allowed, as on CUDA
 
 
+def test_npu_op_never_writes_into_a_cpu_tensor():
+    # test_shape_ops.py's test_nonzero: a 0-dim cpu out= used to be resized from npu memory
+    # (a cpu tensor over npu storage that could not even be printed); CUDA raises.
+    t = torch.tensor([1.0, 0.0, 2.0], device="npu")
+    out = torch.empty([], dtype=torch.long)
+    with pytest.raises(RuntimeError, match="same device.*npu:0 and cpu.*aten::nonzero"):
+        torch.nonzero(t, out=out)
+    assert out.device.type == "cpu" and out.shape == () and out.untyped_storage().device.type == "cpu"
+    with pytest.raises(RuntimeError, match="same device"):
+        torch.add(t, t, out=torch.tensor(0.0))
+    with pytest.raises(RuntimeError, match="same device"):
+        torch.tensor(0.0).add_(t[0])
+    # Reading a 0-dim cpu tensor stays allowed, in-place on the npu tensor too.
+    assert t.add_(torch.tensor(1.0)).cpu().tolist() == [2.0, 1.0, 3.0]
+
+
 def test_no_visible_device(python):
     r = python("""
         import torch

@@ -190,3 +190,13 @@ def test_non_capturable_optimizer_step_in_capture():
     with pytest.raises(RuntimeError, match="no capturable mode"):
         with torch.npu.graph(torch.npu.NPUGraph()):
             sgd.step()
+
+
+def test_op_on_quantized_npu_tensor_is_refused_during_capture():
+    # Replay runs recorded kernels through the CPU key; a QuantizedCPU kernel would not be the one replayed.
+    q = torch.quantize_per_tensor(torch.randn(4, device="npu"), 0.1, 10, torch.quint8)
+    g, ctx = begin()
+    with pytest.raises(RuntimeError, match="quantized npu tensor: ops on quantized tensors cannot be captured"):
+        q.flip(0)
+    end_expect_invalid(g, ctx, "quantized")
+    assert q.flip(0).is_quantized  # outside capture it runs

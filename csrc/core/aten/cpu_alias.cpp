@@ -9,6 +9,7 @@
 #include "core/device.h"
 
 #include <ATen/ops/_efficientzerotensor.h>
+#include <ATen/quantized/QTensorImpl.h>
 
 #include <cstring>
 
@@ -35,9 +36,24 @@ c10::Storage aliasStorageAsCpu(const c10::Storage& s) {
                                                             /*resizable=*/true));
 }
 
+namespace {
+
+// A quantized tensor keeps its quantizer (scale, zero point, axis) in a
+// QTensorImpl; its alias on the other device shares that quantizer, as
+// QuantizedCPU and QuantizedCUDA tensors of the same values do.
+c10::intrusive_ptr<c10::TensorImpl> implOver(c10::Storage storage, const at::Tensor& like, c10::DispatchKey dense,
+                                             c10::DispatchKey quantized) {
+  if (like.is_quantized()) {
+    return c10::make_intrusive<at::QTensorImpl>(std::move(storage), c10::DispatchKeySet(quantized), like.dtype(),
+                                                at::get_qtensorimpl(like)->quantizer());
+  }
+  return c10::make_intrusive<c10::TensorImpl>(std::move(storage), c10::DispatchKeySet(dense), like.dtype());
+}
+
+}  // namespace
+
 at::Tensor cpuTensorOver(c10::Storage storage, const at::Tensor& t) {
-  auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(storage), c10::DispatchKeySet(c10::DispatchKey::CPU),
-                                                   t.dtype());
+  auto impl = implOver(std::move(storage), t, c10::DispatchKey::CPU, c10::DispatchKey::QuantizedCPU);
   copyMetadata(impl.get(), t);
   return at::Tensor(std::move(impl));
 }
@@ -75,8 +91,7 @@ void retagAsNpu(const c10::Storage& storage, c10::DeviceIndex device) {
 }
 
 at::Tensor npuTensorOver(c10::Storage storage, const at::Tensor& like) {
-  auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(storage),
-                                                   c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), like.dtype());
+  auto impl = implOver(std::move(storage), like, c10::DispatchKey::PrivateUse1, c10::DispatchKey::QuantizedPrivateUse1);
   copyMetadata(impl.get(), like);
   return at::Tensor(std::move(impl));
 }

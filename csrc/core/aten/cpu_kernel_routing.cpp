@@ -55,6 +55,13 @@ int routeCpuKernelOpsToFallback() {
         lib->impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&npuFallback>());
       ++routed;
     }
+    // Composite kernels (no CPU kernel of their own) that reject any device but cpu/cuda/xpu:
+    // torch.mode(x, out=...) raised "mode only supports CPU, CUDA and XPU device type, got: npu"
+    // (test_reductions.py test_mode, test_dim_reduction). Run on the cpu aliases, they pass.
+    for (const char* name : {"mode.values"}) {
+      lib->impl(name, torch::CppFunction::makeFromBoxedFunction<&npuFallback>());
+      ++routed;
+    }
   });
   return routed;
 }

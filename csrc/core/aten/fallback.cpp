@@ -3,6 +3,8 @@
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/SmallVector.h>
 
+#include <optional>
+
 #include "core/allocator/cpu_redirect.h"
 #include "core/aten/cpu_alias.h"
 #include "core/device.h"
@@ -27,12 +29,13 @@ struct AliasedTensor {
   bool written;
 };
 
-// CUDA kernels accept CPU index tensors for these; every other op, as on CUDA,
-// rejects a CPU tensor with more than zero dimensions beside npu tensors.
+// CUDA kernels accept CPU index tensors for these (and empty_quantized reads
+// only the quantizer of its template tensor: q.to("npu")); every other op, as on
+// CUDA, rejects a CPU tensor with more than zero dimensions beside npu tensors.
 bool acceptsCpuTensors(const c10::OperatorHandle& op) {
   const std::string& name = op.schema().name();
   return name == "aten::index" || name == "aten::index_put_" || name == "aten::index_put" ||
-         name == "aten::_index_put_impl_";
+         name == "aten::_index_put_impl_" || name == "aten::empty_quantized";
 }
 
 // Replaces a Tensor or Tensor[] value with f applied to each tensor; false
@@ -56,7 +59,8 @@ bool mapTensors(c10::IValue& v, F f) {
 
 class FallbackCall {
  public:
-  FallbackCall(const c10::OperatorHandle& op, torch::jit::Stack* stack) : op_(op), stack_(stack) {}
+  FallbackCall(const c10::OperatorHandle& op, torch::jit::Stack* stack, c10::DispatchKey cpu_key)
+      : op_(op), stack_(stack), cpu_key_(cpu_key) {}
 
   void run() {
     const auto& schema = op_.schema();
@@ -73,8 +77,9 @@ class FallbackCall {
     {
       profiler::DeviceScope timed(profiler::EventKind::kKernel, device);
       if (C10_UNLIKELY(timed.on())) timed.event().name = profiler::kernelName(schema.name());
-      RedirectToNpu redirect(device);
-      op_.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack_);
+      std::optional<RedirectToNpu> redirect;
+      if (!cpu_target_) redirect.emplace(device);
+      op_.redispatchBoxed(c10::DispatchKeySet(cpu_key_), stack_);
     }
     for (const AliasedStorage& s : storages_) syncStorageBack(s.npu, s.cpu);
     for (const AliasedTensor& a : tensors_) {
@@ -107,7 +112,8 @@ class FallbackCall {
   at::Tensor aliasTensor(const at::Tensor& t, bool written) {
     if (!t.defined()) return t;
     if (!t.is_privateuseone()) {
-      if (t.dim() > 0 && t.is_cpu()) cpu_seen_ = t.device();
+      if (t.is_cpu() && written) cpu_written_ = t.device();  // out= / in-place on cpu: never, even 0-dim
+      else if (t.dim() > 0 && t.is_cpu()) cpu_seen_ = t.device();
       return t;
     }
     noteDevice(t);
@@ -138,7 +144,9 @@ class FallbackCall {
       v = std::move(out);
     } else if (v.isDevice()) {
       c10::Device d = v.toDevice();
-      if (d.type() == c10::DeviceType::PrivateUse1) {
+      if (d.type() == c10::DeviceType::CPU) {
+        cpu_target_ = true;  // e.g. empty_quantized(..., device="cpu") from q.cpu(): the result is a cpu tensor
+      } else if (d.type() == c10::DeviceType::PrivateUse1) {
         if (d.has_index()) {
           checkDeviceIndex(d.index());
           if (device_ < 0) device_ = d.index();
@@ -149,6 +157,11 @@ class FallbackCall {
   }
 
   void checkCpuMixing() {
+    // As on CUDA, a 0-dim cpu tensor may be read beside npu tensors (a scalar), but an npu op
+    // never writes into a cpu tensor: the cpu kernel would resize it from npu memory.
+    TORCH_CHECK(!cpu_written_ || device_ < 0, "Expected all tensors to be on the same device, but found at least two "
+                "devices, ", npuDevice(device_ < 0 ? 0 : device_), " and ", cpu_written_ ? *cpu_written_ : c10::Device("cpu"),
+                "! (in ", op_.schema().name(), ": its output/in-place argument is a cpu tensor; pass an npu tensor)");
     if (!cpu_seen_ || device_ < 0 || acceptsCpuTensors(op_)) return;
     TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, ",
                 npuDevice(device_), " and ", *cpu_seen_, "! (in ", op_.schema().name(),
@@ -167,6 +180,7 @@ class FallbackCall {
       if (s.cpu.unsafeGetStorageImpl() == storage)  // a view of an input
         return npuTensorOver(c10::Storage(c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(s.npu)), t);
     }
+    if (cpu_target_) return t;
     return adoptCpuResult(t, device);
   }
 
@@ -176,8 +190,11 @@ class FallbackCall {
 
   const c10::OperatorHandle& op_;
   torch::jit::Stack* stack_;
+  c10::DispatchKey cpu_key_;  // CPU, or QuantizedCPU for calls entered through QuantizedPrivateUse1
   c10::DeviceIndex device_ = -1;
   std::optional<c10::Device> cpu_seen_;
+  std::optional<c10::Device> cpu_written_;
+  bool cpu_target_ = false;  // a device argument names cpu: fresh outputs stay cpu tensors
   c10::SmallVector<AliasedStorage, 4> storages_;
   c10::SmallVector<AliasedTensor, 4> tensors_;
 };
@@ -201,16 +218,32 @@ c10::DeviceIndex deviceOfArgs(const c10::OperatorHandle& op, const torch::jit::S
 
 }  // namespace
 
-void npuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+namespace {
+
+void runFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack, c10::DispatchKey cpu_key) {
   // A capturing stream records the kernel instead of running it (docs/graph.md).
   if (C10_UNLIKELY(graph::anyCapture()) && !inDeferredWork()) {
     c10::DeviceIndex d = deviceOfArgs(op, *stack);
     if (graph::Capture* c = graph::captureOfCurrent(d)) {
+      // Replay runs recorded kernels through the CPU key; QuantizedCPU kernels are not recorded.
+      if (cpu_key == c10::DispatchKey::QuantizedCPU)
+        graph::failOnCapturingStream(c, c10::str(op.schema().name(), " on a quantized npu tensor: ops on quantized "
+                                                 "tensors cannot be captured in an npu graph; run them outside capture"));
       graph::recordOp(*c, op, stack, currentStreamId(d));
       return;
     }
   }
-  FallbackCall(op, stack).run();
+  FallbackCall(op, stack, cpu_key).run();
+}
+
+}  // namespace
+
+void npuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  runFallback(op, stack, c10::DispatchKey::CPU);
+}
+
+void npuQuantizedFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  runFallback(op, stack, c10::DispatchKey::QuantizedCPU);
 }
 
 }  // namespace npudist::core

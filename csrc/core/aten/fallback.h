@@ -9,5 +9,8 @@
 namespace npudist::core {
 
 void npuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+// The same for quantized npu tensors (QuantizedPrivateUse1): runs the
+// QuantizedCPU kernel on aliases that share each tensor's quantizer.
+void npuQuantizedFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
 }  // namespace npudist::core

@@ -9,6 +9,7 @@ The NumPy methods that are family routines (``a.sum()``, ``a.sort()``, ...) are 
 that call their family module when they run (as cupy._core calls into cupy for a few routines).
 """
 import operator
+import pickle
 
 import numpy as np
 import torch
@@ -340,18 +341,11 @@ class ndarray(ArrayBase):
         return (_creation.asarray, (to_numpy(self._t),))
 
     def dump(self, file):
-        """Pickles the array into ``file`` (a path or a binary file object; matches ndarray.dump;
-        ``xp.load(file, allow_pickle=True)`` reads it back)."""
-        import pickle
-        if isinstance(file, (str, bytes)) or hasattr(file, "__fspath__"):
-            with open(file, "wb") as f:
-                pickle.dump(self, f, protocol=2)
-        else:
-            pickle.dump(self, file, protocol=2)
+        """Pickles the array into ``file`` (matches ndarray.dump; _protocols.dump)."""
+        _protocols.dump(self, file)
 
     def dumps(self):
         """The pickle of the array as bytes (matches ndarray.dumps)."""
-        import pickle
         return pickle.dumps(self, protocol=2)
 
     def view(self, dtype=None, type=None):
@@ -727,37 +721,20 @@ def _owner(a):
 
 
 def _neg_getitem(a, t, items):
-    """a[key] where a is a negative-stride view or key has a negative step: basic indexing gives
-    a view of a's memory (negative strides held by npudist.xp._negview), index arrays a copy."""
-    if type(t) is _NEG:
-        info = _negview.mirror_info(t)
-        if info is None:   # a later view of a mirror (a[::-1].reshape(...)): torch views of it write through
-            if _indexing.needs_flip(items):
-                raise NotImplementedError(
-                    "xp: a negative-step slice of a reshaped/transposed negative-stride view is not supported "
-                    "(it would not write through); index xp.ascontiguousarray(x) for a copy")
-            return wrap(_indexing.getitem_items(t, items))
-        src, dims = info
-    else:
-        src, dims = t, ()
-    r = _indexing.flip_view(src, dims, items)
-    if r is None:
-        return wrap(_indexing.getitem_items(t, items))
-    v, nd = r
-    res = wrap(_negview.make(v, nd) if nd else v)
-    res._b = _owner(a)
+    """a[key] where a is a negative-stride view or key has a negative step (_indexing.neg_getitem)."""
+    v, is_view = _indexing.neg_getitem(t, items)
+    res = wrap(v)
+    if is_view:
+        res._b = _owner(a)
     return res
 
 
 def _neg_permute(a, t, perm):
     """Axes of negative-stride view a (tensor t) permuted, a view of the same memory."""
-    info = _negview.mirror_info(t)
-    if info is None:
-        return wrap(t.permute(*perm))
-    src, dims = info
-    inv = {p: i for i, p in enumerate(perm)}
-    res = wrap(_negview.make(src.permute(*perm), tuple(sorted(inv[d] for d in dims))))
-    res._b = _owner(a)
+    v, is_view = _negview.permute(t, perm)
+    res = wrap(v)
+    if is_view:
+        res._b = _owner(a)
     return res
 
 

@@ -5,6 +5,7 @@ import operator
 import numpy as np
 import torch
 
+from . import _negview
 from ._convert import ArrayBase, as_tensor
 from ._overlap import unaliased
 
@@ -311,3 +312,27 @@ def flip_view(src, dims, items):
         d += 1
     v = src[tuple(key)]
     return v, tuple(i for i, f in enumerate(out) if f)
+
+
+def neg_getitem(t, items):
+    """(result, is_view) of ``a[key]`` for an xp array's tensor ``t`` that is a negative-stride view,
+    or a key with a negative step (items: the normalised key): basic indexing gives a view of t's
+    memory (negative strides held by npudist.xp._negview; is_view True, the caller sets its base),
+    index arrays a copy. NotImplementedError for a negative-step slice of a reshaped or transposed
+    negative-stride view (it would not write through)."""
+    if type(t) is _negview.NegStrided:
+        info = _negview.mirror_info(t)
+        if info is None:   # a later view of a mirror (a[::-1].reshape(...)): torch views of it write through
+            if needs_flip(items):
+                raise NotImplementedError(
+                    "xp: a negative-step slice of a reshaped/transposed negative-stride view is not supported "
+                    "(it would not write through); index xp.ascontiguousarray(x) for a copy")
+            return getitem_items(t, items), False
+        src, dims = info
+    else:
+        src, dims = t, ()
+    r = flip_view(src, dims, items)
+    if r is None:
+        return getitem_items(t, items), False
+    v, nd = r
+    return (_negview.make(v, nd) if nd else v), True

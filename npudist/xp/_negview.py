@@ -231,3 +231,15 @@ def strides_of(t):
         with _NoTF():
             return t.stride()
     return t.stride()
+
+
+def permute(t, perm):
+    """(result, is_view): the axes of negative-stride view ``t`` permuted, over the same memory
+    (is_view True: the caller sets the result's base) or, for a later view of a mirror, torch's
+    permute of it (is_view False, as before)."""
+    info = mirror_info(t)
+    if info is None:
+        return t.permute(*perm), False
+    src, dims = info
+    inv = {p: i for i, p in enumerate(perm)}
+    return make(src.permute(*perm), tuple(sorted(inv[d] for d in dims))), True

@@ -1,6 +1,7 @@
 """NumPy's and DLPack's interchange protocols of xp.ndarray: NEP 13 (``__array_ufunc__``) and the
-DLPack export (``__dlpack__``). Core module (tests/xp/test_structure.py): it imports nothing above
+DLPack export (``__dlpack__``), and pickling to a file (``dump``). Core module (tests/xp/test_structure.py): it imports nothing above
 npudist.xp._core; xp's ufuncs are found at call time in the package's namespace."""
+import pickle
 import sys
 
 import torch
@@ -56,3 +57,13 @@ def dlpack_export(t, own_device, max_version, dl_device, copy):
     if max_version is not None and tuple(max_version) >= (1, 0):
         return t.__dlpack__(max_version=tuple(max_version))
     return torch.utils.dlpack.to_dlpack(t)
+
+
+def dump(a, file):
+    """Pickles ``a`` into ``file``, a path or a binary file object (matches numpy.ndarray.dump;
+    ``xp.load(file, allow_pickle=True)`` reads it back)."""
+    if isinstance(file, (str, bytes)) or hasattr(file, "__fspath__"):
+        with open(file, "wb") as f:
+            pickle.dump(a, f, protocol=2)
+    else:
+        pickle.dump(a, file, protocol=2)

@@ -10,6 +10,7 @@ that call their family module when they run (as cupy._core calls into cupy for a
 """
 import operator
 import pickle
+import warnings
 
 import numpy as np
 import torch
@@ -318,8 +319,14 @@ class ndarray(ArrayBase):
         tdt = NP_TO_TORCH[dt]
         if tdt == self._t.dtype:
             return wrap(self._t.clone()) if copy else self
-        # NumPy's ComplexWarning for complex -> real (torch's cast would warn with a UserWarning)
-        return wrap(cast(complex_to_real(self._t, tdt, stacklevel=3), tdt))
+        # NumPy's ComplexWarning for complex -> real; the cast itself is of a (torch's own warning
+        # silenced), not of the real-part view complex_to_real returns: that view's memory is a's, and
+        # cast() returns a tensor already of the target dtype as it is (the result would alias a)
+        if complex_to_real(self._t, tdt, stacklevel=3) is not self._t:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                return wrap(cast(self._t, tdt))
+        return wrap(cast(self._t, tdt))
 
     def copy(self, order="C"):
         """A copy in memory order 'C' (default), 'F', 'A' or 'K' (matches numpy.ndarray.copy), made on

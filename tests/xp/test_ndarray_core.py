@@ -1,5 +1,7 @@
 """xp.ndarray against NumPy 2 where CuPy's core_tests found differences: byteswap, comparisons
 with plain objects, flags, views across dtypes (benchmarks/cupy_conformance.py --folders core)."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -279,3 +281,28 @@ def test_compare_with_object_defining_eq(value, dtype):
         e, r = op(n), op(a)
         assert isinstance(r, xp.ndarray) and r.dtype == e.dtype
         np.testing.assert_array_equal(xp.asnumpy(r), e)
+
+
+@pytest.mark.parametrize("layout", ["neg", "transposed", "big"])
+@pytest.mark.parametrize("cdt,rdt", [(np.complex64, np.float32), (np.complex128, np.float64),
+                                     (np.complex64, np.float64)])
+def test_astype_complex_to_real_is_a_new_array(layout, cdt, rdt):
+    """astype(real) of a complex array is a new array (NumPy's): values, 'K' strides and ComplexWarning
+    as NumPy's, and writing it leaves the source untouched (xp's own path once returned the real-part
+    view of the source's memory for complex64 -> float32 / complex128 -> float64)."""
+    if layout == "big":     # past NumPy-first's size: xp's own cast path
+        a = (np.arange(2_000_000) + 1j).astype(cdt)
+        x = xp.asarray(a)
+    else:
+        base = (np.arange(6) + 1j).reshape(2, 3).astype(cdt)
+        view = (lambda m: m[::-1, :]) if layout == "neg" else (lambda m: m.T)
+        a, x = view(base), view(xp.asarray(base))
+    with pytest.warns(np.exceptions.ComplexWarning):
+        r = x.astype(rdt, order="K")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        want = a.astype(rdt, order="K")
+    np.testing.assert_array_equal(r.get(), want)
+    assert r.dtype == want.dtype and r.strides == want.strides
+    r[(0,) * r.ndim] = 99
+    np.testing.assert_array_equal(x.get(), a)

@@ -306,3 +306,36 @@ def test_astype_complex_to_real_is_a_new_array(layout, cdt, rdt):
     assert r.dtype == want.dtype and r.strides == want.strides
     r[(0,) * r.ndim] = 99
     np.testing.assert_array_equal(x.get(), a)
+
+
+class _WithUfunc(np.lib.mixins.NDArrayOperatorsMixin):
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return ufunc.__name__, inputs, kwargs
+
+
+class _OptOut:
+    __array_ufunc__ = None
+
+    def __radd__(self, other):
+        return "radd"
+
+    def __rmatmul__(self, other):
+        return "rmatmul"
+
+    def __gt__(self, other):
+        return "gt"
+
+
+def test_operators_follow_nep13_for_foreign_operands():
+    """NEP 13's operator rules, as numpy.ndarray's and cupy.ndarray's: an operand with its own
+    __array_ufunc__ is asked to run NumPy's ufunc; one with __array_ufunc__ = None gets NotImplemented,
+    so Python runs its reflected method."""
+    x, y, z = xp.array([3, 7]), _WithUfunc(), _OptOut()
+    assert x + y == ("add", (x, y), {})
+    assert (x < y) == ("less", (x, y), {})
+    assert y - x == ("subtract", (y, x), {})
+    assert x + z == "radd" and (x < z) == "gt" and x @ z == "rmatmul"
+    with pytest.raises(TypeError):
+        x += y
+    np.testing.assert_array_equal((x + 1).get(), [4, 8])
+    assert int(x @ x) == 58

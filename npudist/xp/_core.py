@@ -660,12 +660,12 @@ class ndarray(ArrayBase):
     # a @ b: NumPy's matmul on views first, as xp.matmul's (no Python frame before the C call)
     @_host.numpy_first(np.matmul, lambda: ndarray, big=True)
     def __matmul__(self, o):
-        r = nep13_override(o, np.matmul, (self, o))
-        return _linalg().matmul(self, o) if r is NO_OVERRIDE else r
+        r = _protocols.nep13_override(o, np.matmul, (self, o))
+        return _linalg().matmul(self, o) if r is _protocols.NO_OVERRIDE else r
 
     def __rmatmul__(self, o):
-        r = nep13_override(o, np.matmul, (o, self))
-        return _linalg().matmul(o, self) if r is NO_OVERRIDE else r
+        r = _protocols.nep13_override(o, np.matmul, (o, self))
+        return _linalg().matmul(o, self) if r is _protocols.NO_OVERRIDE else r
 
     def __imatmul__(self, o): return _linalg().matmul(self, o, out=self)
     def __and__(self, o): return _OPS["bitwise_and"](self, o)
@@ -723,25 +723,6 @@ def _mask_getitem(a, mask):
     (its result allocated in npu memory), or None where that path declines (ndarray.__getitem__'s
     own indexing then runs; shape mismatches raise there)."""
     return None
-
-
-NO_OVERRIDE = object()
-_OWN_OPERANDS = (ArrayBase, np.ndarray, np.generic, int, float, complex, bool)
-
-
-def nep13_override(other, np_ufunc, args):
-    """NEP 13's operator rule for a binary operator of ndarray with operand ``other`` (as
-    numpy.ndarray's and cupy.ndarray's): NotImplemented when other's type sets ``__array_ufunc__ =
-    None`` (Python then asks its reflected method); other's ``__array_ufunc__(np_ufunc, "__call__",
-    *args)`` when it defines its own; NO_OVERRIDE otherwise (arrays, scalars, plain objects)."""
-    if isinstance(other, _OWN_OPERANDS):
-        return NO_OVERRIDE
-    override = getattr(type(other), "__array_ufunc__", NO_OVERRIDE)
-    if override is None:
-        return NotImplemented
-    if override is NO_OVERRIDE:
-        return NO_OVERRIDE
-    return other.__array_ufunc__(np_ufunc, "__call__", *args)
 
 
 def _owner(a):

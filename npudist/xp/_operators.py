@@ -4,7 +4,8 @@ frame and falls back to the Python operator _core defines. Imported by npudist.x
 import numpy as np
 
 from . import _host
-from ._core import NO_OVERRIDE, OPS, ndarray, nep13_override
+from ._core import OPS, ndarray
+from ._protocols import NO_OVERRIDE, nep13_override
 
 _C = _host._C
 
@@ -27,7 +28,7 @@ OPERATORS = {
 
 def _deferring(py_op, name, reflected):
     """``py_op`` (a binary operator of ndarray) under NEP 13's operator rule for foreign operands
-    (npudist.xp._core.nep13_override: ``__array_ufunc__ = None`` -> NotImplemented, an operand's own
+    (npudist.xp._protocols.nep13_override: ``__array_ufunc__ = None`` -> NotImplemented, an operand's own
     ``__array_ufunc__`` runs NumPy's ufunc ``name``). Only reached when the C fast path declines."""
     np_ufunc = getattr(np, name)
 

@@ -1,9 +1,10 @@
 """NumPy's and DLPack's interchange protocols of xp.ndarray: NEP 13 (``__array_ufunc__``) and the
-DLPack export (``__dlpack__``), and pickling to a file (``dump``). Core module (tests/xp/test_structure.py): it imports nothing above
+DLPack export (``__dlpack__``), NEP 13's operator rule for foreign operands, and pickling to a file (``dump``). Core module (tests/xp/test_structure.py): it imports nothing above
 npudist.xp._core; xp's ufuncs are found at call time in the package's namespace."""
 import pickle
 import sys
 
+import numpy as np
 import torch
 
 from ._convert import ArrayBase
@@ -67,3 +68,22 @@ def dump(a, file):
             pickle.dump(a, f, protocol=2)
     else:
         pickle.dump(a, file, protocol=2)
+
+
+NO_OVERRIDE = object()
+_OWN_OPERANDS = (ArrayBase, np.ndarray, np.generic, int, float, complex, bool)
+
+
+def nep13_override(other, np_ufunc, args):
+    """NEP 13's operator rule for a binary operator of ndarray with operand ``other`` (as
+    numpy.ndarray's and cupy.ndarray's): NotImplemented when other's type sets ``__array_ufunc__ =
+    None`` (Python then asks its reflected method); other's ``__array_ufunc__(np_ufunc, "__call__",
+    *args)`` when it defines its own; NO_OVERRIDE otherwise (arrays, scalars, plain objects)."""
+    if isinstance(other, _OWN_OPERANDS):
+        return NO_OVERRIDE
+    override = getattr(type(other), "__array_ufunc__", NO_OVERRIDE)
+    if override is None:
+        return NotImplemented
+    if override is NO_OVERRIDE:
+        return NO_OVERRIDE
+    return other.__array_ufunc__(np_ufunc, "__call__", *args)

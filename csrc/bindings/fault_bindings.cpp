@@ -52,13 +52,16 @@ void registerFaultInject(py::module& m) {
       },
       py::arg("specs"), py::arg("rank"),
       "Sets the faults of this process (npudist.fault_inject does, from NPUDIST_FAULT_INJECT).");
-  m.def("_fault_counts", [] {
-    auto c = fault::counts();
-    py::dict d;
-    d["collectives"] = c.first;
-    d["allocations"] = c.second;
-    return d;
-  }, "How many collectives and npu allocations this process counted since injection was configured.");
+  m.def(
+      "_fault_counts",
+      [] {
+        auto c = fault::counts();
+        py::dict d;
+        d["collectives"] = c.first;
+        d["allocations"] = c.second;
+        return d;
+      },
+      "How many collectives and npu allocations this process counted since injection was configured.");
 }
 
 }  // namespace npudist::bindings

@@ -30,7 +30,8 @@ namespace {
 // the current stream, records the call into that graph instead.
 class NpuKernel {
  public:
-  NpuKernel(uintptr_t fn, size_t nargs, std::string name) : fn_(reinterpret_cast<void*>(fn)), nargs_(nargs), name_(std::move(name)) {
+  NpuKernel(uintptr_t fn, size_t nargs, std::string name)
+      : fn_(reinterpret_cast<void*>(fn)), nargs_(nargs), name_(std::move(name)) {
     TORCH_CHECK(fn_ != nullptr, "compiled npu kernel ", name_, ": null function address");
     TORCH_CHECK(nargs_ <= core::graph::kMaxKernelArgs, "compiled npu kernel ", name_, " has ", nargs_,
                 " arguments; at most ", core::graph::kMaxKernelArgs, " are supported");
@@ -95,8 +96,8 @@ void copyInputs(const std::vector<at::Tensor>& dsts, const std::vector<at::Tenso
       core::waitCurrentStream(s.device().index());  // a pending collective may write s
       waited = true;
     }
-    if (d.dtype() == s.dtype() && d.device() == s.device() && d.is_contiguous() && s.is_contiguous() &&
-        !s.is_conj() && !s.is_neg()) {
+    if (d.dtype() == s.dtype() && d.device() == s.device() && d.is_contiguous() && s.is_contiguous() && !s.is_conj() &&
+        !s.is_neg()) {
       if (s.nbytes()) std::memmove(d.data_ptr(), s.data_ptr(), s.nbytes());
     } else {
       d.copy_(s);

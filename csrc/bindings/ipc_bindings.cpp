@@ -36,8 +36,10 @@ void registerIpc(py::module& m) {
       [](int64_t device, int mem_fd, const std::vector<std::pair<size_t, size_t>>& extents, size_t offset,
          size_t nbytes, int counter_fd, uint64_t counter_token, int64_t slot) {
         HANDLE_TH_ERRORS
-        c10::Storage s = core::ipc::importStorage(device, mem_fd, extents, offset, nbytes, counter_fd, counter_token, slot);
-        at::Tensor t = at::empty({0}, at::TensorOptions().dtype(at::kByte).device(core::npuDevice(c10::DeviceIndex(device))));
+        c10::Storage s =
+            core::ipc::importStorage(device, mem_fd, extents, offset, nbytes, counter_fd, counter_token, slot);
+        at::Tensor t =
+            at::empty({0}, at::TensorOptions().dtype(at::kByte).device(core::npuDevice(c10::DeviceIndex(device))));
         t.set_(std::move(s));
         return t;
         END_HANDLE_TH_ERRORS_PYBIND
@@ -51,14 +53,17 @@ void registerIpc(py::module& m) {
         END_HANDLE_TH_ERRORS_PYBIND
       },
       "Drops one consumer reference of an exported storage without mapping it.");
-  m.def("_hccl_zero_copy_count", [] { return hccl::zeroCopyCollectiveCount(); },
-        "Collectives this process ran on hccl's zero-copy path.");
-  m.def("_hccl_set_zero_copy", [](bool on) { hccl::setZeroCopyEnabled(on); },
-        "Turns hccl's zero-copy collectives on or off in this process (overrides NPUDIST_HCCL_ZERO_COPY).");
-  m.def("_hccl_zero_copy_break_completion_for_tests", [](bool on) { hccl::setZeroCopySkipClosingStep(on); },
-        "Tests only: zero-copy collectives skip their closing step, so a Work completes before peers finished "
-        "with its buffers (breaks the correctness rule; shows the free/reuse race test catches it). Every rank "
-        "of a group must set the same value.");
+  m.def(
+      "_hccl_zero_copy_count", [] { return hccl::zeroCopyCollectiveCount(); },
+      "Collectives this process ran on hccl's zero-copy path.");
+  m.def(
+      "_hccl_set_zero_copy", [](bool on) { hccl::setZeroCopyEnabled(on); },
+      "Turns hccl's zero-copy collectives on or off in this process (overrides NPUDIST_HCCL_ZERO_COPY).");
+  m.def(
+      "_hccl_zero_copy_break_completion_for_tests", [](bool on) { hccl::setZeroCopySkipClosingStep(on); },
+      "Tests only: zero-copy collectives skip their closing step, so a Work completes before peers finished "
+      "with its buffers (breaks the correctness rule; shows the free/reuse race test catches it). Every rank "
+      "of a group must set the same value.");
   m.def(
       "_ipc_collect",
       [] {

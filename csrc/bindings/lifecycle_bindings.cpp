@@ -19,8 +19,9 @@ namespace npudist::bindings {
 
 void registerLifecycle(py::module& m) {
   // For tests: the engine's side of the rules npurun and npudist._env mirror in Python.
-  m.def("_shm_job_prefix", [](const py::bytes& tag) { return shm::jobPrefix(std::string(tag)); },
-        "npudist-<component>-: the start of every /dev/shm entry of job tag `tag` (util/shm_name.h).");
+  m.def(
+      "_shm_job_prefix", [](const py::bytes& tag) { return shm::jobPrefix(std::string(tag)); },
+      "npudist-<component>-: the start of every /dev/shm entry of job tag `tag` (util/shm_name.h).");
   m.def("_env_bool", &env::getBool, "util/env.h's getBool (for tests).");
   m.def("_env_int", &env::getInt, "util/env.h's getInt (for tests).");
   m.def("_env_float", &env::getFloat, "util/env.h's getFloat (for tests).");

@@ -39,7 +39,7 @@ void registerFaultInject(py::module& m);
 void registerIpc(py::module& m);
 void registerGraph(py::module& m);
 void registerXp(py::module& m);
-}
+}  // namespace npudist::bindings
 
 namespace {
 
@@ -116,8 +116,9 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "npudist native core: the simulated npu driver and its PyTorch glue";
   m.attr("_torch_version_built") = TORCH_VERSION_MAJOR * 10000 + TORCH_VERSION_MINOR * 100 + TORCH_VERSION_PATCH;
 
-  m.def("_register_hccl", [](py::module& target) { bindings::registerHccl(target); },
-        "Defines ProcessGroupHCCL in `target` (after torch.distributed is imported).");
+  m.def(
+      "_register_hccl", [](py::module& target) { bindings::registerHccl(target); },
+      "Defines ProcessGroupHCCL in `target` (after torch.distributed is imported).");
   bindings::registerHcclWatchdog(m);
   bindings::registerLifecycle(m);
   bindings::registerFaultInject(m);
@@ -176,7 +177,8 @@ PYBIND11_MODULE(_C, m) {
           d["physical_id"] = p.physical_id;
           return d;
         }));
-  m.def("_device_of_ptr", [](uintptr_t ptr) { return driver::getDriver().deviceFromPtr(reinterpret_cast<void*>(ptr)); });
+  m.def("_device_of_ptr",
+        [](uintptr_t ptr) { return driver::getDriver().deviceFromPtr(reinterpret_cast<void*>(ptr)); });
 
   m.def("_memory_stats", translated([](int device) {
           auto st = core::npuAllocator().getDeviceStats(c10::DeviceIndex(device));
@@ -200,16 +202,18 @@ PYBIND11_MODULE(_C, m) {
           d["oversize_segments"] = stat(st.oversize_segments);
           return d;
         }));
-  m.def("_reset_peak_memory_stats", translated([](int device) { core::npuAllocator().resetPeakStats(c10::DeviceIndex(device)); }));
-  m.def("_reset_accumulated_memory_stats", translated([](int device) {
-          core::npuAllocator().resetAccumulatedStats(c10::DeviceIndex(device));
-        }));
+  m.def("_reset_peak_memory_stats",
+        translated([](int device) { core::npuAllocator().resetPeakStats(c10::DeviceIndex(device)); }));
+  m.def("_reset_accumulated_memory_stats",
+        translated([](int device) { core::npuAllocator().resetAccumulatedStats(c10::DeviceIndex(device)); }));
   m.def("_empty_cache", translated([] { core::npuAllocator().emptyCache(); }));
   // Benchmark hook: mean nanoseconds of one allocate + free pair of `nbytes`
   // on the current npu, measured inside the extension (no Python, no ATen).
   m.def("_bench_allocator", translated([](size_t nbytes, int64_t iters) {
           c10::DeviceIndex d = core::currentDevice();
-          { c10::DataPtr warm = core::npuAllocator().allocateOn(d, nbytes); }
+          {
+            c10::DataPtr warm = core::npuAllocator().allocateOn(d, nbytes);
+          }
           auto t0 = std::chrono::steady_clock::now();
           for (int64_t i = 0; i < iters; ++i) {
             c10::DataPtr p = core::npuAllocator().allocateOn(d, nbytes);
@@ -352,5 +356,4 @@ PYBIND11_MODULE(_C, m) {
           core::launchDeferred(s, [fn = std::move(fn)] { fn(); });
         }),
         py::arg("stream_id"), py::arg("device"), py::arg("fn"));
-
 }

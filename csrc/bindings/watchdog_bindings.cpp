@@ -87,8 +87,9 @@ py::dict statsSnapshot() {
 
 void registerHcclWatchdog(py::module& m) {
   FlightRecorder::setFrameCapture(&capturePythonFrames);
-  m.def("_hccl_stats", [] { return statsSnapshot(); },
-        "Snapshot of the hccl backend's per-group counters (see docs/metrics.md).");
+  m.def(
+      "_hccl_stats", [] { return statsSnapshot(); },
+      "Snapshot of the hccl backend's per-group counters (see docs/metrics.md).");
   m.def(
       "_hccl_flight_recorder_pickle",
       [] {

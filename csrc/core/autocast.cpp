@@ -9,13 +9,13 @@ namespace npudist::core {
 namespace {
 
 using at::Tensor;
+using at::autocast::CastPolicy;
 using c10::IntArrayRef;
 using c10::Scalar;
 using c10::ScalarType;
 using c10::SymInt;
 using c10::SymIntArrayRef;
 using std::optional;
-using at::autocast::CastPolicy;
 
 #define NPU_LOWER_PRECISION(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, lower_precision_fp)
 #define NPU_FP32(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32)

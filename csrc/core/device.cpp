@@ -76,8 +76,8 @@ void checkDeviceIndex(c10::DeviceIndex index) {
   // RuntimeError, as CUDA's "invalid device ordinal" and torch_npu's invalid device ID are
   TORCH_CHECK(n > 0, "no npu device is visible (ASCEND_RT_VISIBLE_DEVICES is set but empty)");
   TORCH_CHECK(index >= 0 && index < n, "npu device index ", int(index), " is out of range: ", int(n),
-                    " npu device(s) are visible, valid indices are 0..", int(n) - 1,
-                    " (ASCEND_RT_VISIBLE_DEVICES and NPUDIST_DEVICE_COUNT decide which)");
+              " npu device(s) are visible, valid indices are 0..", int(n) - 1,
+              " (ASCEND_RT_VISIBLE_DEVICES and NPUDIST_DEVICE_COUNT decide which)");
 }
 
 c10::Device npuDevice(c10::DeviceIndex index) { return c10::Device(c10::DeviceType::PrivateUse1, index); }

@@ -92,8 +92,8 @@ const Spec* nextAllocation() {
 bool oomImpl(int device, size_t nbytes) {
   const Spec* sp = nextAllocation();
   if (!sp) return false;
-  announce(*sp, "npu allocation #" + std::to_string(sp->alloc) + " (" + std::to_string(nbytes) + " bytes on npu:" +
-                    std::to_string(device) + ") fails as out of memory");
+  announce(*sp, "npu allocation #" + std::to_string(sp->alloc) + " (" + std::to_string(nbytes) +
+                    " bytes on npu:" + std::to_string(device) + ") fails as out of memory");
   return true;
 }
 

@@ -19,12 +19,12 @@ enum class Kind { kHang, kKill, kSlow, kOom, kStoreDown, kPartition };
 
 struct Spec {
   Kind kind = Kind::kHang;
-  std::string text;          // the spec as written, for messages
-  int64_t collective = 0;    // hang: the Nth collective; partition: from the Nth on (1 if 0)
-  int64_t every = 1;         // slow: every Nth collective
-  int64_t delay_ms = 0;      // slow
-  int64_t alloc = 0;         // oom: the Nth npu allocation
-  double after_s = 0;        // store_down: seconds after configure()
+  std::string text;            // the spec as written, for messages
+  int64_t collective = 0;      // hang: the Nth collective; partition: from the Nth on (1 if 0)
+  int64_t every = 1;           // slow: every Nth collective
+  int64_t delay_ms = 0;        // slow
+  int64_t alloc = 0;           // oom: the Nth npu allocation
+  double after_s = 0;          // store_down: seconds after configure()
   std::vector<int64_t> peers;  // partition: global ranks
 };
 
@@ -40,9 +40,9 @@ inline bool active() { return g_active.load(std::memory_order_relaxed); }
 
 // What happens to the collective about to run.
 struct CollectiveFault {
-  uint64_t ordinal = 0;            // this process's collective count, from 1
-  const Spec* hang = nullptr;      // never join it
-  int64_t delay_ms = 0;            // start this late
+  uint64_t ordinal = 0;        // this process's collective count, from 1
+  const Spec* hang = nullptr;  // never join it
+  int64_t delay_ms = 0;        // start this late
 };
 // Counts one collective (all groups of the process, in the order they run).
 CollectiveFault nextCollective();

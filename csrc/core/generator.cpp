@@ -48,7 +48,8 @@ void NpuGeneratorImpl::set_state(const c10::TensorImpl& new_state) {
   TORCH_CHECK(new_state.dtype() == caffe2::TypeMeta::Make<uint8_t>() && new_state.numel() == kStateSize,
               "npu RNG state must be a torch.uint8 tensor of ", kStateSize, " bytes (seed, offset), got ",
               new_state.numel(), " elements of ", new_state.dtype().name());
-  TORCH_CHECK(new_state.device().is_cpu() && new_state.is_contiguous(), "npu RNG state must be a contiguous cpu tensor");
+  TORCH_CHECK(new_state.device().is_cpu() && new_state.is_contiguous(),
+              "npu RNG state must be a contiguous cpu tensor");
   uint64_t seed;
   int64_t offset;
   const auto* bytes = static_cast<const uint8_t*>(new_state.data());

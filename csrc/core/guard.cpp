@@ -32,9 +32,7 @@ void NpuGuardImpl::setDevice(c10::Device d) const {
   core::setDevice(d.index());
 }
 
-void NpuGuardImpl::uncheckedSetDevice(c10::Device d) const noexcept {
-  (void)drv().setDevice(d.index());
-}
+void NpuGuardImpl::uncheckedSetDevice(c10::Device d) const noexcept { (void)drv().setDevice(d.index()); }
 
 // A device without an index means the current npu, as for CUDA.
 c10::Stream NpuGuardImpl::getStream(c10::Device d) const { return currentStream(indexOf(d)); }
@@ -57,8 +55,8 @@ c10::DeviceCapability NpuGuardImpl::getDeviceCapability(c10::Device d) const {
 
 void NpuGuardImpl::record(void** event, const c10::Stream& stream, const c10::DeviceIndex device_index,
                           const c10::EventFlag flag) const {
-  TORCH_CHECK(device_index == -1 || device_index == stream.device_index(), "event device index ",
-              int(device_index), " does not match the recording stream's device ", int(stream.device_index()));
+  TORCH_CHECK(device_index == -1 || device_index == stream.device_index(), "event device index ", int(device_index),
+              " does not match the recording stream's device ", int(stream.device_index()));
   if (!*event) {
     // As CUDA: PYTORCH_DEFAULT events do not time, BACKEND_DEFAULT ones do
     // (torch.Event(enable_timing=True) asks for BACKEND_DEFAULT).

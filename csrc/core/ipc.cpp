@@ -146,8 +146,8 @@ void releaseImport(void* raw) {
 }  // namespace
 
 ExportedStorage exportStorage(const c10::Storage& storage) {
-  TORCH_CHECK(storage.device_type() == c10::DeviceType::PrivateUse1, "npu IPC: exportStorage needs an npu storage, got ",
-              storage.device());
+  TORCH_CHECK(storage.device_type() == c10::DeviceType::PrivateUse1,
+              "npu IPC: exportStorage needs an npu storage, got ", storage.device());
   TORCH_CHECK(storage.nbytes() > 0 && storage.data(), "npu IPC: an empty storage has no memory to share");
   ExportedStorage out;
   int device = -1, fd = -1;

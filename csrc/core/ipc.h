@@ -19,14 +19,14 @@ namespace npudist::core::ipc {
 
 struct ExportedStorage {
   int64_t device = 0;
-  int mem_fd = -1;                                   // owned by the driver: dup before passing on
-  std::vector<std::pair<size_t, size_t>> extents;    // (file offset, bytes) of the mapped range
-  size_t offset = 0;                                 // storage start inside the mapped range
+  int mem_fd = -1;                                 // owned by the driver: dup before passing on
+  std::vector<std::pair<size_t, size_t>> extents;  // (file offset, bytes) of the mapped range
+  size_t offset = 0;                               // storage start inside the mapped range
   size_t nbytes = 0;
-  int counter_fd = -1;                               // owned by this module: dup before passing on
-  uint64_t counter_token = 0;                        // identifies the counter file (random)
-  int64_t slot = 0;                                  // this storage's counter in that file
-  uint64_t entry_id = 0;                             // unique per exported storage in this process
+  int counter_fd = -1;         // owned by this module: dup before passing on
+  uint64_t counter_token = 0;  // identifies the counter file (random)
+  int64_t slot = 0;            // this storage's counter in that file
+  uint64_t entry_id = 0;       // unique per exported storage in this process
 };
 
 // Exports `storage` (npu, non-empty) and counts one more consumer reference.

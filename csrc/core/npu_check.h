@@ -12,9 +12,9 @@ namespace npudist::core {
 
 }  // namespace npudist::core
 
-#define NPU_CHECK(expr)                                                    \
-  do {                                                                     \
-    ::npudist::driver::Error npu_err_ = (expr);                            \
-    if (C10_UNLIKELY(npu_err_ != ::npudist::driver::Error::kSuccess))      \
-      ::npudist::core::throwDriverError(npu_err_, #expr);                  \
+#define NPU_CHECK(expr)                                               \
+  do {                                                                \
+    ::npudist::driver::Error npu_err_ = (expr);                       \
+    if (C10_UNLIKELY(npu_err_ != ::npudist::driver::Error::kSuccess)) \
+      ::npudist::core::throwDriverError(npu_err_, #expr);             \
   } while (0)

@@ -28,7 +28,6 @@ namespace {
 
 C10_REGISTER_GUARD_IMPL(PrivateUse1, NpuGuardImpl);
 
-
 struct Registrar {
   Registrar() {
     static NpuHooks hooks;
@@ -79,9 +78,7 @@ TORCH_LIBRARY_IMPL(aten, Negative, m) {
   m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
 }
 
-TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&npuFallback>());
-}
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&npuFallback>()); }
 
 // Quantized npu tensors (quantize_per_tensor on npu, q.to("npu")) run QuantizedCPU kernels, as
 // QuantizedCUDA runs CUDA ones; without this they would lose their quantizer.
@@ -95,13 +92,47 @@ TORCH_LIBRARY_IMPL(_, QuantizedPrivateUse1, m) {
 // The list is what torch 2.13 registers for both keys
 // (torch._C._dispatch_get_registrations_for_dispatch_key).
 TORCH_LIBRARY_IMPL(aten, QuantizedPrivateUse1, m) {
-  for (const char* name :
-       {"_upsample_nearest_exact2d", "_upsample_nearest_exact3d", "avg_pool2d", "avg_pool3d", "cat", "clamp", "clone",
-        "empty_like", "eq.Scalar", "eq.Tensor", "ge.Scalar", "ge.Tensor", "gelu", "gelu_", "gt.Scalar", "gt.Tensor",
-        "hardsigmoid", "index.Tensor", "le.Scalar", "le.Tensor", "leaky_relu", "leaky_relu_", "lt.Scalar", "lt.Tensor",
-        "max.dim", "mean.dim", "min.dim", "ne.Scalar", "ne.Tensor", "sigmoid", "sort.stable", "squeeze", "squeeze.dim",
-        "squeeze.dims", "tanh", "threshold", "topk", "unsqueeze", "upsample_bilinear2d", "upsample_nearest2d",
-        "upsample_nearest3d"}) {
+  for (const char* name : {"_upsample_nearest_exact2d",
+                           "_upsample_nearest_exact3d",
+                           "avg_pool2d",
+                           "avg_pool3d",
+                           "cat",
+                           "clamp",
+                           "clone",
+                           "empty_like",
+                           "eq.Scalar",
+                           "eq.Tensor",
+                           "ge.Scalar",
+                           "ge.Tensor",
+                           "gelu",
+                           "gelu_",
+                           "gt.Scalar",
+                           "gt.Tensor",
+                           "hardsigmoid",
+                           "index.Tensor",
+                           "le.Scalar",
+                           "le.Tensor",
+                           "leaky_relu",
+                           "leaky_relu_",
+                           "lt.Scalar",
+                           "lt.Tensor",
+                           "max.dim",
+                           "mean.dim",
+                           "min.dim",
+                           "ne.Scalar",
+                           "ne.Tensor",
+                           "sigmoid",
+                           "sort.stable",
+                           "squeeze",
+                           "squeeze.dim",
+                           "squeeze.dims",
+                           "tanh",
+                           "threshold",
+                           "topk",
+                           "unsqueeze",
+                           "upsample_bilinear2d",
+                           "upsample_nearest2d",
+                           "upsample_nearest3d"}) {
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&npuQuantizedFallback>());
   }
   // Copies between quantized npu and cpu tensors, or within npu: memcpy, as for any npu tensor.

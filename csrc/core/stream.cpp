@@ -184,7 +184,9 @@ void forEachCreatedStream(F&& f) {
 // In a forked child the workers do not exist and their queues belong to the
 // parent (the child cannot use npu: isInBadFork). Forget them, so neither an
 // exit-time shutdown nor a stream's destruction joins a thread of another process.
-void forgetWorkersInChild() { forEachCreatedStream([](driver::Stream s) { s->forgetAfterFork(); }); }
+void forgetWorkersInChild() {
+  forEachCreatedStream([](driver::Stream s) { s->forgetAfterFork(); });
+}
 [[maybe_unused]] const int g_stream_atfork = pthread_atfork(nullptr, nullptr, &forgetWorkersInChild);
 }  // namespace
 

@@ -17,8 +17,8 @@ constexpr size_t kGiB = size_t(1) << 30;
 constexpr int kDefaultDeviceCount = 8;
 constexpr int kMaxDeviceCount = 64;
 constexpr size_t kMaxDefaultMemory = 64 * kGiB;
-constexpr size_t kMinMemory = size_t(2) << 20;   // the driver's granularity
-constexpr size_t kMaxMemory = 4096 * kGiB;       // 4 TiB: keeps every device's window in the address space
+constexpr size_t kMinMemory = size_t(2) << 20;  // the driver's granularity
+constexpr size_t kMaxMemory = 4096 * kGiB;      // 4 TiB: keeps every device's window in the address space
 // Mappings up to this size are backed by 2 MiB pages by default: covers the caching allocator's
 // 20 MiB large-pool segments, expandable segments' 2 MiB granules and tensors of up to 64 MiB,
 // while a huge, possibly never-touched allocation is not committed up front.
@@ -109,9 +109,12 @@ ClusterConfig load() {
       bool is_int = parseInt(item, &id);
       if (!is_int || id < 0 || id >= cfg.physical_device_count || seen.count(int(id))) {
         err << "ASCEND_RT_VISIBLE_DEVICES='" << v << "' is invalid: entry '" << trim(item) << "' ";
-        if (!is_int) err << "is not a device id";
-        else if (seen.count(int(id))) err << "is listed twice";
-        else err << "is not a device of this host (ids 0.." << cfg.physical_device_count - 1 << ")";
+        if (!is_int)
+          err << "is not a device id";
+        else if (seen.count(int(id)))
+          err << "is listed twice";
+        else
+          err << "is not a device of this host (ids 0.." << cfg.physical_device_count - 1 << ")";
         err << "; give distinct comma-separated ids such as 0,1,2,3";
         cfg.error = err.str();
         return cfg;
@@ -143,11 +146,16 @@ bool parseMemorySize(const std::string& text, size_t* bytes, std::string* error)
   std::string unit = trim(t.substr(i));
   std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::tolower(c); });
   double mult;
-  if (unit.empty() || unit == "b") mult = 1;
-  else if (unit == "k" || unit == "kb" || unit == "kib") mult = 1024.0;
-  else if (unit == "m" || unit == "mb" || unit == "mib") mult = 1024.0 * 1024;
-  else if (unit == "g" || unit == "gb" || unit == "gib") mult = double(kGiB);
-  else if (unit == "t" || unit == "tb" || unit == "tib") mult = double(kGiB) * 1024;
+  if (unit.empty() || unit == "b")
+    mult = 1;
+  else if (unit == "k" || unit == "kb" || unit == "kib")
+    mult = 1024.0;
+  else if (unit == "m" || unit == "mb" || unit == "mib")
+    mult = 1024.0 * 1024;
+  else if (unit == "g" || unit == "gb" || unit == "gib")
+    mult = double(kGiB);
+  else if (unit == "t" || unit == "tb" || unit == "tib")
+    mult = double(kGiB) * 1024;
   else {
     *error = "unknown unit '" + unit + "'";
     return false;

@@ -17,10 +17,10 @@ namespace npudist::driver {
 
 struct ClusterConfig {
   int physical_device_count = 0;
-  size_t device_memory = 0;         // bytes per device
-  size_t huge_page_max = 0;         // mappings up to this size get 2 MiB pages (0: never)
-  std::vector<int> visible;         // logical index -> physical id
-  std::string error;                // non-empty when the environment is invalid
+  size_t device_memory = 0;  // bytes per device
+  size_t huge_page_max = 0;  // mappings up to this size get 2 MiB pages (0: never)
+  std::vector<int> visible;  // logical index -> physical id
+  std::string error;         // non-empty when the environment is invalid
 };
 
 // Parses the environment once; the result is cached for the process.

@@ -19,15 +19,15 @@ namespace npudist::driver {
 
 enum class Error : int {
   kSuccess = 0,
-  kInvalidValue,      // bad argument (size, pointer, flag)
-  kInvalidDevice,     // device index out of range of the visible devices
-  kInvalidConfig,     // NPUDIST_* / ASCEND_RT_VISIBLE_DEVICES could not be used
-  kOutOfMemory,       // physical capacity of the device exhausted
-  kOutOfAddressSpace, // the device's virtual address window is full
-  kInvalidHandle,     // unknown stream / event / physical handle / mapping
-  kNotReady,          // query: work still pending
-  kEventNotTimed,     // elapsed time asked of an event created without timing
-  kSystem,            // an OS call failed (errno in the message)
+  kInvalidValue,       // bad argument (size, pointer, flag)
+  kInvalidDevice,      // device index out of range of the visible devices
+  kInvalidConfig,      // NPUDIST_* / ASCEND_RT_VISIBLE_DEVICES could not be used
+  kOutOfMemory,        // physical capacity of the device exhausted
+  kOutOfAddressSpace,  // the device's virtual address window is full
+  kInvalidHandle,      // unknown stream / event / physical handle / mapping
+  kNotReady,           // query: work still pending
+  kEventNotTimed,      // elapsed time asked of an event created without timing
+  kSystem,             // an OS call failed (errno in the message)
 };
 
 const char* errorName(Error e);

@@ -41,23 +41,31 @@ Error fail(Error e, const std::string& msg) {
   t_last_error = msg;
   return e;
 }
-Error failErrno(const std::string& what) {
-  return fail(Error::kSystem, what + ": " + std::strerror(errno));
-}
+Error failErrno(const std::string& what) { return fail(Error::kSystem, what + ": " + std::strerror(errno)); }
 }  // namespace
 
 const char* errorName(Error e) {
   switch (e) {
-    case Error::kSuccess: return "success";
-    case Error::kInvalidValue: return "invalid value";
-    case Error::kInvalidDevice: return "invalid device";
-    case Error::kInvalidConfig: return "invalid configuration";
-    case Error::kOutOfMemory: return "out of memory";
-    case Error::kOutOfAddressSpace: return "out of address space";
-    case Error::kInvalidHandle: return "invalid handle";
-    case Error::kNotReady: return "not ready";
-    case Error::kEventNotTimed: return "event not created with timing";
-    case Error::kSystem: return "system error";
+    case Error::kSuccess:
+      return "success";
+    case Error::kInvalidValue:
+      return "invalid value";
+    case Error::kInvalidDevice:
+      return "invalid device";
+    case Error::kInvalidConfig:
+      return "invalid configuration";
+    case Error::kOutOfMemory:
+      return "out of memory";
+    case Error::kOutOfAddressSpace:
+      return "out of address space";
+    case Error::kInvalidHandle:
+      return "invalid handle";
+    case Error::kNotReady:
+      return "not ready";
+    case Error::kEventNotTimed:
+      return "event not created with timing";
+    case Error::kSystem:
+      return "system error";
   }
   return "unknown error";
 }
@@ -65,7 +73,8 @@ const char* errorName(Error e) {
 const std::string& lastErrorMessage() { return t_last_error; }
 
 Error Driver::unsupported(const char* call) {
-  return fail(Error::kInvalidValue, std::string(call) + ": this npu driver cannot share device memory between processes");
+  return fail(Error::kInvalidValue,
+              std::string(call) + ": this npu driver cannot share device memory between processes");
 }
 
 struct PhysicalChunk {
@@ -87,15 +96,15 @@ struct DeviceMemory {
   std::mutex mutex;
   char* base = nullptr;  // address window
   size_t window = 0;
-  int fd = -1;           // physical memory
+  int fd = -1;  // physical memory
   size_t capacity = 0;
-  size_t used = 0;       // physical bytes handed out
+  size_t used = 0;  // physical bytes handed out
   RangeAllocator addresses;
   RangeAllocator file;
   std::map<char*, size_t> reservations;  // start -> size
   std::map<char*, Mapping> mappings;     // start -> mapping
   std::unordered_set<PhysicalChunk*> chunks;
-  std::map<char*, size_t> imports;       // start -> size, ranges mapped from other processes' files
+  std::map<char*, size_t> imports;  // start -> size, ranges mapped from other processes' files
 };
 
 class HostDriver final : public Driver {
@@ -113,9 +122,12 @@ class HostDriver final : public Driver {
     if (device < 0 || device >= n) {
       std::ostringstream os;
       os << "npu device index " << device << " is out of range: ";
-      if (n == 0) os << "no npu is visible (ASCEND_RT_VISIBLE_DEVICES is empty)";
-      else os << n << " npu device(s) are visible, valid indices are 0.." << n - 1;
-      if (n < cfg_.physical_device_count) os << " (ASCEND_RT_VISIBLE_DEVICES narrows the " << cfg_.physical_device_count << " devices of this host)";
+      if (n == 0)
+        os << "no npu is visible (ASCEND_RT_VISIBLE_DEVICES is empty)";
+      else
+        os << n << " npu device(s) are visible, valid indices are 0.." << n - 1;
+      if (n < cfg_.physical_device_count)
+        os << " (ASCEND_RT_VISIBLE_DEVICES narrows the " << cfg_.physical_device_count << " devices of this host)";
       return fail(Error::kInvalidDevice, os.str());
     }
     return Error::kSuccess;
@@ -195,8 +207,8 @@ class HostDriver final : public Driver {
     size_t off;
     if (!m.addresses.allocate(size, &off)) {
       std::ostringstream os;
-      os << "npu " << device << ": no free address range of " << size << " bytes in the device's "
-         << m.window << "-byte window";
+      os << "npu " << device << ": no free address range of " << size << " bytes in the device's " << m.window
+         << "-byte window";
       return fail(Error::kOutOfAddressSpace, os.str());
     }
     m.reservations[m.base + off] = size;
@@ -229,8 +241,8 @@ class HostDriver final : public Driver {
     size_t off;
     if (m.used + size > m.capacity || !m.file.allocate(size, &off)) {
       std::ostringstream os;
-      os << "npu " << device << ": cannot allocate " << size << " bytes of physical memory; " << m.used
-         << " of " << m.capacity << " bytes are in use (NPUDIST_DEVICE_MEMORY sets the capacity)";
+      os << "npu " << device << ": cannot allocate " << size << " bytes of physical memory; " << m.used << " of "
+         << m.capacity << " bytes are in use (NPUDIST_DEVICE_MEMORY sets the capacity)";
       return fail(Error::kOutOfMemory, os.str());
     }
     m.used += size;
@@ -261,25 +273,25 @@ class HostDriver final : public Driver {
     if (!m) return fail(Error::kInvalidHandle, "mapMem: unknown physical handle");
     auto p = static_cast<char*>(ptr);
     {
-    std::lock_guard<std::mutex> g(m->mutex);
-    if (!m->chunks.count(chunk)) return fail(Error::kInvalidHandle, "mapMem: unknown physical handle");
-    if (size == 0 || size % kGranularity || offset % kGranularity || offset + size > chunk->size)
-      return fail(Error::kInvalidValue, "mapMem: size/offset must be granularity multiples inside the chunk");
-    auto res = m->reservations.upper_bound(p);
-    if (res == m->reservations.begin() || (--res, p + size > res->first + res->second))
-      return fail(Error::kInvalidValue, "mapMem: range is not inside a reservation of the chunk's device");
-    auto next = m->mappings.lower_bound(p);
-    bool overlaps = (next != m->mappings.end() && next->first < p + size);
-    if (next != m->mappings.begin()) {
-      auto prev = std::prev(next);
-      overlaps = overlaps || prev->first + prev->second.size > p;
-    }
-    if (overlaps) return fail(Error::kInvalidValue, "mapMem: range overlaps an existing mapping");
-    void* got = mmap(p, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, m->fd,
-                     off_t(chunk->file_offset + offset));
-    if (got == MAP_FAILED) return failErrno("mapMem: mmap");
-    m->mappings[p] = Mapping{size, chunk, offset};
-    chunk->map_count++;
+      std::lock_guard<std::mutex> g(m->mutex);
+      if (!m->chunks.count(chunk)) return fail(Error::kInvalidHandle, "mapMem: unknown physical handle");
+      if (size == 0 || size % kGranularity || offset % kGranularity || offset + size > chunk->size)
+        return fail(Error::kInvalidValue, "mapMem: size/offset must be granularity multiples inside the chunk");
+      auto res = m->reservations.upper_bound(p);
+      if (res == m->reservations.begin() || (--res, p + size > res->first + res->second))
+        return fail(Error::kInvalidValue, "mapMem: range is not inside a reservation of the chunk's device");
+      auto next = m->mappings.lower_bound(p);
+      bool overlaps = (next != m->mappings.end() && next->first < p + size);
+      if (next != m->mappings.begin()) {
+        auto prev = std::prev(next);
+        overlaps = overlaps || prev->first + prev->second.size > p;
+      }
+      if (overlaps) return fail(Error::kInvalidValue, "mapMem: range overlaps an existing mapping");
+      void* got =
+          mmap(p, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, m->fd, off_t(chunk->file_offset + offset));
+      if (got == MAP_FAILED) return failErrno("mapMem: mmap");
+      m->mappings[p] = Mapping{size, chunk, offset};
+      chunk->map_count++;
     }
     if (size <= cfg_.huge_page_max) useHugePages(p, size);
     return Error::kSuccess;
@@ -324,8 +336,9 @@ class HostDriver final : public Driver {
     for (; at < end; ++it) {
       // Every granule of the range must be mapped from this device's file.
       if (it == m.mappings.end() || it->first > at || it->first + it->second.size <= at)
-        return fail(Error::kInvalidValue, "exportMem: the range is not entirely mapped device memory (imported "
-                                          "memory cannot be exported again; send the original tensor)");
+        return fail(Error::kInvalidValue,
+                    "exportMem: the range is not entirely mapped device memory (imported "
+                    "memory cannot be exported again; send the original tensor)");
       size_t in_mapping = size_t(at - it->first);
       size_t len = std::min(size_t(end - at), it->second.size - in_mapping);
       size_t file_off = it->second.chunk->file_offset + it->second.chunk_offset + in_mapping;
@@ -354,8 +367,9 @@ class HostDriver final : public Driver {
     std::lock_guard<std::mutex> g(m.mutex);
     size_t off;
     if (!m.addresses.allocate(total, &off))
-      return fail(Error::kOutOfAddressSpace, "importMem: npu " + std::to_string(device) + " has no free address range of " +
-                                                 std::to_string(total) + " bytes for imported memory");
+      return fail(Error::kOutOfAddressSpace, "importMem: npu " + std::to_string(device) +
+                                                 " has no free address range of " + std::to_string(total) +
+                                                 " bytes for imported memory");
     char* base = m.base + off;
     char* at = base;
     for (const MemExtent& x : extents) {
@@ -460,7 +474,8 @@ class HostDriver final : public Driver {
     }
     if (start->device != end->device)
       return fail(Error::kInvalidValue, "elapsed_time: the events were recorded on different npus (" +
-                                            std::to_string(start->device) + " and " + std::to_string(end->device) + ")");
+                                            std::to_string(start->device) + " and " + std::to_string(end->device) +
+                                            ")");
     if (!start->complete() || !end->complete())
       return fail(Error::kNotReady, "elapsed_time: an event has not completed yet; synchronize it first");
     *ms = float(double(end->completionNs() - start->completionNs()) / 1e6);
@@ -494,7 +509,8 @@ class HostDriver final : public Driver {
     if (raw == MAP_FAILED) {
       close(fd);
       return failErrno("reserving the " + std::to_string(window >> 20) + " MiB address window of npu " +
-                       std::to_string(device) + " (NPUDIST_DEVICE_MEMORY x devices in use exceeds this process's "
+                       std::to_string(device) +
+                       " (NPUDIST_DEVICE_MEMORY x devices in use exceeds this process's "
                        "address space; lower NPUDIST_DEVICE_MEMORY)");
     }
     char* base = reinterpret_cast<char*>(roundUp(reinterpret_cast<uintptr_t>(raw), kGranularity));

@@ -82,11 +82,11 @@ struct npudist::driver::StreamObject {
   // joined, or, in a forked child where it does not exist, forgotten.
   std::deque<TaskPtr> queue;  // guarded by mutex
   std::condition_variable queue_cv;
-  std::thread worker;          // guarded by mutex
-  int worker_pid = 0;          // process that started `worker`
-  bool worker_running = false; // guarded by mutex; false once the loop returned
-  bool stopping = false;       // guarded by mutex: the worker returns once the queue is empty
-  bool closed = false;         // guarded by mutex: process shutdown; no worker is started any more
+  std::thread worker;           // guarded by mutex
+  int worker_pid = 0;           // process that started `worker`
+  bool worker_running = false;  // guarded by mutex; false once the loop returned
+  bool stopping = false;        // guarded by mutex: the worker returns once the queue is empty
+  bool closed = false;          // guarded by mutex: process shutdown; no worker is started any more
 
   TaskPtr enqueue(std::function<void()> fn, bool tolerate_failed_deps = false, std::function<void()> after = {});
   void addDependencies(const std::vector<TaskPtr>& tasks);

@@ -13,8 +13,16 @@ namespace {
 
 bool supportedDtype(c10::ScalarType t) {
   switch (t) {
-    case c10::kFloat: case c10::kDouble: case c10::kHalf: case c10::kBFloat16: case c10::kChar:
-    case c10::kShort: case c10::kInt: case c10::kLong: case c10::kByte: case c10::kBool:
+    case c10::kFloat:
+    case c10::kDouble:
+    case c10::kHalf:
+    case c10::kBFloat16:
+    case c10::kChar:
+    case c10::kShort:
+    case c10::kInt:
+    case c10::kLong:
+    case c10::kByte:
+    case c10::kBool:
       return true;
     default:
       return false;
@@ -27,7 +35,8 @@ std::string checkTensors(const std::vector<at::Tensor>& ts, const char* what) {
   for (size_t i = 0; i < ts.size(); ++i) {
     const at::Tensor& t = ts[i];
     if (!t.defined()) return c10::str(what, "[", i, "] is an undefined tensor");
-    if (t.layout() != c10::kStrided) return c10::str(what, "[", i, "] is a ", t.layout(), " tensor; hccl needs dense (strided) tensors");
+    if (t.layout() != c10::kStrided)
+      return c10::str(what, "[", i, "] is a ", t.layout(), " tensor; hccl needs dense (strided) tensors");
     if (!t.device().is_cpu() && !t.device().is_privateuseone())
       return c10::str(what, "[", i, "] is on ", t.device(), "; hccl takes npu or cpu tensors");
     if (!supportedDtype(t.scalar_type()))
@@ -35,10 +44,12 @@ std::string checkTensors(const std::vector<at::Tensor>& ts, const char* what) {
                       ", which hccl does not support (float32, float64, float16, bfloat16, int8, int16, int32, int64, "
                       "uint8, bool)");
     if (!t.is_contiguous() && at::has_internal_overlap(t) == at::MemOverlap::Yes)
-      return c10::str(what, "[", i, "] has elements that share memory (an expand()ed or stride-0 view); hccl needs "
+      return c10::str(what, "[", i,
+                      "] has elements that share memory (an expand()ed or stride-0 view); hccl needs "
                       "each element in its own memory: pass .contiguous() or .clone() of it");
     if (device && *device != t.device())
-      return c10::str(what, " mix devices (", *device, " and ", t.device(), "); put every tensor of a collective on one device");
+      return c10::str(what, " mix devices (", *device, " and ", t.device(),
+                      "); put every tensor of a collective on one device");
     device = t.device();
   }
   return "";
@@ -54,12 +65,18 @@ std::string checkSameDtype(const std::vector<at::Tensor>& a, const std::vector<a
 
 RedOp toRedOp(const c10d::ReduceOp& op, std::string* why) {
   switch (op.op_) {
-    case c10d::ReduceOp::SUM: return RedOp::kSum;
-    case c10d::ReduceOp::AVG: return RedOp::kAvg;
-    case c10d::ReduceOp::PRODUCT: return RedOp::kProduct;
-    case c10d::ReduceOp::MIN: return RedOp::kMin;
-    case c10d::ReduceOp::MAX: return RedOp::kMax;
-    case c10d::ReduceOp::PREMUL_SUM: return RedOp::kPremulSum;
+    case c10d::ReduceOp::SUM:
+      return RedOp::kSum;
+    case c10d::ReduceOp::AVG:
+      return RedOp::kAvg;
+    case c10d::ReduceOp::PRODUCT:
+      return RedOp::kProduct;
+    case c10d::ReduceOp::MIN:
+      return RedOp::kMin;
+    case c10d::ReduceOp::MAX:
+      return RedOp::kMax;
+    case c10d::ReduceOp::PREMUL_SUM:
+      return RedOp::kPremulSum;
     default:
       *why = "ReduceOp.BAND/BOR/BXOR are not supported by hccl (use SUM, AVG, PRODUCT, MIN, MAX or PREMUL_SUM)";
       return RedOp::kSum;
@@ -94,11 +111,20 @@ bool plainReduction(const std::vector<at::Tensor>& ts, const c10d::ReduceOp& op,
   const c10::ScalarType st = t.scalar_type();
   if (!supportedDtype(st)) return false;
   switch (op.op_) {
-    case c10d::ReduceOp::SUM: *out = RedOp::kSum; return true;
-    case c10d::ReduceOp::PRODUCT: *out = RedOp::kProduct; return true;
-    case c10d::ReduceOp::MIN: *out = RedOp::kMin; return true;
-    case c10d::ReduceOp::MAX: *out = RedOp::kMax; return true;
-    default: return false;  // AVG, PREMUL_SUM (floating only) and the unsupported ones
+    case c10d::ReduceOp::SUM:
+      *out = RedOp::kSum;
+      return true;
+    case c10d::ReduceOp::PRODUCT:
+      *out = RedOp::kProduct;
+      return true;
+    case c10d::ReduceOp::MIN:
+      *out = RedOp::kMin;
+      return true;
+    case c10d::ReduceOp::MAX:
+      *out = RedOp::kMax;
+      return true;
+    default:
+      return false;  // AVG, PREMUL_SUM (floating only) and the unsupported ones
   }
 }
 
@@ -112,7 +138,9 @@ std::string checkRoot(int64_t root, int size) {
 struct Dense {
   at::Tensor user, work;
   static Dense in(const at::Tensor& t) { return {t, t.is_contiguous() ? t : t.contiguous()}; }
-  static Dense out(const at::Tensor& t) { return {t, t.is_contiguous() ? t : at::empty_like(t, at::MemoryFormat::Contiguous)}; }
+  static Dense out(const at::Tensor& t) {
+    return {t, t.is_contiguous() ? t : at::empty_like(t, at::MemoryFormat::Contiguous)};
+  }
   void writeBack() {
     if (!work.is_same(user)) user.copy_(work);
   }
@@ -155,9 +183,9 @@ std::vector<at::Tensor> flat(const std::vector<std::vector<at::Tensor>>& v) {
 
 }  // namespace
 
-#define HCCL_REJECT_IF(op, expr)            \
-  do {                                      \
-    std::string why_ = (expr);              \
+#define HCCL_REJECT_IF(op, expr)              \
+  do {                                        \
+    std::string why_ = (expr);                \
     if (!why_.empty()) rejectInput(op, why_); \
   } while (0)
 
@@ -222,7 +250,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allreduce_coalesced(std::vector
                 });
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) {
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce(std::vector<at::Tensor>& tensors,
+                                                        const c10d::ReduceOptions& opts) {
   HCCL_REJECT_IF(Op::kReduce, tensors.size() == 1 ? "" : "reduce takes exactly one tensor per rank");
   HCCL_REJECT_IF(Op::kReduce, checkTensors(tensors, "tensor"));
   HCCL_REJECT_IF(Op::kReduce, checkRoot(opts.rootRank, size_));
@@ -241,8 +270,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce(std::vector<at::Tensor>&
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allgather(std::vector<std::vector<at::Tensor>>& outputs,
                                                            std::vector<at::Tensor>& inputs,
                                                            const c10d::AllgatherOptions& opts) {
-  HCCL_REJECT_IF(Op::kAllgather, inputs.size() == 1 && outputs.size() == 1 ? "" : "all_gather takes one input tensor and one output list per rank");
-  HCCL_REJECT_IF(Op::kAllgather, outputs[0].size() == size_t(size_) ? "" : c10::str("all_gather needs an output list of ", size_, " tensors (the group size), got ", outputs[0].size()));
+  HCCL_REJECT_IF(Op::kAllgather, inputs.size() == 1 && outputs.size() == 1
+                                     ? ""
+                                     : "all_gather takes one input tensor and one output list per rank");
+  HCCL_REJECT_IF(Op::kAllgather, outputs[0].size() == size_t(size_)
+                                     ? ""
+                                     : c10::str("all_gather needs an output list of ", size_,
+                                                " tensors (the group size), got ", outputs[0].size()));
   HCCL_REJECT_IF(Op::kAllgather, checkTensors(flat({inputs, outputs[0]}), "tensors"));
   HCCL_REJECT_IF(Op::kAllgather, checkSameDtype(inputs, outputs[0]));
   at::Tensor in = inputs[0];
@@ -250,7 +284,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allgather(std::vector<std::vect
   if (!sameNumel(outs)) {
     // Outputs of different sizes, one per rank's input (ProcessGroupNCCL runs these as one
     // broadcast per rank): each rank's input goes to outputs[rank] on every rank.
-    HCCL_REJECT_IF(Op::kAllgather, outs[size_t(rank_)].numel() == in.numel() ? "" : c10::str("all_gather output tensor ", rank_, " (this rank's) must have the input's ", in.numel(), " elements, got ", outs[size_t(rank_)].numel()));
+    HCCL_REJECT_IF(Op::kAllgather,
+                   outs[size_t(rank_)].numel() == in.numel()
+                       ? ""
+                       : c10::str("all_gather output tensor ", rank_, " (this rank's) must have the input's ",
+                                  in.numel(), " elements, got ", outs[size_t(rank_)].numel()));
     const int self = rank_;
     return submit(c10d::OpType::ALLGATHER, "all_gather", inputs, outs, opts.asyncOp, [in, outs, self](Engine& e) {
       for (int r = 0; r < int(outs.size()); ++r) {
@@ -262,7 +300,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allgather(std::vector<std::vect
     });
   }
   for (const auto& o : outs)
-    HCCL_REJECT_IF(Op::kAllgather, o.numel() == in.numel() ? "" : c10::str("all_gather output tensors must have the input's ", in.numel(), " elements, got ", o.numel()));
+    HCCL_REJECT_IF(Op::kAllgather, o.numel() == in.numel()
+                                       ? ""
+                                       : c10::str("all_gather output tensors must have the input's ", in.numel(),
+                                                  " elements, got ", o.numel()));
   return submit(c10d::OpType::ALLGATHER, "all_gather", inputs, outs, opts.asyncOp, [in, outs](Engine& e) {
     Dense di = Dense::in(in);
     DenseList dout = DenseList::out(outs);
@@ -275,7 +316,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::_allgather_base(at::Tensor& out
                                                                  const c10d::AllgatherOptions& opts) {
   HCCL_REJECT_IF(Op::kAllgather, checkTensors({input, output}, "input and output"));
   HCCL_REJECT_IF(Op::kAllgather, checkSameDtype({input}, {output}));
-  HCCL_REJECT_IF(Op::kAllgather, output.numel() == input.numel() * size_ ? "" : c10::str("all_gather_into_tensor: the output must have group size x input elements (", size_, " x ", input.numel(), "), got ", output.numel()));
+  HCCL_REJECT_IF(Op::kAllgather,
+                 output.numel() == input.numel() * size_
+                     ? ""
+                     : c10::str("all_gather_into_tensor: the output must have group size x input elements (", size_,
+                                " x ", input.numel(), "), got ", output.numel()));
   at::Tensor in = input, out = output;
   const int n = size_;
   return submit(c10d::OpType::_ALLGATHER_BASE, "all_gather_into_tensor", {input}, {output}, opts.asyncOp,
@@ -295,14 +340,24 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allgather_coalesced(std::vector
                                                                      std::vector<at::Tensor>& inputs,
                                                                      const c10d::AllgatherOptions& opts) {
   HCCL_REJECT_IF(Op::kAllgather, !inputs.empty() ? "" : "all_gather_coalesced needs at least one input tensor");
-  HCCL_REJECT_IF(Op::kAllgather, outputs.size() == size_t(size_) ? "" : c10::str("all_gather_coalesced needs one output list per rank (", size_, " lists, the group size), got ", outputs.size()));
+  HCCL_REJECT_IF(Op::kAllgather, outputs.size() == size_t(size_)
+                                     ? ""
+                                     : c10::str("all_gather_coalesced needs one output list per rank (", size_,
+                                                " lists, the group size), got ", outputs.size()));
   HCCL_REJECT_IF(Op::kAllgather, checkTensors(inputs, "input_tensor_list"));
   for (size_t r = 0; r < outputs.size(); ++r) {
-    HCCL_REJECT_IF(Op::kAllgather, outputs[r].size() == inputs.size() ? "" : c10::str("all_gather_coalesced: output list ", r, " has ", outputs[r].size(), " tensors; it needs one per input (", inputs.size(), ")"));
+    HCCL_REJECT_IF(Op::kAllgather, outputs[r].size() == inputs.size()
+                                       ? ""
+                                       : c10::str("all_gather_coalesced: output list ", r, " has ", outputs[r].size(),
+                                                  " tensors; it needs one per input (", inputs.size(), ")"));
     HCCL_REJECT_IF(Op::kAllgather, checkTensors(flat({inputs, outputs[r]}), "tensors"));
     HCCL_REJECT_IF(Op::kAllgather, checkSameDtype(inputs, outputs[r]));
     for (size_t i = 0; i < inputs.size(); ++i)
-      HCCL_REJECT_IF(Op::kAllgather, outputs[r][i].numel() == inputs[i].numel() ? "" : c10::str("all_gather_coalesced: output_tensor_lists[", r, "][", i, "] has ", outputs[r][i].numel(), " elements; input ", i, " has ", inputs[i].numel()));
+      HCCL_REJECT_IF(Op::kAllgather,
+                     outputs[r][i].numel() == inputs[i].numel()
+                         ? ""
+                         : c10::str("all_gather_coalesced: output_tensor_lists[", r, "][", i, "] has ",
+                                    outputs[r][i].numel(), " elements; input ", i, " has ", inputs[i].numel()));
   }
   auto ins = inputs;
   auto outs = outputs;
@@ -329,10 +384,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allgather_coalesced(std::vector
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
                                                                                  std::vector<at::Tensor>& inputs,
                                                                                  const c10d::AllgatherOptions& opts) {
-  HCCL_REJECT_IF(Op::kAllgather, outputs.size() == inputs.size() ? "" : "all_gather_into_tensor_coalesced needs one output per input");
+  HCCL_REJECT_IF(Op::kAllgather,
+                 outputs.size() == inputs.size() ? "" : "all_gather_into_tensor_coalesced needs one output per input");
   HCCL_REJECT_IF(Op::kAllgather, checkTensors(flat({inputs, outputs}), "tensors"));
   for (size_t i = 0; i < inputs.size(); ++i)
-    HCCL_REJECT_IF(Op::kAllgather, outputs[i].numel() == inputs[i].numel() * size_ ? "" : c10::str("output ", i, " must have group size x input elements"));
+    HCCL_REJECT_IF(Op::kAllgather, outputs[i].numel() == inputs[i].numel() * size_
+                                       ? ""
+                                       : c10::str("output ", i, " must have group size x input elements"));
   auto ins = inputs;
   auto outs = outputs;
   const int n = size_;
@@ -348,16 +406,21 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::allgather_into_tensor_coalesced
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::gather(std::vector<std::vector<at::Tensor>>& outputs,
-                                                        std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) {
+                                                        std::vector<at::Tensor>& inputs,
+                                                        const c10d::GatherOptions& opts) {
   HCCL_REJECT_IF(Op::kGather, checkRoot(opts.rootRank, size_));
   HCCL_REJECT_IF(Op::kGather, inputs.size() == 1 ? "" : "gather takes exactly one input tensor per rank");
   const bool is_root = rank_ == opts.rootRank;
   if (is_root) {
-    HCCL_REJECT_IF(Op::kGather, outputs.size() == 1 && outputs[0].size() == size_t(size_) ? "" : c10::str("gather: the root needs a gather_list of ", size_, " tensors"));
+    HCCL_REJECT_IF(Op::kGather, outputs.size() == 1 && outputs[0].size() == size_t(size_)
+                                    ? ""
+                                    : c10::str("gather: the root needs a gather_list of ", size_, " tensors"));
     for (const auto& o : outputs[0])
-      HCCL_REJECT_IF(Op::kGather, o.numel() == inputs[0].numel() ? "" : "gather_list tensors must have the input's size");
+      HCCL_REJECT_IF(Op::kGather,
+                     o.numel() == inputs[0].numel() ? "" : "gather_list tensors must have the input's size");
   } else {
-    HCCL_REJECT_IF(Op::kGather, outputs.empty() || outputs[0].empty() ? "" : "gather: only the root passes a gather_list");
+    HCCL_REJECT_IF(Op::kGather,
+                   outputs.empty() || outputs[0].empty() ? "" : "gather: only the root passes a gather_list");
   }
   std::vector<at::Tensor> outs = is_root ? outputs[0] : std::vector<at::Tensor>{};
   HCCL_REJECT_IF(Op::kGather, checkTensors(flat({inputs, outs}), "tensors"));
@@ -378,11 +441,15 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::scatter(std::vector<at::Tensor>
   HCCL_REJECT_IF(Op::kScatter, outputs.size() == 1 ? "" : "scatter takes exactly one output tensor per rank");
   const bool is_root = rank_ == opts.rootRank;
   if (is_root) {
-    HCCL_REJECT_IF(Op::kScatter, inputs.size() == 1 && inputs[0].size() == size_t(size_) ? "" : c10::str("scatter: the root needs a scatter_list of ", size_, " tensors"));
+    HCCL_REJECT_IF(Op::kScatter, inputs.size() == 1 && inputs[0].size() == size_t(size_)
+                                     ? ""
+                                     : c10::str("scatter: the root needs a scatter_list of ", size_, " tensors"));
     for (const auto& i : inputs[0])
-      HCCL_REJECT_IF(Op::kScatter, i.numel() == outputs[0].numel() ? "" : "scatter_list tensors must have the output's size");
+      HCCL_REJECT_IF(Op::kScatter,
+                     i.numel() == outputs[0].numel() ? "" : "scatter_list tensors must have the output's size");
   } else {
-    HCCL_REJECT_IF(Op::kScatter, inputs.empty() || inputs[0].empty() ? "" : "scatter: only the root passes a scatter_list");
+    HCCL_REJECT_IF(Op::kScatter,
+                   inputs.empty() || inputs[0].empty() ? "" : "scatter: only the root passes a scatter_list");
   }
   std::vector<at::Tensor> ins = is_root ? inputs[0] : std::vector<at::Tensor>{};
   HCCL_REJECT_IF(Op::kScatter, checkTensors(flat({ins, outputs}), "tensors"));
@@ -400,8 +467,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::scatter(std::vector<at::Tensor>
 c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce_scatter(std::vector<at::Tensor>& outputs,
                                                                 std::vector<std::vector<at::Tensor>>& inputs,
                                                                 const c10d::ReduceScatterOptions& opts) {
-  HCCL_REJECT_IF(Op::kReduceScatter, outputs.size() == 1 && inputs.size() == 1 ? "" : "reduce_scatter takes one output tensor and one input list per rank");
-  HCCL_REJECT_IF(Op::kReduceScatter, inputs[0].size() == size_t(size_) ? "" : c10::str("reduce_scatter needs an input list of ", size_, " tensors"));
+  HCCL_REJECT_IF(Op::kReduceScatter, outputs.size() == 1 && inputs.size() == 1
+                                         ? ""
+                                         : "reduce_scatter takes one output tensor and one input list per rank");
+  HCCL_REJECT_IF(Op::kReduceScatter, inputs[0].size() == size_t(size_)
+                                         ? ""
+                                         : c10::str("reduce_scatter needs an input list of ", size_, " tensors"));
   HCCL_REJECT_IF(Op::kReduceScatter, checkTensors(flat({outputs, inputs[0]}), "tensors"));
   HCCL_REJECT_IF(Op::kReduceScatter, checkSameDtype(outputs, inputs[0]));
   RedOp op;
@@ -413,7 +484,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce_scatter(std::vector<at::
     // Inputs of different sizes, one per rank's output (ProcessGroupNCCL runs these as one reduce
     // per rank): inputs[r] of every rank reduce into rank r's output. Non-root inputs are reduced
     // from a copy, so the caller's input list is left as it was.
-    HCCL_REJECT_IF(Op::kReduceScatter, ins[size_t(rank_)].numel() == out.numel() ? "" : c10::str("reduce_scatter input tensor ", rank_, " (this rank's) must have the output's ", out.numel(), " elements, got ", ins[size_t(rank_)].numel()));
+    HCCL_REJECT_IF(Op::kReduceScatter,
+                   ins[size_t(rank_)].numel() == out.numel()
+                       ? ""
+                       : c10::str("reduce_scatter input tensor ", rank_, " (this rank's) must have the output's ",
+                                  out.numel(), " elements, got ", ins[size_t(rank_)].numel()));
     const int self = rank_;
     return submit(c10d::OpType::REDUCE_SCATTER, "reduce_scatter", ins, outputs, opts.asyncOp,
                   [ins, out, op, rop, self](Engine& e) {
@@ -431,7 +506,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce_scatter(std::vector<at::
                   });
   }
   for (const auto& i : ins)
-    HCCL_REJECT_IF(Op::kReduceScatter, i.numel() == out.numel() ? "" : "reduce_scatter input tensors must have the output's size");
+    HCCL_REJECT_IF(Op::kReduceScatter,
+                   i.numel() == out.numel() ? "" : "reduce_scatter input tensors must have the output's size");
   return submit(c10d::OpType::REDUCE_SCATTER, "reduce_scatter", ins, outputs, opts.asyncOp,
                 [ins, out, op, rop](Engine& e) {
                   std::vector<at::Tensor> work;
@@ -446,7 +522,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::_reduce_scatter_base(at::Tensor
                                                                       const c10d::ReduceScatterOptions& opts) {
   HCCL_REJECT_IF(Op::kReduceScatter, checkTensors({input, output}, "input and output"));
   HCCL_REJECT_IF(Op::kReduceScatter, checkSameDtype({input}, {output}));
-  HCCL_REJECT_IF(Op::kReduceScatter, input.numel() == output.numel() * size_ ? "" : c10::str("reduce_scatter_tensor: the input must have group size x output elements (", size_, " x ", output.numel(), "), got ", input.numel()));
+  HCCL_REJECT_IF(Op::kReduceScatter,
+                 input.numel() == output.numel() * size_
+                     ? ""
+                     : c10::str("reduce_scatter_tensor: the input must have group size x output elements (", size_,
+                                " x ", output.numel(), "), got ", input.numel()));
   RedOp op;
   HCCL_REJECT_IF(Op::kReduceScatter, checkReduce(opts.reduceOp, output, &op));
   at::Tensor in = input, out = output;
@@ -461,14 +541,16 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::_reduce_scatter_base(at::Tensor
                 });
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
-                                                                                 std::vector<at::Tensor>& inputs,
-                                                                                 const c10d::ReduceScatterOptions& opts) {
-  HCCL_REJECT_IF(Op::kReduceScatter, outputs.size() == inputs.size() ? "" : "reduce_scatter_tensor_coalesced needs one output per input");
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::reduce_scatter_tensor_coalesced(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs, const c10d::ReduceScatterOptions& opts) {
+  HCCL_REJECT_IF(Op::kReduceScatter,
+                 outputs.size() == inputs.size() ? "" : "reduce_scatter_tensor_coalesced needs one output per input");
   HCCL_REJECT_IF(Op::kReduceScatter, checkTensors(flat({inputs, outputs}), "tensors"));
   RedOp op = RedOp::kSum;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    HCCL_REJECT_IF(Op::kReduceScatter, inputs[i].numel() == outputs[i].numel() * size_ ? "" : c10::str("input ", i, " must have group size x output elements"));
+    HCCL_REJECT_IF(Op::kReduceScatter, inputs[i].numel() == outputs[i].numel() * size_
+                                           ? ""
+                                           : c10::str("input ", i, " must have group size x output elements"));
     HCCL_REJECT_IF(Op::kReduceScatter, checkReduce(opts.reduceOp, outputs[i], &op));
   }
   auto ins = inputs;
@@ -493,15 +575,18 @@ std::string splitRows(const at::Tensor& t, const std::vector<int64_t>& splits, i
                       std::vector<int64_t>* rows) {
   const int64_t dim0 = t.dim() ? t.size(0) : t.numel();
   if (splits.empty()) {
-    if (dim0 % n != 0) return c10::str(what, " has ", dim0, " rows, not divisible by the group size ", n, "; pass split sizes");
+    if (dim0 % n != 0)
+      return c10::str(what, " has ", dim0, " rows, not divisible by the group size ", n, "; pass split sizes");
     rows->assign(size_t(n), dim0 / n);
     return "";
   }
-  if (splits.size() != size_t(n)) return c10::str(what, " split sizes have ", splits.size(), " entries; the group has ", n, " ranks");
+  if (splits.size() != size_t(n))
+    return c10::str(what, " split sizes have ", splits.size(), " entries; the group has ", n, " ranks");
   for (int64_t s : splits)
     if (s < 0) return c10::str(what, " split sizes must not be negative");
   if (std::accumulate(splits.begin(), splits.end(), int64_t(0)) != dim0)
-    return c10::str(what, " split sizes sum to ", std::accumulate(splits.begin(), splits.end(), int64_t(0)), " but dim 0 is ", dim0);
+    return c10::str(what, " split sizes sum to ", std::accumulate(splits.begin(), splits.end(), int64_t(0)),
+                    " but dim 0 is ", dim0);
   *rows = splits;
   return "";
 }
@@ -540,9 +625,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::alltoall_base(at::Tensor& outpu
                 });
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::alltoall(std::vector<at::Tensor>& outputs,
+                                                          std::vector<at::Tensor>& inputs,
                                                           const c10d::AllToAllOptions& opts) {
-  HCCL_REJECT_IF(Op::kAlltoall, inputs.size() == size_t(size_) && outputs.size() == size_t(size_) ? "" : c10::str("all_to_all needs ", size_, " input and output tensors (the group size)"));
+  HCCL_REJECT_IF(Op::kAlltoall,
+                 inputs.size() == size_t(size_) && outputs.size() == size_t(size_)
+                     ? ""
+                     : c10::str("all_to_all needs ", size_, " input and output tensors (the group size)"));
   HCCL_REJECT_IF(Op::kAlltoall, checkTensors(flat({inputs, outputs}), "tensors"));
   HCCL_REJECT_IF(Op::kAlltoall, checkSameDtype(inputs, outputs));
   auto ins = inputs;
@@ -560,8 +649,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::send(std::vector<at::Tensor>& t
   TORCH_CHECK_VALUE(tensors.size() == 1, "hccl send takes exactly one tensor");
   std::string why = checkTensors(tensors, "tensor");
   TORCH_CHECK_VALUE(why.empty(), "hccl send: ", why);
-  TORCH_CHECK_VALUE(dst >= 0 && dst < size_ && dst != rank_, "hccl send: invalid destination rank ", dst,
-                    " (group of ", size_, " ranks, this is rank ", rank_, ")");
+  TORCH_CHECK_VALUE(dst >= 0 && dst < size_ && dst != rank_, "hccl send: invalid destination rank ", dst, " (group of ",
+                    size_, " ranks, this is rank ", rank_, ")");
   P2PItem item{true, dst, tag, tensors[0].contiguous(), {}};
   if (coalescing_) {
     coalesced_p2p_.push_back(item);
@@ -607,20 +696,23 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::recvAnysource(std::vector<at::T
   TORCH_CHECK_VALUE(why.empty(), "hccl recv: ", why);
   TORCH_CHECK_VALUE(size_ > 1, "hccl recv from any source: group '", engine_->group_name,
                     "' has no other rank to receive from");
-  TORCH_CHECK_VALUE(!coalescing_, "hccl: a recv without src cannot be part of a batch (batch_isend_irecv and "
+  TORCH_CHECK_VALUE(!coalescing_,
+                    "hccl: a recv without src cannot be part of a batch (batch_isend_irecv and "
                     "coalescing need the source rank of every recv)");
   const Topology& topo = engine_->topo;
   TORCH_CHECK_VALUE(topo.singleHost() || topo.local_ranks.size() == 1, "hccl recv from any source in group '",
-                    engine_->group_name, "': the group has ranks on this host and on other hosts; receiving from "
+                    engine_->group_name,
+                    "': the group has ranks on this host and on other hosts; receiving from "
                     "any source is supported when all ranks share a host or all are on different hosts. Pass src=");
   at::Tensor t = tensors[0];
   at::Tensor dense = t.is_contiguous() ? t : at::empty_like(t, at::MemoryFormat::Contiguous);
   auto source = std::make_shared<std::atomic<int>>(-1);
-  auto work = submit(c10d::OpType::RECVANYSOURCE, "recv", {}, tensors, true, [t, dense, tag, source](Engine& e) mutable {
-    const int from = e.recvAnySource(dense, tag);
-    if (!dense.is_same(t)) t.copy_(dense);
-    source->store(from, std::memory_order_release);
-  });
+  auto work =
+      submit(c10d::OpType::RECVANYSOURCE, "recv", {}, tensors, true, [t, dense, tag, source](Engine& e) mutable {
+        const int from = e.recvAnySource(dense, tag);
+        if (!dense.is_same(t)) t.copy_(dense);
+        source->store(from, std::memory_order_release);
+      });
   static_cast<WorkHCCL*>(work.get())->setSourceRank(source);
   return work;
 }

@@ -58,8 +58,7 @@ Engine::Engine(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
   // An elastic restart reuses the agent's store with fresh processes (whose
   // counters start again at 0): the attempt number keeps their keys apart.
   const std::string attempt = env::getString("TORCHELASTIC_RESTART_COUNT", "0");  // torchelastic's, verbatim
-  const std::string prefix = "hccl/" + attempt + "." +
-                             std::to_string(nextIncarnation(name)) + "/";
+  const std::string prefix = "hccl/" + attempt + "." + std::to_string(nextIncarnation(name)) + "/";
   topo.rank = rank;
   topo.size = size;
   // Locality is decided per group from the hosts its ranks report.
@@ -110,7 +109,8 @@ Engine::Engine(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
   if (!topo.singleHost()) {
     TORCH_CHECK(gloo_factory, "hccl: group '", name, "' spans ", topo.hosts.size(),
                 " hosts but no Gloo factory was given (create hccl groups through torch.distributed)");
-    gloo_all_ = gloo_factory(c10::make_intrusive<c10d::PrefixStore>(prefix + "gloo_all", store), rank, size, op_timeout);
+    gloo_all_ =
+        gloo_factory(c10::make_intrusive<c10d::PrefixStore>(prefix + "gloo_all", store), rank, size, op_timeout);
     if (topo.leaders[size_t(topo.my_host)] == rank) {
       gloo_leaders_ = gloo_factory(c10::make_intrusive<c10d::PrefixStore>(prefix + "gloo_leaders", store), topo.my_host,
                                    int(topo.hosts.size()), op_timeout);
@@ -164,10 +164,14 @@ at::Tensor asCpu(const at::Tensor& t) { return t.is_cpu() ? t : core::aliasAsCpu
 
 c10d::ReduceOp glooOp(RedOp op, bool is_bool) {
   switch (op) {
-    case RedOp::kProduct: return is_bool ? c10d::ReduceOp::MIN : c10d::ReduceOp::PRODUCT;
-    case RedOp::kMin: return c10d::ReduceOp::MIN;
-    case RedOp::kMax: return c10d::ReduceOp::MAX;
-    default: return is_bool ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM;  // AVG/PREMUL: SUM, then scaled here
+    case RedOp::kProduct:
+      return is_bool ? c10d::ReduceOp::MIN : c10d::ReduceOp::PRODUCT;
+    case RedOp::kMin:
+      return c10d::ReduceOp::MIN;
+    case RedOp::kMax:
+      return c10d::ReduceOp::MAX;
+    default:
+      return is_bool ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM;  // AVG/PREMUL: SUM, then scaled here
   }
 }
 
@@ -199,9 +203,15 @@ void Engine::announceInvalid(Op op, const std::string& reason) {
   Invalid bad{reason};
   try {
     switch (op) {
-      case Op::kBroadcast: local_->broadcast(nullptr, 0, DType::kUInt8, 0, deadline(), bad); break;
-      case Op::kAllreduce: local_->allreduce(nullptr, nullptr, 0, DType::kUInt8, RedOp::kSum, 1.0, deadline(), bad); break;
-      default: local_->barrier(deadline(), bad); break;
+      case Op::kBroadcast:
+        local_->broadcast(nullptr, 0, DType::kUInt8, 0, deadline(), bad);
+        break;
+      case Op::kAllreduce:
+        local_->allreduce(nullptr, nullptr, 0, DType::kUInt8, RedOp::kSum, 1.0, deadline(), bad);
+        break;
+      default:
+        local_->barrier(deadline(), bad);
+        break;
     }
   } catch (const std::exception&) {
     // Expected: our own flagged descriptor fails the collective everywhere.
@@ -277,7 +287,8 @@ void Engine::alltoall(std::vector<at::Tensor>& ins, std::vector<at::Tensor>& out
   for (const auto& t : i) in_splits.push_back(t.numel());
   for (const auto& t : o) out_splits.push_back(t.numel());
   at::Tensor packed_in = at::cat(i);
-  at::Tensor packed_out = at::empty({std::accumulate(out_splits.begin(), out_splits.end(), int64_t(0))}, packed_in.options());
+  at::Tensor packed_out =
+      at::empty({std::accumulate(out_splits.begin(), out_splits.end(), int64_t(0))}, packed_in.options());
   // Gloo may move from the split vectors it is given: pass copies.
   std::vector<int64_t> out_arg = out_splits, in_arg = in_splits;
   glooWait(gloo_all_->alltoall_base(packed_out, packed_in, out_arg, in_arg, c10d::AllToAllOptions()));

@@ -25,10 +25,10 @@ using GlooFactory = std::function<c10::intrusive_ptr<c10d::Backend>(
 // Who is where, decided per group by exchanging host identities.
 struct Topology {
   int rank = 0, size = 1;
-  std::vector<std::string> hosts;   // distinct host identities, ordered by their lowest rank
-  std::vector<int> host_of_rank;    // group rank -> host index
-  std::vector<int> local_ranks;     // group ranks on my host, ascending
-  std::vector<int> leaders;         // lowest group rank of each host
+  std::vector<std::string> hosts;  // distinct host identities, ordered by their lowest rank
+  std::vector<int> host_of_rank;   // group rank -> host index
+  std::vector<int> local_ranks;    // group ranks on my host, ascending
+  std::vector<int> leaders;        // lowest group rank of each host
   int my_host = 0, my_local = 0;
   bool singleHost() const { return hosts.size() == 1; }
   int localIndexOf(int group_rank) const;  // -1 if not on my host
@@ -75,7 +75,7 @@ class Engine {
   void reduceScatter(std::vector<at::Tensor>& ins, at::Tensor& out, RedOp op, double premul);
   void alltoall(std::vector<at::Tensor>& ins, std::vector<at::Tensor>& outs);
   void gather(const at::Tensor& in, std::vector<at::Tensor>& outs, int root);  // outs: root only
-  void scatter(std::vector<at::Tensor>& ins, at::Tensor& out, int root);        // ins: root only
+  void scatter(std::vector<at::Tensor>& ins, at::Tensor& out, int root);       // ins: root only
   void p2p(std::vector<P2PItem>& items);
   // Receives into `t` (contiguous) from whichever rank sends to this one
   // with `tag` first; returns that rank (p2p_anysource.cpp).
@@ -117,8 +117,8 @@ std::string describeLostHost(const Topology& topo, const std::string& gloo_messa
 
 // Environment knobs (docs/env_vars.md).
 std::chrono::milliseconds connectTimeout();  // HCCL_CONNECT_TIMEOUT, seconds (default 120)
-size_t stagingSlotBytes();                    // HCCL_BUFFSIZE, MiB for both slots (default 8)
-size_t oneshotBytes();                        // NPUDIST_HCCL_ONESHOT_BYTES (default 65536)
-std::chrono::milliseconds execTimeout();      // HCCL_EXEC_TIMEOUT, seconds; 0 (default): none
+size_t stagingSlotBytes();                   // HCCL_BUFFSIZE, MiB for both slots (default 8)
+size_t oneshotBytes();                       // NPUDIST_HCCL_ONESHOT_BYTES (default 65536)
+std::chrono::milliseconds execTimeout();     // HCCL_EXEC_TIMEOUT, seconds; 0 (default): none
 
 }  // namespace npudist::hccl

@@ -59,7 +59,8 @@ void injectIssueFaultImpl(Engine& engine, const char* name) {
   const fault::CollectiveFault f = fault::nextCollective();
   if (f.delay_ms > 0) {
     for (const auto& sp : fault::configured())
-      if (sp.kind == fault::Kind::kSlow) fault::announce(sp, c10::str("collectives start late (from #", f.ordinal, ")"));
+      if (sp.kind == fault::Kind::kSlow)
+        fault::announce(sp, c10::str("collectives start late (from #", f.ordinal, ")"));
     std::this_thread::sleep_for(std::chrono::milliseconds(f.delay_ms));
   }
   if (f.hang) {
@@ -91,7 +92,8 @@ namespace {
 // server hangs. Forwards until the store_down fault's time.
 class FaultStore : public c10d::Store {
  public:
-  explicit FaultStore(c10::intrusive_ptr<c10d::Store> inner) : c10d::Store(inner->getTimeout()), inner_(std::move(inner)) {}
+  explicit FaultStore(c10::intrusive_ptr<c10d::Store> inner)
+      : c10d::Store(inner->getTimeout()), inner_(std::move(inner)) {}
 
   c10::intrusive_ptr<c10d::Store> clone() override { return c10::make_intrusive<FaultStore>(inner_->clone()); }
   void set(const std::string& key, const std::vector<uint8_t>& value) override {

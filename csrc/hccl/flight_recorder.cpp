@@ -219,9 +219,12 @@ PyValue dtypeNames(const std::vector<uint8_t>& v) {
 }
 const char* stateName(uint8_t s) {
   switch (s) {
-    case FrEntry::kScheduled: return "scheduled";
-    case FrEntry::kStarted: return "started";
-    default: return "completed";
+    case FrEntry::kScheduled:
+      return "scheduled";
+    case FrEntry::kStarted:
+      return "started";
+    default:
+      return "completed";
   }
 }
 // An entry and what it has in the side store, copied out of the ring.

@@ -35,8 +35,8 @@ struct Frame {
 struct FrRecord {
   uint64_t pg_id = 0;
   uint64_t collective_seq = 0, p2p_seq = 0, op_id = 0;
-  int kind = -1;          // group_stats.h's op kind (>= 0)
-  int peer = -1;          // send/recv: the other group rank (-1: a recv from any source)
+  int kind = -1;  // group_stats.h's op kind (>= 0)
+  int peer = -1;  // send/recv: the other group rank (-1: a recv from any source)
   bool is_p2p = false;
   bool desc_known = false;  // the group's description was set (else the trace says "undefined")
   bool started = false;     // it runs at once: recorded as started at its creation time

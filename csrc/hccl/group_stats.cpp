@@ -38,7 +38,8 @@ constexpr KindInfo kKinds[kNumOpKinds] = {
     {"barrier", "barrier", 0},
     {"coalesced", "coalesced", 0},
 };
-static_assert(kKinds[kCoalescedKind].name[0] == 'c' && kKinds[kCoalescedKind].name[1] == 'o', "kCoalescedKind must index coalesced");
+static_assert(kKinds[kCoalescedKind].name[0] == 'c' && kKinds[kCoalescedKind].name[1] == 'o',
+              "kCoalescedKind must index coalesced");
 static_assert(kKinds[kSendKind].bus == 1 && kKinds[kSendKind].name[0] == 's' && kKinds[kRecvKind].name[0] == 'r',
               "kSendKind/kRecvKind must index send and recv");
 
@@ -81,17 +82,21 @@ const std::string& opKindProfilingName(int i) {
 double busFactor(int i, int n) {
   if (i < 0 || i >= kNumOpKinds || n <= 0) return 0;
   switch (kKinds[i].bus) {
-    case 1: return 1.0;
-    case 2: return double(n - 1) / n;
-    case 3: return 2.0 * (n - 1) / n;
-    default: return 0.0;
+    case 1:
+      return 1.0;
+    case 2:
+      return double(n - 1) / n;
+    case 3:
+      return 2.0 * (n - 1) / n;
+    default:
+      return 0.0;
   }
 }
 
 const std::vector<double>& latencyBounds() {
   // 1-2.5-5 steps from 1 us to 10 s, written out so the bounds print exactly.
-  static const std::vector<double> bounds = {1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3,
-                                             5e-3, 1e-2, 2.5e-2, 5e-2, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0};
+  static const std::vector<double> bounds = {1e-6, 2.5e-6, 5e-6,   1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3,
+                                             5e-3, 1e-2,   2.5e-2, 5e-2, 0.1,    0.25, 0.5,  1.0,    2.5,  5.0,  10.0};
   return bounds;
 }
 
@@ -116,7 +121,10 @@ void GroupStats::enqueue(OpState& op) {
   std::lock_guard<SpinLock> g(lock_);
   op.op_id = ++op_id_;
   if (op.kind >= 0) {
-    if (op.is_p2p) ++p2p_seq_; else ++collective_seq_;
+    if (op.is_p2p)
+      ++p2p_seq_;
+    else
+      ++collective_seq_;
     op.collective_seq = collective_seq_;
     op.p2p_seq = p2p_seq_;
     ops_[size_t(op.kind)].started++;

@@ -24,7 +24,7 @@ struct OpState;
 
 // The collectives, as named by ProcessGroupHCCL::submit.
 constexpr int kNumOpKinds = 19;
-int opKindIndex(const char* name);       // -1 if unknown
+int opKindIndex(const char* name);                                  // -1 if unknown
 constexpr int kSendKind = 15, kRecvKind = 16, kCoalescedKind = 18;  // their indices (checked in group_stats.cpp)
 // "hccl:" + opKindTraceName(index).
 const std::string& opKindProfilingName(int index);
@@ -99,7 +99,7 @@ class GroupStats {
 
  private:
   void unlink(OpState& op);  // lock held
-  SpinLock lock_;  // everything below but the atomics
+  SpinLock lock_;            // everything below but the atomics
   std::string desc_;
   std::atomic<bool> has_desc_{false};
   uint64_t collective_seq_ = 0, p2p_seq_ = 0, op_id_ = 0;

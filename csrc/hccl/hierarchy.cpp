@@ -16,19 +16,19 @@ void Engine::hierAllreduce(at::Tensor& t, RedOp op, double premul) {
   // 2. Leaders all-reduce the host partials with Gloo. If that fails, the
   //    hosts are out of step: abort, so local peers fail now, not at the timeout.
   if (gloo_leaders_) try {
-    const bool is_bool = t.scalar_type() == at::kBool;
-    const at::ScalarType wire = glooReductionDtype(t.scalar_type());
-    at::Tensor view = wire == t.scalar_type() ? asCpu(t) : (is_bool ? asCpu(t).view(at::kByte) : asCpu(t).to(wire));
-    c10d::AllreduceOptions o;
-    o.reduceOp = glooOp(op, is_bool);
-    std::vector<at::Tensor> v{view};
-    glooWait(gloo_leaders_->allreduce(v, o));
-    if (!is_bool && wire != t.scalar_type()) t.copy_(view);
-    if (op == RedOp::kAvg) t.div_(topo.size);
-  } catch (const std::exception& e) {
-    local_->abort(std::string("the inter-host all_reduce failed: ") + e.what());
-    throw;
-  }
+      const bool is_bool = t.scalar_type() == at::kBool;
+      const at::ScalarType wire = glooReductionDtype(t.scalar_type());
+      at::Tensor view = wire == t.scalar_type() ? asCpu(t) : (is_bool ? asCpu(t).view(at::kByte) : asCpu(t).to(wire));
+      c10d::AllreduceOptions o;
+      o.reduceOp = glooOp(op, is_bool);
+      std::vector<at::Tensor> v{view};
+      glooWait(gloo_leaders_->allreduce(v, o));
+      if (!is_bool && wire != t.scalar_type()) t.copy_(view);
+      if (op == RedOp::kAvg) t.div_(topo.size);
+    } catch (const std::exception& e) {
+      local_->abort(std::string("the inter-host all_reduce failed: ") + e.what());
+      throw;
+    }
   // 3. Fan the result out within the host.
   local_->broadcast(t.data_ptr(), t.numel(), dtype, /*root=*/0, deadline());
 }
@@ -42,14 +42,14 @@ void Engine::hierBroadcast(at::Tensor& t, int root) {
     local_->broadcast(t.data_ptr(), t.numel(), dtype, topo.localIndexOf(root), deadline());
   }
   if (gloo_leaders_) try {
-    std::vector<at::Tensor> v{asCpu(t).reshape({-1}).view(at::kByte)};
-    c10d::BroadcastOptions o;
-    o.rootRank = root_host;
-    glooWait(gloo_leaders_->broadcast(v, o));
-  } catch (const std::exception& e) {
-    local_->abort(std::string("the inter-host broadcast failed: ") + e.what());
-    throw;
-  }
+      std::vector<at::Tensor> v{asCpu(t).reshape({-1}).view(at::kByte)};
+      c10d::BroadcastOptions o;
+      o.rootRank = root_host;
+      glooWait(gloo_leaders_->broadcast(v, o));
+    } catch (const std::exception& e) {
+      local_->abort(std::string("the inter-host broadcast failed: ") + e.what());
+      throw;
+    }
   if (topo.my_host != root_host) {
     local_->broadcast(t.data_ptr(), t.numel(), dtype, /*root=*/0, deadline());
   }

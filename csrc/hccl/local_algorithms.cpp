@@ -84,9 +84,9 @@ void LocalComm::reduce(const void* in, void* out, int64_t count, DType dtype, Re
   const int64_t bytes = count * int64_t(es);
   const void* ptrs[kMaxLocalRanks];
   if (bytes <= int64_t(cfg_.oneshot_bytes)) {
-    Ctx c = arrive(kind, dtype, op, count, root, deadline_ns, bad,
-                   [&](int b) { stage(slot(me_, b), in, count, dtype, op, premul); }, nullptr, nullptr,
-                   receives ? bytes : 0);
+    Ctx c = arrive(
+        kind, dtype, op, count, root, deadline_ns, bad,
+        [&](int b) { stage(slot(me_, b), in, count, dtype, op, premul); }, nullptr, nullptr, receives ? bytes : 0);
     if (receives) {
       for (int r = 0; r < n_; ++r) ptrs[size_t(r)] = slot(r, int(c.seq & 1));
       reduceInto(out, ptrs, n_, count, dtype, op, n_);
@@ -128,8 +128,7 @@ void LocalComm::reduce(const void* in, void* out, int64_t count, DType dtype, Re
     if (receives) {
       for (int r = 0; r < n_; ++r) {
         slice(len, n_, r, &lo, &hi);
-        if (hi > lo)
-          std::memcpy(dst + (start + lo) * int64_t(es), slot(r, b) + lo * int64_t(es), size_t(hi - lo) * es);
+        if (hi > lo) std::memcpy(dst + (start + lo) * int64_t(es), slot(r, b) + lo * int64_t(es), size_t(hi - lo) * es);
       }
     }
   }
@@ -156,9 +155,12 @@ void LocalComm::gather(const void* in, void* const* outs, int64_t count, DType d
     }
   };
   if (bytes <= int64_t(cfg_.oneshot_bytes)) {
-    Ctx c = arrive(kind, dtype, RedOp::kSum, count, root, deadline_ns, bad, [&](int b) {
-      if (bytes) std::memcpy(slot(me_, b), src, size_t(bytes));
-    }, nullptr, nullptr, receives ? bytes : 0);
+    Ctx c = arrive(
+        kind, dtype, RedOp::kSum, count, root, deadline_ns, bad,
+        [&](int b) {
+          if (bytes) std::memcpy(slot(me_, b), src, size_t(bytes));
+        },
+        nullptr, nullptr, receives ? bytes : 0);
     copy_out(int(c.seq & 1), 0, bytes);
     return;
   }

@@ -17,28 +17,44 @@ namespace npudist::hccl {
 
 const char* opName(Op op) {
   switch (op) {
-    case Op::kBarrier: return "barrier";
-    case Op::kBroadcast: return "broadcast";
-    case Op::kAllreduce: return "all_reduce";
-    case Op::kReduce: return "reduce";
-    case Op::kAllgather: return "all_gather";
-    case Op::kReduceScatter: return "reduce_scatter";
-    case Op::kAlltoall: return "all_to_all";
-    case Op::kGather: return "gather";
-    case Op::kScatter: return "scatter";
+    case Op::kBarrier:
+      return "barrier";
+    case Op::kBroadcast:
+      return "broadcast";
+    case Op::kAllreduce:
+      return "all_reduce";
+    case Op::kReduce:
+      return "reduce";
+    case Op::kAllgather:
+      return "all_gather";
+    case Op::kReduceScatter:
+      return "reduce_scatter";
+    case Op::kAlltoall:
+      return "all_to_all";
+    case Op::kGather:
+      return "gather";
+    case Op::kScatter:
+      return "scatter";
   }
   return "?";
 }
 
 const char* failureKindName(FailureKind k) {
   switch (k) {
-    case FailureKind::kNone: return "none";
-    case FailureKind::kTimeout: return "timeout";
-    case FailureKind::kPeerDead: return "dead peer";
-    case FailureKind::kAborted: return "aborted";
-    case FailureKind::kMismatch: return "mismatch";
-    case FailureKind::kInvalid: return "invalid input";
-    case FailureKind::kOther: return "error";
+    case FailureKind::kNone:
+      return "none";
+    case FailureKind::kTimeout:
+      return "timeout";
+    case FailureKind::kPeerDead:
+      return "dead peer";
+    case FailureKind::kAborted:
+      return "aborted";
+    case FailureKind::kMismatch:
+      return "mismatch";
+    case FailureKind::kInvalid:
+      return "invalid input";
+    case FailureKind::kOther:
+      return "error";
   }
   return "?";
 }
@@ -55,7 +71,8 @@ namespace {
 std::string sanitize(const std::string& s, size_t max_len) {
   std::string out;
   for (char ch : s) {
-    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' || ch == '_';
+    bool ok =
+        (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' || ch == '_';
     out += ok ? ch : '_';
     if (out.size() >= max_len) break;
   }
@@ -104,11 +121,11 @@ LocalComm::LocalComm(const c10::intrusive_ptr<c10d::Store>& store, const std::st
     try {
       store->wait({name_key}, timeout);
     } catch (const std::exception& e) {
-      C10_THROW_ERROR(DistBackendError,
-                      c10::str("hccl: communicator setup for group '", cfg_.group_name, "' timed out after ",
-                               timeout.count() / 1000.0, " s (HCCL_CONNECT_TIMEOUT): local rank ", cfg_.group_ranks[0],
-                               " never published the shared segment (did it call init_process_group/new_group?): ",
-                               e.what()));
+      C10_THROW_ERROR(
+          DistBackendError,
+          c10::str("hccl: communicator setup for group '", cfg_.group_name, "' timed out after ",
+                   timeout.count() / 1000.0, " s (HCCL_CONNECT_TIMEOUT): local rank ", cfg_.group_ranks[0],
+                   " never published the shared segment (did it call init_process_group/new_group?): ", e.what()));
     }
     name_ = toString(store->get(name_key));
     seg_ = Segment::open(name_, n_);
@@ -183,8 +200,8 @@ std::vector<LocalComm::PeerProgress> LocalComm::peerProgress() const {
   for (int r = 0; r < n_; ++r) {
     const RankCtrl& c = seg_.ctrl(r);
     out.push_back({cfg_.group_ranks[size_t(r)], c.coll_started.load(std::memory_order_acquire),
-                   c.coll_done.load(std::memory_order_acquire),
-                   c.coll_started_kind.load(std::memory_order_relaxed), r == me_ || processAlive(c.pid.load())});
+                   c.coll_done.load(std::memory_order_acquire), c.coll_started_kind.load(std::memory_order_relaxed),
+                   r == me_ || processAlive(c.pid.load())});
   }
   return out;
 }
@@ -228,8 +245,8 @@ void LocalComm::checkUsable(Op op) {
   }
   uint32_t a = seg_.header().abort.load(std::memory_order_acquire);
   if (a) {
-    broken_ = c10::str("rank ", cfg_.group_ranks[size_t(a - 1)], " aborted the communicator: ",
-                       seg_.header().abort_reason);
+    broken_ =
+        c10::str("rank ", cfg_.group_ranks[size_t(a - 1)], " aborted the communicator: ", seg_.header().abort_reason);
     checkUsable(op);
   }
 }
@@ -261,7 +278,8 @@ void LocalComm::waitAll(uint32_t target, const Ctx& c) {
     if (res == WaitResult::kReady) continue;
     if (res == WaitResult::kAborted) {
       uint32_t a = seg_.header().abort.load();
-      fail(c, abortKind(), c10::str("aborted by rank ", cfg_.group_ranks[size_t(a - 1)], ": ", seg_.header().abort_reason));
+      fail(c, abortKind(),
+           c10::str("aborted by rank ", cfg_.group_ranks[size_t(a - 1)], ": ", seg_.header().abort_reason));
     }
     // Say who has not arrived (or finished), for the user and the watchdog.
     std::vector<int> behind, dead;
@@ -272,7 +290,8 @@ void LocalComm::waitAll(uint32_t target, const Ctx& c) {
       if (!processAlive(seg_.ctrl(q).pid.load())) dead.push_back(cfg_.group_ranks[size_t(q)]);
     }
     if (res == WaitResult::kPeerDead || !dead.empty()) {
-      fail(c, FailureKind::kPeerDead, c10::str("rank(s) ", rankList(dead), " exited while this collective was in progress"));
+      fail(c, FailureKind::kPeerDead,
+           c10::str("rank(s) ", rankList(dead), " exited while this collective was in progress"));
     }
     // A rank whose descriptor for this sequence number is up has joined.
     std::vector<int> absent, unfinished;
@@ -303,13 +322,14 @@ void LocalComm::step(const Ctx& c) {
   waitAll(step_, c);
   // A peer that gave up (timeout, dead rank) may have arrived before it did.
   if (uint32_t a = seg_.header().abort.load(std::memory_order_acquire)) {
-    fail(c, abortKind(), c10::str("aborted by rank ", cfg_.group_ranks[size_t(a - 1)], ": ", seg_.header().abort_reason));
+    fail(c, abortKind(),
+         c10::str("aborted by rank ", cfg_.group_ranks[size_t(a - 1)], ": ", seg_.header().abort_reason));
   }
 }
 
 LocalComm::Ctx LocalComm::arrive(Op op, DType dtype, RedOp redop, int64_t count, int root, int64_t deadline_ns,
-                                 const Invalid& bad, StageFn stage,
-                                 const int64_t* send_counts, const int64_t* recv_counts, int64_t prefetch_bytes) {
+                                 const Invalid& bad, StageFn stage, const int64_t* send_counts,
+                                 const int64_t* recv_counts, int64_t prefetch_bytes) {
   checkUsable(op);
   const int64_t now = nowNs();  // one clock read: the collective's start and its arrival time
   Ctx c{op, ++seq_, deadline_ns, now};
@@ -354,16 +374,15 @@ void LocalComm::checkDescriptors(const Ctx& c) {
   for (int r = 0; r < n_; ++r) {
     const OpDesc& d = seg_.ctrl(r).arrival[par].desc;
     if (d.seq != c.seq) {
-      fail(c, FailureKind::kMismatch, c10::str("rank ", cfg_.group_ranks[size_t(r)], " is at collective #", d.seq,
-                       " (protocol desynchronised)"));
+      fail(c, FailureKind::kMismatch,
+           c10::str("rank ", cfg_.group_ranks[size_t(r)], " is at collective #", d.seq, " (protocol desynchronised)"));
     }
   }
   // A rank that failed its own checks makes everyone fail, with its reason.
   for (int r = 0; r < n_; ++r) {
     if (seg_.ctrl(r).arrival[par].desc.flags & kDescInvalid) {
-      raise(FailureKind::kInvalid,
-                      c10::str(label(c), ": rank ", cfg_.group_ranks[size_t(r)], " passed invalid input: ",
-                               seg_.ctrl(r).note[par], " (no data was moved)"));
+      raise(FailureKind::kInvalid, c10::str(label(c), ": rank ", cfg_.group_ranks[size_t(r)],
+                                            " passed invalid input: ", seg_.ctrl(r).note[par], " (no data was moved)"));
     }
   }
   const OpDesc& ref = seg_.ctrl(0).arrival[par].desc;
@@ -371,22 +390,24 @@ void LocalComm::checkDescriptors(const Ctx& c) {
   auto mismatch = [&](int r, const std::string& field, const std::string& mine, const std::string& theirs,
                       const std::string& hint) {
     raise(FailureKind::kMismatch,
-                    c10::str(label(c), ": ranks disagree before any data moved: rank ", cfg_.group_ranks[size_t(r)],
-                             " has ", field, "=", mine, " but rank ", ref_rank, " has ", field, "=", theirs, " (",
-                             hint, ")"));
+          c10::str(label(c), ": ranks disagree before any data moved: rank ", cfg_.group_ranks[size_t(r)], " has ",
+                   field, "=", mine, " but rank ", ref_rank, " has ", field, "=", theirs, " (", hint, ")"));
   };
   const Op op = Op(ref.op);
   for (int r = 1; r < n_; ++r) {
     const OpDesc& d = seg_.ctrl(r).arrival[par].desc;
     if (d.op != ref.op) {
-      mismatch(r, "collective", opName(Op(d.op)), opName(op), "every rank must call the same collectives in the same order");
+      mismatch(r, "collective", opName(Op(d.op)), opName(op),
+               "every rank must call the same collectives in the same order");
     }
     if (d.dtype != ref.dtype) {
-      mismatch(r, "dtype", dtypeName(DType(d.dtype)), dtypeName(DType(ref.dtype)), "tensors must have the same dtype on every rank");
+      mismatch(r, "dtype", dtypeName(DType(d.dtype)), dtypeName(DType(ref.dtype)),
+               "tensors must have the same dtype on every rank");
     }
     const bool reducing = op == Op::kAllreduce || op == Op::kReduce || op == Op::kReduceScatter;
     if (reducing && d.redop != ref.redop) {
-      mismatch(r, "reduce op", redopName(RedOp(d.redop)), redopName(RedOp(ref.redop)), "every rank must pass the same ReduceOp");
+      mismatch(r, "reduce op", redopName(RedOp(d.redop)), redopName(RedOp(ref.redop)),
+               "every rank must pass the same ReduceOp");
     }
     const bool counted = op != Op::kBarrier && op != Op::kAlltoall;
     if (counted && d.count != ref.count) {
@@ -395,8 +416,8 @@ void LocalComm::checkDescriptors(const Ctx& c) {
     }
     const bool rooted = op == Op::kBroadcast || op == Op::kReduce || op == Op::kGather || op == Op::kScatter;
     if (rooted && d.root != ref.root) {
-      mismatch(r, "root", std::to_string(cfg_.group_ranks[size_t(d.root)]), std::to_string(cfg_.group_ranks[size_t(ref.root)]),
-               "every rank must pass the same src/dst");
+      mismatch(r, "root", std::to_string(cfg_.group_ranks[size_t(d.root)]),
+               std::to_string(cfg_.group_ranks[size_t(ref.root)]), "every rank must pass the same src/dst");
     }
   }
   if (op == Op::kAlltoall) {
@@ -406,10 +427,10 @@ void LocalComm::checkDescriptors(const Ctx& c) {
         int64_t expected = seg_.ctrl(j).recv_counts[par][i];
         if (sent != expected) {
           raise(FailureKind::kMismatch,
-                          c10::str(label(c), ": ranks disagree before any data moved: rank ", cfg_.group_ranks[size_t(i)],
-                                   " sends ", sent, " elements to rank ", cfg_.group_ranks[size_t(j)], " but rank ",
-                                   cfg_.group_ranks[size_t(j)], " expects ", expected, " from rank ",
-                                   cfg_.group_ranks[size_t(i)], " (input_split_sizes and output_split_sizes must agree)"));
+                c10::str(label(c), ": ranks disagree before any data moved: rank ", cfg_.group_ranks[size_t(i)],
+                         " sends ", sent, " elements to rank ", cfg_.group_ranks[size_t(j)], " but rank ",
+                         cfg_.group_ranks[size_t(j)], " expects ", expected, " from rank ", cfg_.group_ranks[size_t(i)],
+                         " (input_split_sizes and output_split_sizes must agree)"));
         }
       }
     }
@@ -463,8 +484,8 @@ bool LocalComm::progressP2P(P2POp& op) {
     const P2PChunkHeader h = ch.header[buf];
     if (h.offset == 0 && op.error.empty()) {
       if (h.msg != op.msg) {
-        op.error = c10::str("message #", h.msg, " from rank ", cfg_.group_ranks[size_t(op.peer)],
-                            " arrived while #", op.msg, " was expected (protocol desynchronised)");
+        op.error = c10::str("message #", h.msg, " from rank ", cfg_.group_ranks[size_t(op.peer)], " arrived while #",
+                            op.msg, " was expected (protocol desynchronised)");
       } else if (h.total != op.bytes || h.dtype != uint32_t(op.dtype)) {
         op.error = c10::str("rank ", cfg_.group_ranks[size_t(op.peer)], " sent ",
                             h.total / int64_t(elementSize(DType(h.dtype))), " ", dtypeName(DType(h.dtype)),

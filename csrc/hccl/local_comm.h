@@ -23,7 +23,15 @@
 namespace npudist::hccl {
 
 enum class Op : uint32_t {
-  kBarrier = 1, kBroadcast, kAllreduce, kReduce, kAllgather, kReduceScatter, kAlltoall, kGather, kScatter
+  kBarrier = 1,
+  kBroadcast,
+  kAllreduce,
+  kReduce,
+  kAllgather,
+  kReduceScatter,
+  kAlltoall,
+  kGather,
+  kScatter
 };
 const char* opName(Op op);
 
@@ -43,13 +51,13 @@ class StageFn {
 };
 
 struct LocalCommConfig {
-  std::string group_name;            // for messages
-  std::vector<int> group_ranks;      // group rank of each local member, ascending
-  int my_index = 0;                  // my position in group_ranks
-  std::string host;                  // host identity (NPUDIST_HOSTNAME or hostname)
-  size_t slot_bytes = 4 << 20;       // each of a rank's two staging slots
+  std::string group_name;        // for messages
+  std::vector<int> group_ranks;  // group rank of each local member, ascending
+  int my_index = 0;              // my position in group_ranks
+  std::string host;              // host identity (NPUDIST_HOSTNAME or hostname)
+  size_t slot_bytes = 4 << 20;   // each of a rank's two staging slots
   size_t p2p_chunk_bytes = 512 << 10;
-  size_t oneshot_bytes = 64 << 10;   // up to this, collectives take one step
+  size_t oneshot_bytes = 64 << 10;  // up to this, collectives take one step
   std::chrono::milliseconds connect_timeout{120000};
 };
 
@@ -168,8 +176,8 @@ class LocalComm {
   // collective's parity) this rank reads right after arriving; its first
   // lines are prefetched once the peers have arrived.
   Ctx arrive(Op op, DType dtype, RedOp redop, int64_t count, int root, int64_t deadline_ns, const Invalid& bad,
-             StageFn stage = {}, const int64_t* send_counts = nullptr,
-             const int64_t* recv_counts = nullptr, int64_t prefetch_bytes = 0);
+             StageFn stage = {}, const int64_t* send_counts = nullptr, const int64_t* recv_counts = nullptr,
+             int64_t prefetch_bytes = 0);
   static constexpr int64_t kPrefetchLines = 16;  // the hardware prefetcher streams the rest
   void checkDescriptors(const Ctx& c);
   void step(const Ctx& c);

@@ -25,8 +25,9 @@ std::set<std::string> addressesOf(const std::string& host) {
   if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0) return out;
   for (addrinfo* a = res; a; a = a->ai_next) {
     char buf[INET6_ADDRSTRLEN] = {0};
-    const void* src = a->ai_family == AF_INET ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr)
-                                               : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr);
+    const void* src = a->ai_family == AF_INET
+                          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr)
+                          : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr);
     if (inet_ntop(a->ai_family, src, buf, sizeof(buf))) out.insert(buf);
   }
   freeaddrinfo(res);
@@ -64,9 +65,10 @@ std::string describeLostHost(const Topology& topo, const std::string& m) {
                     ranksOf(topo, topo.my_host), " share this host");
   std::string others;
   for (int h = 0; h < int(topo.hosts.size()); ++h)
-    if (h != topo.my_host) others += c10::str(others.empty() ? "" : ", ", "'", topo.hosts[size_t(h)], "' ", ranksOf(topo, h));
-  return c10::str("a connection to another host", addr.empty() ? "" : " (" + addr + ")",
-                  " broke: one of the hosts ", others, " (group ranks) is lost");
+    if (h != topo.my_host)
+      others += c10::str(others.empty() ? "" : ", ", "'", topo.hosts[size_t(h)], "' ", ranksOf(topo, h));
+  return c10::str("a connection to another host", addr.empty() ? "" : " (" + addr + ")", " broke: one of the hosts ",
+                  others, " (group ranks) is lost");
 }
 
 }  // namespace npudist::hccl

@@ -88,9 +88,8 @@ int LocalComm::recvAnySource(uint8_t* data, int64_t bytes, DType dtype, int tag,
 int Engine::recvAnySource(at::Tensor& t, int tag) {
   const int others_here = int(topo.local_ranks.size()) - 1;
   if (others_here == topo.size - 1) {
-    return topo.local_ranks[size_t(
-        local_->recvAnySource(static_cast<uint8_t*>(t.data_ptr()), int64_t(t.nbytes()), toDType(t.scalar_type()),
-                              tag, deadline()))];
+    return topo.local_ranks[size_t(local_->recvAnySource(static_cast<uint8_t*>(t.data_ptr()), int64_t(t.nbytes()),
+                                                         toDType(t.scalar_type()), tag, deadline()))];
   }
   if (others_here == 0) {
     std::vector<at::Tensor> bytes{asCpu(t).reshape({-1}).view(at::kByte)};
@@ -99,7 +98,8 @@ int Engine::recvAnySource(at::Tensor& t, int tag) {
     return work->sourceRank();
   }
   C10_THROW_ERROR(DistBackendError,
-                  c10::str("hccl recv from any source in group '", group_name, "': the group has ranks on this host "
+                  c10::str("hccl recv from any source in group '", group_name,
+                           "': the group has ranks on this host "
                            "and on other hosts; receiving from any source is supported when all ranks share a "
                            "host or all are on different hosts. Pass src= (docs/collectives.md)"));
 }

@@ -75,8 +75,12 @@ void putStr(std::string& out, const std::string& s) {
 
 void PyValue::write(std::string& out) const {
   switch (kind_) {
-    case Kind::kNone: out.push_back(kNone); break;
-    case Kind::kBool: out.push_back(b_ ? kTrue : kFalse); break;
+    case Kind::kNone:
+      out.push_back(kNone);
+      break;
+    case Kind::kBool:
+      out.push_back(b_ ? kTrue : kFalse);
+      break;
     case Kind::kInt:
       if (i_ >= INT32_MIN && i_ <= INT32_MAX) {
         out.push_back(kBinInt);
@@ -94,7 +98,9 @@ void PyValue::write(std::string& out) const {
       for (int i = 7; i >= 0; --i) out.push_back(char((bits >> (8 * i)) & 0xff));  // big endian
       break;
     }
-    case Kind::kStr: putStr(out, s_); break;
+    case Kind::kStr:
+      putStr(out, s_);
+      break;
     case Kind::kList:
       out.push_back(kEmptyList);
       if (!items_.empty()) {

@@ -223,8 +223,8 @@ void ProcessGroupHCCL::track(OpState& state, const char* name, int peer, bool st
     r.created_ns = monoToWallNs(state.enqueue_ns);
     r.timeout_ms = stats_->timeout_ms.load(std::memory_order_relaxed);
     state.fr_id = C10_UNLIKELY(FlightRecorder::captureFramesEnabled())
-        ? recordWithFrames(r, state)
-        : fr.record(r, state.inputList(), state.outputs, nullptr);
+                      ? recordWithFrames(r, state)
+                      : fr.record(r, state.inputList(), state.outputs, nullptr);
     state.fr_started = starts_now && state.fr_id >= 0;
   }
 }
@@ -242,7 +242,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
     for (const auto& t : *list)
       if (t.defined() && t.device().is_privateuseone()) dev = t.device().index();
 
-  if (dev >= 0 && !coalescing_ && core::anyGraphCapture() && captureCollective(type, name, inputs, outputs, body, peer, dev)) {
+  if (dev >= 0 && !coalescing_ && core::anyGraphCapture() &&
+      captureCollective(type, name, inputs, outputs, body, peer, dev)) {
     auto done = std::make_shared<OpState>();  // nothing ran: the graph runs it at each replay
     done->device = dev;
     done->outputs = outputs;
@@ -299,7 +300,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
   profiler::ParamCommsRange comms;
   if (C10_UNLIKELY(callbacks) && !in_deferred) {
     comms.open({name, stats_->name, getGroupDesc(), rank_, size_, stats_->global_ranks,
-                int64_t(st.is_p2p ? st.p2p_seq : st.collective_seq), st.is_p2p}, st);
+                int64_t(st.is_p2p ? st.p2p_seq : st.collective_seq), st.is_p2p},
+               st);
     if (profiler::active() && dev >= 0) {
       st.profiler_correlation = profiler::currentCorrelation();
       st.profiler_user_correlation = profiler::currentUserCorrelation();
@@ -381,7 +383,8 @@ bool ProcessGroupHCCL::captureCollective(c10d::OpType type, const char* name, co
                                          c10::DeviceIndex dev) {
   c10::Stream stream = core::currentStream(dev);
   if (!stream.is_capturing()) return false;
-  TORCH_CHECK(std::strcmp(name, "coalesced") != 0, "hccl: coalesced collectives cannot be captured in an npu graph yet; "
+  TORCH_CHECK(std::strcmp(name, "coalesced") != 0,
+              "hccl: coalesced collectives cannot be captured in an npu graph yet; "
               "issue them one by one inside the capture");
   auto self = c10::intrusive_ptr<ProcessGroupHCCL>::reclaim_copy(this);
   std::string op = name;

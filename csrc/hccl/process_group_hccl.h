@@ -29,13 +29,14 @@ namespace npudist::hccl {
 class ProcessGroupHCCL : public c10d::Backend {
  public:
   struct Options : c10d::Backend::Options {
-    explicit Options(std::chrono::milliseconds timeout = kBackendDefaultTimeout) : c10d::Backend::Options("hccl", timeout) {}
+    explicit Options(std::chrono::milliseconds timeout = kBackendDefaultTimeout)
+        : c10d::Backend::Options("hccl", timeout) {}
   };
 
   // `gloo_factory(store, rank, size, timeout)` builds a ProcessGroupGloo;
   // it is called only for groups that span hosts.
-  ProcessGroupHCCL(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, c10::intrusive_ptr<Options> options,
-                   GlooFactory gloo_factory, int home_device);
+  ProcessGroupHCCL(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                   c10::intrusive_ptr<Options> options, GlooFactory gloo_factory, int home_device);
   ~ProcessGroupHCCL() override;
 
   const std::string getBackendName() const override { return "hccl"; }
@@ -54,12 +55,15 @@ class ProcessGroupHCCL : public c10d::Backend {
   c10::intrusive_ptr<c10d::Backend> split(const c10::intrusive_ptr<c10d::Store>& store, const std::vector<int>& ranks,
                                           const c10::intrusive_ptr<c10d::Backend::Options>& opts) override;
 
-  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) override;
-  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
+                                           const c10d::BroadcastOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
+                                           const c10d::AllreduceOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> allreduce_coalesced(std::vector<at::Tensor>& tensors,
                                                      const c10d::AllreduceCoalescedOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) override;
-  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                           std::vector<at::Tensor>& inputs,
                                            const c10d::AllgatherOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
                                                  const c10d::AllgatherOptions& opts) override;
@@ -81,8 +85,8 @@ class ProcessGroupHCCL : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
                                                                  std::vector<at::Tensor>& inputs,
                                                                  const c10d::ReduceScatterOptions& opts) override;
-  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
-                                               std::vector<int64_t>& input_splits,
+  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
+                                               std::vector<int64_t>& output_splits, std::vector<int64_t>& input_splits,
                                                const c10d::AllToAllOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
                                           const c10d::AllToAllOptions& opts) override;
@@ -103,8 +107,8 @@ class ProcessGroupHCCL : public c10d::Backend {
   // Validates nothing; queues (or runs) `body` over the given tensors.
   // `peer`: the other group rank of a send/recv (for the trace's name).
   c10::intrusive_ptr<c10d::Work> submit(c10d::OpType type, const char* name, const std::vector<at::Tensor>& inputs,
-                                        const std::vector<at::Tensor>& outputs, bool async_op, Body body,
-                                        int peer = -1, std::vector<std::shared_ptr<OpState>> members = {});
+                                        const std::vector<at::Tensor>& outputs, bool async_op, Body body, int peer = -1,
+                                        std::vector<std::shared_ptr<OpState>> members = {});
   // Records the collective into the npu graph the current stream captures, if any.
   bool captureCollective(c10d::OpType type, const char* name, const std::vector<at::Tensor>& inputs,
                          const std::vector<at::Tensor>& outputs, const Body& body, int peer, c10::DeviceIndex dev);

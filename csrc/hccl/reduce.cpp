@@ -20,38 +20,64 @@ namespace npudist::hccl {
 
 size_t elementSize(DType t) {
   switch (t) {
-    case DType::kFloat: case DType::kInt32: return 4;
-    case DType::kDouble: case DType::kInt64: return 8;
-    case DType::kHalf: case DType::kBFloat16: case DType::kInt16: return 2;
-    case DType::kInt8: case DType::kUInt8: case DType::kBool: return 1;
+    case DType::kFloat:
+    case DType::kInt32:
+      return 4;
+    case DType::kDouble:
+    case DType::kInt64:
+      return 8;
+    case DType::kHalf:
+    case DType::kBFloat16:
+    case DType::kInt16:
+      return 2;
+    case DType::kInt8:
+    case DType::kUInt8:
+    case DType::kBool:
+      return 1;
   }
   return 0;
 }
 
 const char* dtypeName(DType t) {
   switch (t) {
-    case DType::kFloat: return "float32";
-    case DType::kDouble: return "float64";
-    case DType::kHalf: return "float16";
-    case DType::kBFloat16: return "bfloat16";
-    case DType::kInt8: return "int8";
-    case DType::kInt16: return "int16";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kUInt8: return "uint8";
-    case DType::kBool: return "bool";
+    case DType::kFloat:
+      return "float32";
+    case DType::kDouble:
+      return "float64";
+    case DType::kHalf:
+      return "float16";
+    case DType::kBFloat16:
+      return "bfloat16";
+    case DType::kInt8:
+      return "int8";
+    case DType::kInt16:
+      return "int16";
+    case DType::kInt32:
+      return "int32";
+    case DType::kInt64:
+      return "int64";
+    case DType::kUInt8:
+      return "uint8";
+    case DType::kBool:
+      return "bool";
   }
   return "?";
 }
 
 const char* redopName(RedOp op) {
   switch (op) {
-    case RedOp::kSum: return "SUM";
-    case RedOp::kAvg: return "AVG";
-    case RedOp::kProduct: return "PRODUCT";
-    case RedOp::kMin: return "MIN";
-    case RedOp::kMax: return "MAX";
-    case RedOp::kPremulSum: return "PREMUL_SUM";
+    case RedOp::kSum:
+      return "SUM";
+    case RedOp::kAvg:
+      return "AVG";
+    case RedOp::kProduct:
+      return "PRODUCT";
+    case RedOp::kMin:
+      return "MIN";
+    case RedOp::kMax:
+      return "MAX";
+    case RedOp::kPremulSum:
+      return "PREMUL_SUM";
   }
   return "?";
 }
@@ -62,16 +88,26 @@ bool isFloating(DType t) {
 
 DType toDType(c10::ScalarType t) {
   switch (t) {
-    case c10::kFloat: return DType::kFloat;
-    case c10::kDouble: return DType::kDouble;
-    case c10::kHalf: return DType::kHalf;
-    case c10::kBFloat16: return DType::kBFloat16;
-    case c10::kChar: return DType::kInt8;
-    case c10::kShort: return DType::kInt16;
-    case c10::kInt: return DType::kInt32;
-    case c10::kLong: return DType::kInt64;
-    case c10::kByte: return DType::kUInt8;
-    case c10::kBool: return DType::kBool;
+    case c10::kFloat:
+      return DType::kFloat;
+    case c10::kDouble:
+      return DType::kDouble;
+    case c10::kHalf:
+      return DType::kHalf;
+    case c10::kBFloat16:
+      return DType::kBFloat16;
+    case c10::kChar:
+      return DType::kInt8;
+    case c10::kShort:
+      return DType::kInt16;
+    case c10::kInt:
+      return DType::kInt32;
+    case c10::kLong:
+      return DType::kInt64;
+    case c10::kByte:
+      return DType::kUInt8;
+    case c10::kBool:
+      return DType::kBool;
     default:
       TORCH_CHECK_TYPE(false, "hccl does not support tensors of dtype ", t,
                        "; supported: float32, float64, float16, bfloat16, int8, int16, int32, int64, uint8, bool "
@@ -93,12 +129,22 @@ namespace {
 
 constexpr int64_t kBlock = 1024;  // elements per block of the n-input path: the accumulator stays in L1
 
-template <typename T> struct Acc { using type = T; };
-template <> struct Acc<c10::Half> { using type = float; };
-template <> struct Acc<c10::BFloat16> { using type = float; };
+template <typename T>
+struct Acc {
+  using type = T;
+};
+template <>
+struct Acc<c10::Half> {
+  using type = float;
+};
+template <>
+struct Acc<c10::BFloat16> {
+  using type = float;
+};
 
 // Integer sums wrap as in two's complement (no signed-overflow UB).
-template <typename A> NPUDIST_HOT A addWrap(A a, A b) {
+template <typename A>
+NPUDIST_HOT A addWrap(A a, A b) {
   if constexpr (std::is_integral_v<A>) {
     using U = std::make_unsigned_t<A>;
     return A(U(a) + U(b));
@@ -106,7 +152,8 @@ template <typename A> NPUDIST_HOT A addWrap(A a, A b) {
     return a + b;
   }
 }
-template <typename A> NPUDIST_HOT A mulWrap(A a, A b) {
+template <typename A>
+NPUDIST_HOT A mulWrap(A a, A b) {
   if constexpr (std::is_integral_v<A>) {
     using U = std::make_unsigned_t<A>;
     return A(U(a) * U(b));
@@ -115,25 +162,50 @@ template <typename A> NPUDIST_HOT A mulWrap(A a, A b) {
   }
 }
 // MIN/MAX propagate NaN, as torch.minimum/maximum do.
-template <typename A> NPUDIST_HOT A minNan(A a, A b) {
+template <typename A>
+NPUDIST_HOT A minNan(A a, A b) {
   if constexpr (std::is_floating_point_v<A>) {
     if (std::isnan(a) || std::isnan(b)) return a + b;
   }
   return b < a ? b : a;
 }
-template <typename A> NPUDIST_HOT A maxNan(A a, A b) {
+template <typename A>
+NPUDIST_HOT A maxNan(A a, A b) {
   if constexpr (std::is_floating_point_v<A>) {
     if (std::isnan(a) || std::isnan(b)) return a + b;
   }
   return b > a ? b : a;
 }
-struct AddOp { template <typename A> NPUDIST_HOT A operator()(A a, A b) const { return addWrap(a, b); } };
-struct MulOp { template <typename A> NPUDIST_HOT A operator()(A a, A b) const { return mulWrap(a, b); } };
-struct MinOp { template <typename A> NPUDIST_HOT A operator()(A a, A b) const { return minNan(a, b); } };
-struct MaxOp { template <typename A> NPUDIST_HOT A operator()(A a, A b) const { return maxNan(a, b); } };
+struct AddOp {
+  template <typename A>
+  NPUDIST_HOT A operator()(A a, A b) const {
+    return addWrap(a, b);
+  }
+};
+struct MulOp {
+  template <typename A>
+  NPUDIST_HOT A operator()(A a, A b) const {
+    return mulWrap(a, b);
+  }
+};
+struct MinOp {
+  template <typename A>
+  NPUDIST_HOT A operator()(A a, A b) const {
+    return minNan(a, b);
+  }
+};
+struct MaxOp {
+  template <typename A>
+  NPUDIST_HOT A operator()(A a, A b) const {
+    return maxNan(a, b);
+  }
+};
 
 // The value stored: AVG divides the rank-order sum once, at the end.
-template <typename T, bool kAvg, typename A> NPUDIST_HOT T finish(A v, A d) { return T(kAvg ? v / d : v); }
+template <typename T, bool kAvg, typename A>
+NPUDIST_HOT T finish(A v, A d) {
+  return T(kAvg ? v / d : v);
+}
 
 // Two inputs (two ranks): one pass, each element read once from each input
 // and its result stored straight to every output (no accumulator round
@@ -292,7 +364,8 @@ void reduceBool(void* const* outs, int nout, const void* const* ins, int nin, in
   }
 }
 
-template <typename T> void scaleTyped(void* dst, const void* src, int64_t count, double factor) {
+template <typename T>
+void scaleTyped(void* dst, const void* src, int64_t count, double factor) {
   using A = typename Acc<T>::type;
   const A f = A(factor);
   const T* s = static_cast<const T*>(src);
@@ -302,8 +375,8 @@ template <typename T> void scaleTyped(void* dst, const void* src, int64_t count,
 
 }  // namespace
 
-void reduceIntoMany(void* const* outs, int nout, const void* const* ins, int nin, int64_t count, DType dtype,
-                    RedOp op, int divisor) {
+void reduceIntoMany(void* const* outs, int nout, const void* const* ins, int nin, int64_t count, DType dtype, RedOp op,
+                    int divisor) {
   if (count <= 0 || nout <= 0) return;
   if (nin == 1 && op != RedOp::kAvg && dtype != DType::kBool) {
     for (int k = 0; k < nout; ++k)
@@ -311,16 +384,26 @@ void reduceIntoMany(void* const* outs, int nout, const void* const* ins, int nin
     return;
   }
   switch (dtype) {
-    case DType::kFloat: return reduceDispatch<float>(outs, nout, ins, nin, count, op, divisor);
-    case DType::kDouble: return reduceDispatch<double>(outs, nout, ins, nin, count, op, divisor);
-    case DType::kHalf: return reduceDispatch<c10::Half>(outs, nout, ins, nin, count, op, divisor);
-    case DType::kBFloat16: return reduceDispatch<c10::BFloat16>(outs, nout, ins, nin, count, op, divisor);
-    case DType::kInt8: return reduceDispatch<int8_t>(outs, nout, ins, nin, count, op, divisor);
-    case DType::kInt16: return reduceDispatch<int16_t>(outs, nout, ins, nin, count, op, divisor);
-    case DType::kInt32: return reduceDispatch<int32_t>(outs, nout, ins, nin, count, op, divisor);
-    case DType::kInt64: return reduceDispatch<int64_t>(outs, nout, ins, nin, count, op, divisor);
-    case DType::kUInt8: return reduceDispatch<uint8_t>(outs, nout, ins, nin, count, op, divisor);
-    case DType::kBool: return reduceBool(outs, nout, ins, nin, count, op);  // also normalises one input to 0/1
+    case DType::kFloat:
+      return reduceDispatch<float>(outs, nout, ins, nin, count, op, divisor);
+    case DType::kDouble:
+      return reduceDispatch<double>(outs, nout, ins, nin, count, op, divisor);
+    case DType::kHalf:
+      return reduceDispatch<c10::Half>(outs, nout, ins, nin, count, op, divisor);
+    case DType::kBFloat16:
+      return reduceDispatch<c10::BFloat16>(outs, nout, ins, nin, count, op, divisor);
+    case DType::kInt8:
+      return reduceDispatch<int8_t>(outs, nout, ins, nin, count, op, divisor);
+    case DType::kInt16:
+      return reduceDispatch<int16_t>(outs, nout, ins, nin, count, op, divisor);
+    case DType::kInt32:
+      return reduceDispatch<int32_t>(outs, nout, ins, nin, count, op, divisor);
+    case DType::kInt64:
+      return reduceDispatch<int64_t>(outs, nout, ins, nin, count, op, divisor);
+    case DType::kUInt8:
+      return reduceDispatch<uint8_t>(outs, nout, ins, nin, count, op, divisor);
+    case DType::kBool:
+      return reduceBool(outs, nout, ins, nin, count, op);  // also normalises one input to 0/1
   }
 }
 
@@ -330,11 +413,16 @@ void reduceInto(void* out, const void* const* ins, int nin, int64_t count, DType
 
 void scaleCopy(void* dst, const void* src, int64_t count, DType dtype, double factor) {
   switch (dtype) {
-    case DType::kFloat: return scaleTyped<float>(dst, src, count, factor);
-    case DType::kDouble: return scaleTyped<double>(dst, src, count, factor);
-    case DType::kHalf: return scaleTyped<c10::Half>(dst, src, count, factor);
-    case DType::kBFloat16: return scaleTyped<c10::BFloat16>(dst, src, count, factor);
-    default: TORCH_CHECK(false, "PREMUL_SUM needs a floating-point tensor, got ", dtypeName(dtype));
+    case DType::kFloat:
+      return scaleTyped<float>(dst, src, count, factor);
+    case DType::kDouble:
+      return scaleTyped<double>(dst, src, count, factor);
+    case DType::kHalf:
+      return scaleTyped<c10::Half>(dst, src, count, factor);
+    case DType::kBFloat16:
+      return scaleTyped<c10::BFloat16>(dst, src, count, factor);
+    default:
+      TORCH_CHECK(false, "PREMUL_SUM needs a floating-point tensor, got ", dtypeName(dtype));
   }
 }
 

@@ -33,8 +33,8 @@ void reduceInto(void* out, const void* const* ins, int nin, int64_t count, DType
 // (zero-copy all_reduce writes a rank's slice into every rank's buffer):
 // one read of each input per element instead of a reduction then copies.
 // Each output may alias any input at the same offset.
-void reduceIntoMany(void* const* outs, int nout, const void* const* ins, int nin, int64_t count, DType dtype,
-                    RedOp op, int divisor);
+void reduceIntoMany(void* const* outs, int nout, const void* const* ins, int nin, int64_t count, DType dtype, RedOp op,
+                    int divisor);
 
 // dst[i] = src[i] * factor (float types), for PREMUL_SUM staging.
 void scaleCopy(void* dst, const void* src, int64_t count, DType dtype, double factor);

@@ -30,8 +30,8 @@ void Segment::layout() {
 }
 
 Segment Segment::create(const std::string& name, int nranks, size_t slot_bytes, size_t p2p_chunk_bytes) {
-  TORCH_CHECK(nranks >= 1 && nranks <= kMaxLocalRanks, "hccl: ", nranks, " ranks on one host; at most ",
-              kMaxLocalRanks, " are supported");
+  TORCH_CHECK(nranks >= 1 && nranks <= kMaxLocalRanks, "hccl: ", nranks, " ranks on one host; at most ", kMaxLocalRanks,
+              " are supported");
   Segment s;
   s.nranks_ = nranks;
   s.slot_bytes_ = roundUp(slot_bytes, kPage);
@@ -123,7 +123,9 @@ RankCtrl& Segment::ctrl(int r) const {
   return *reinterpret_cast<RankCtrl*>(base_ + ctrl_off_ + size_t(r) * roundUp(sizeof(RankCtrl), 64));
 }
 
-uint8_t* Segment::slot(int r, int buf) const { return base_ + slots_off_ + (size_t(r) * 2 + size_t(buf)) * slot_bytes_; }
+uint8_t* Segment::slot(int r, int buf) const {
+  return base_ + slots_off_ + (size_t(r) * 2 + size_t(buf)) * slot_bytes_;
+}
 
 P2PChannel& Segment::channel(int src, int dst) const {
   size_t i = size_t(src) * size_t(nranks_) + size_t(dst);

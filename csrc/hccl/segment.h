@@ -35,10 +35,10 @@ constexpr uint32_t kDescInvalid = 1;
 // rank's buffers cannot be shared, every rank takes the staged path.
 constexpr int32_t kZcWholeOutput = 1;
 struct ZeroCopyDesc {
-  int32_t fd = -1;      // the memory file's descriptor number in the owner process
+  int32_t fd = -1;  // the memory file's descriptor number in the owner process
   int32_t device = -1;
   int32_t ok = 0;       // agreement step: 1 mapped every peer's file, 2 could not
-  int32_t flags = 0;     // kZcWholeOutput: out_off is the whole gathered output (all_gather writes peers' pieces)
+  int32_t flags = 0;    // kZcWholeOutput: out_off is the whole gathered output (all_gather writes peers' pieces)
   int64_t in_off = -1;  // file offsets of the input and output buffers
   int64_t out_off = -1;
 };
@@ -68,7 +68,7 @@ struct RankCtrl {
   alignas(64) std::atomic<uint64_t> coll_started;
   std::atomic<uint64_t> coll_done;
   std::atomic<int32_t> coll_started_kind;  // op kind (group_stats.h) of coll_started
-  char note[2][kNoteBytes];       // why a descriptor is invalid
+  char note[2][kNoteBytes];                // why a descriptor is invalid
   int64_t send_counts[2][kMaxLocalRanks];  // all_to_all: elements to each rank
   int64_t recv_counts[2][kMaxLocalRanks];  // all_to_all: elements from each rank
   ZeroCopyDesc zc[2];                      // by sequence parity (zero_copy.h)
@@ -98,7 +98,7 @@ struct SegmentHeader {
   uint64_t p2p_chunk_bytes;
   alignas(64) std::atomic<uint32_t> mapped;  // ranks that have mapped the segment
   alignas(64) std::atomic<uint32_t> abort;   // 0, or 1 + the local index of the rank that aborted
-  std::atomic<uint32_t> abort_kind;           // FailureKind (local_comm.h) behind the abort
+  std::atomic<uint32_t> abort_kind;          // FailureKind (local_comm.h) behind the abort
   char abort_reason[256];
 };
 

@@ -72,9 +72,9 @@ std::atomic<bool> g_asymmetric{false};
 bool membarrierCall(int cmd) { return syscall(SYS_membarrier, cmd, 0, 0) == 0; }
 
 void registerAsymmetricFence() {
-  g_asymmetric.store(membarrierCall(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) &&
-                         membarrierCall(MEMBARRIER_CMD_GLOBAL_EXPEDITED),
-                     std::memory_order_release);
+  g_asymmetric.store(
+      membarrierCall(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) && membarrierCall(MEMBARRIER_CMD_GLOBAL_EXPEDITED),
+      std::memory_order_release);
 }
 
 struct AsymmetricFenceInit {
@@ -89,8 +89,8 @@ struct AsymmetricFenceInit {
 const AsymmetricFenceInit g_fence_init;
 
 constexpr int64_t kPureSpinNs = 5'000;
-constexpr int64_t kShortSleepNs = 50'000;  // a sleeper without the asymmetric fence
-constexpr int64_t kSleepSliceNs = 2'000'000;     // re-check abort and deadline this often
+constexpr int64_t kShortSleepNs = 50'000;          // a sleeper without the asymmetric fence
+constexpr int64_t kSleepSliceNs = 2'000'000;       // re-check abort and deadline this often
 constexpr int64_t kLivenessPeriodNs = 50'000'000;  // probe the peer's process this often
 
 }  // namespace

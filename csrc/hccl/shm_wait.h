@@ -58,10 +58,10 @@ int64_t nowNs();
 // wait could not return at its first look (the peer not there yet), so the
 // latency path pays nothing. Process-wide, relaxed counters.
 struct WaitStats {
-  uint64_t waits = 0;                                   // waitUntil calls that had to wait
+  uint64_t waits = 0;                                                   // waitUntil calls that had to wait
   uint64_t ready_spinning = 0, ready_yielding = 0, ready_sleeping = 0;  // where they ended ready
   uint64_t yields = 0, futex_sleeps = 0;
-  uint64_t spin_ns = 0, yield_ns = 0, sleep_ns = 0;     // time spent in each phase (by waits that ended there)
+  uint64_t spin_ns = 0, yield_ns = 0, sleep_ns = 0;  // time spent in each phase (by waits that ended there)
 };
 WaitStats waitStats();
 void resetWaitStats();

@@ -27,9 +27,9 @@ namespace {
 
 constexpr const char* kRequestKey = "npudist/hccl/dump_request";
 constexpr const char* kProgressPrefix = "npudist/hccl/progress/";
-constexpr int64_t kPollNs = 100'000'000;          // the loop's period, as ProcessGroupNCCL's watchdog
-constexpr int64_t kStorePollNs = 1'000'000'000;   // job-wide dump requests
-constexpr int64_t kStuckGraceNs = 10'000'000'000; // past its timeout, an unfinished collective is aborted
+constexpr int64_t kPollNs = 100'000'000;           // the loop's period, as ProcessGroupNCCL's watchdog
+constexpr int64_t kStorePollNs = 1'000'000'000;    // job-wide dump requests
+constexpr int64_t kStuckGraceNs = 10'000'000'000;  // past its timeout, an unfinished collective is aborted
 
 int64_t envSeconds(const char* name, int64_t def, int64_t lo, int64_t hi) { return env::getInt(name, def, lo, hi); }
 
@@ -42,9 +42,9 @@ void onDumpSignal(int) { g_signal_dump.store(true); }
 // where nobody handles the signal yet.
 void installDumpSignal(int sig) {
   if (sig == 0) return;
-  struct sigaction old {};
+  struct sigaction old{};
   if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) return;
-  struct sigaction sa {};
+  struct sigaction sa{};
   sa.sa_handler = onDumpSignal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
@@ -417,8 +417,8 @@ void Watchdog::Impl::checkStuck() {
       }
       if (!what) return;
       op.timed_out_by_watchdog.store(true);
-      stuck.push_back(c10::str("watchdog of rank ", processGlobalRank(), ": ", op.name, " collective_seq_id=",
-                               op.collective_seq, " ", what, " ", double(age) / 1e9, " s, past ",
+      stuck.push_back(c10::str("watchdog of rank ", processGlobalRank(), ": ", op.name,
+                               " collective_seq_id=", op.collective_seq, " ", what, " ", double(age) / 1e9, " s, past ",
                                engine->timeoutLabel()));
     });
     for (const auto& why : stuck) engine->abort(why, FailureKind::kTimeout);

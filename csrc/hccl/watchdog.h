@@ -36,7 +36,7 @@ bool watchdogEnabled();
 // A peer's progress in a group, as published for desync reports.
 struct RankProgress {
   int group_rank = 0;
-  bool known = false;    // false: it never answered
+  bool known = false;  // false: it never answered
   bool alive = true;
   uint64_t started = 0;  // collective_seq_id of its last started / completed collective
   uint64_t completed = 0;

@@ -33,7 +33,9 @@ void OpState::finish(std::exception_ptr err) {
   if (group) {
     group->onFinish(*this, err != nullptr);
     // A failed collective stays "started" in the trace, as PyTorch's does.
-    if (!err) FlightRecorder::get().completed(fr_id, start_ns.load(std::memory_order_relaxed), end_ns.load(std::memory_order_relaxed));
+    if (!err)
+      FlightRecorder::get().completed(fr_id, start_ns.load(std::memory_order_relaxed),
+                                      end_ns.load(std::memory_order_relaxed));
   }
   done.store(true, std::memory_order_release);
   if (!defer_future) completeFuture();

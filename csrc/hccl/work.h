@@ -52,9 +52,9 @@ struct OpState {
   // communicator's own stream.
   core::DeferredTask status;
   std::atomic<bool> done{false};
-  std::exception_ptr error;            // set before done
-  std::vector<at::Tensor> outputs;     // Work.result() and the future's value
-  c10::DeviceIndex device = -1;        // npu device of the tensors; -1: cpu tensors
+  std::exception_ptr error;         // set before done
+  std::vector<at::Tensor> outputs;  // Work.result() and the future's value
+  c10::DeviceIndex device = -1;     // npu device of the tensors; -1: cpu tensors
   // async_op=False on the default stream: the caller wants the result now, so
   // wait() blocks and raises the collective's own error (DistBackendError).
   bool blocking_wait = false;
@@ -62,11 +62,11 @@ struct OpState {
   // the caller's thread (the latency path) only when somebody asks
   // (WorkHCCL::getFuture), as most callers never do.
   c10::intrusive_ptr<c10::ivalue::Future> future;
-  std::string name;                    // "hccl:all_reduce", for messages
-  const char* name_key = nullptr;      // the op's literal `name` was made from (a pooled state keeps it)
+  std::string name;                // "hccl:all_reduce", for messages
+  const char* name_key = nullptr;  // the op's literal `name` was made from (a pooled state keeps it)
   std::atomic<int64_t> start_ns{0}, end_ns{0};
-  std::weak_ptr<Engine> engine;        // Work.abort() aborts the communicator
-  std::weak_ptr<ReleaseShelf> shelf;   // the group's; Work.wait() empties it
+  std::weak_ptr<Engine> engine;       // Work.abort() aborts the communicator
+  std::weak_ptr<ReleaseShelf> shelf;  // the group's; Work.wait() empties it
 
   // Bookkeeping (group_stats.h, flight_recorder.h). kind -1: not counted
   // (the wrapper of a coalesced batch, whose members are counted).
@@ -74,10 +74,10 @@ struct OpState {
   int kind = -1;
   bool is_p2p = false;
   uint64_t collective_seq = 0, p2p_seq = 0, op_id = 0;
-  int64_t fr_id = -1;        // flight-recorder record id, -1 if none
-  bool fr_started = false;   // its entry was made "started" (it ran at once)
-  int64_t bytes = 0;         // nccl-tests' S: the larger of input and output bytes
-  int64_t enqueue_ns = 0;    // monotonic
+  int64_t fr_id = -1;       // flight-recorder record id, -1 if none
+  bool fr_started = false;  // its entry was made "started" (it ran at once)
+  int64_t bytes = 0;        // nccl-tests' S: the larger of input and output bytes
+  int64_t enqueue_ns = 0;   // monotonic
   // The group's list of collectives in flight (GroupStats::enqueue), under its lock.
   OpState* in_flight_prev = nullptr;
   OpState* in_flight_next = nullptr;

@@ -94,7 +94,7 @@ uint8_t* ZeroCopy::map(int pid, int fd, std::string* err) {
                     " (needs ptrace access to the peer: same user and kernel.yama.ptrace_scope 0, or CAP_SYS_PTRACE)");
     return nullptr;
   }
-  struct stat st {};
+  struct stat st{};
   if (fstat(local, &st) != 0 || st.st_size <= 0) {
     *err = c10::str("fstat of the peer's npu memory file: ", std::strerror(errno));
     close(local);

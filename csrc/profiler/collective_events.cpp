@@ -48,11 +48,16 @@ void ParamCommsRange::open(const CollectiveInfo& info, const hccl::OpState& stat
     return;
   }
   if (rf_->needsInputs()) {
-    std::vector<c10::IValue> inputs{
-        c10::IValue(info.seq),   c10::IValue(pg),          c10::IValue(info.rank),
-        c10::IValue(info.op),    c10::IValue(splits(state.inputList())),
-        c10::IValue(splits(state.outputs)), c10::IValue(start), c10::IValue(stride),
-        c10::IValue(info.world_size), c10::IValue(false)};
+    std::vector<c10::IValue> inputs{c10::IValue(info.seq),
+                                    c10::IValue(pg),
+                                    c10::IValue(info.rank),
+                                    c10::IValue(info.op),
+                                    c10::IValue(splits(state.inputList())),
+                                    c10::IValue(splits(state.outputs)),
+                                    c10::IValue(start),
+                                    c10::IValue(stride),
+                                    c10::IValue(info.world_size),
+                                    c10::IValue(false)};
     rf_->before(at::kParamCommsCallName, c10::ArrayRef<const c10::IValue>(inputs.data(), inputs.size()));
   } else {
     rf_->before(at::kParamCommsCallName);
@@ -84,9 +89,7 @@ ParamCommsRange::~ParamCommsRange() {
   record(std::move(e));
 }
 
-const char* workTitle(const std::string& name) {
-  return at::hasCallbacks() && !active() ? name.c_str() : nullptr;
-}
+const char* workTitle(const std::string& name) { return at::hasCallbacks() && !active() ? name.c_str() : nullptr; }
 
 void describeCollective(DeviceScope& scope, const hccl::OpState& state, const std::string& pg_name) {
   DeviceEvent& e = scope.event();

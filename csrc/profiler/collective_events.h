@@ -30,7 +30,7 @@ class GroupStats;
 namespace npudist::profiler {
 
 struct CollectiveInfo {
-  const char* op;          // "all_reduce", "_allgather_base", "send" ...
+  const char* op;  // "all_reduce", "_allgather_base", "send" ...
   std::string pg_name, pg_desc;
   int rank = 0, world_size = 0;
   std::vector<int64_t> global_ranks;  // group rank -> global rank

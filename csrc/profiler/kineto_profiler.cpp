@@ -132,8 +132,9 @@ class NpuSession : public libkineto::IActivityProfilerSession {
         continue;
       }
       if (e.correlation && e.kind != EventKind::kCollective)
-        hostSide(e, e.kind == EventKind::kMemcpy ? "npuMemcpy" : e.kind == EventKind::kGraphReplay ? "npuGraphLaunch"
-                                                                                                 : "npuLaunchKernel");
+        hostSide(e, e.kind == EventKind::kMemcpy        ? "npuMemcpy"
+                    : e.kind == EventKind::kGraphReplay ? "npuGraphLaunch"
+                                                        : "npuLaunchKernel");
       lanes[e.device].insert(e.stream);
       buffer_->emplace_activity(buffer_->span, activityTypeOf(e.kind), e.name);
       libkineto::GenericTraceActivity& a = *buffer_->activities.back();
@@ -191,14 +192,14 @@ class NpuSession : public libkineto::IActivityProfilerSession {
     // which it takes over (getTraceBuffer) and keeps until the trace is gone.
     for (const auto& a : buffer_->activities) logger.handleGenericActivity(*a);
     for (auto& [device, streams] : lanes) {
-      logger.handleDeviceInfo(
-          libkineto::DeviceInfo{device, 1000 + device, "npu " + std::to_string(device), "npu " + std::to_string(device)},
-          start_ns_);
+      logger.handleDeviceInfo(libkineto::DeviceInfo{device, 1000 + device, "npu " + std::to_string(device),
+                                                    "npu " + std::to_string(device)},
+                              start_ns_);
       for (int64_t s : streams)
-        logger.handleResourceInfo(libkineto::ResourceInfo{laneOf(s), laneOf(s), device,
-                                                          "stream " + std::to_string(laneOf(s)) + " (stream_id " +
-                                                              std::to_string(s) + ")"},
-                                  start_ns_);
+        logger.handleResourceInfo(
+            libkineto::ResourceInfo{laneOf(s), laneOf(s), device,
+                                    "stream " + std::to_string(laneOf(s)) + " (stream_id " + std::to_string(s) + ")"},
+            start_ns_);
     }
     events_.clear();
   }
@@ -226,8 +227,8 @@ class NpuSession : public libkineto::IActivityProfilerSession {
 const std::set<libkineto::ActivityType>& activities() {
   // What torch asks for under ProfilerActivity.PrivateUse1 (kineto_shim.cpp).
   static const std::set<libkineto::ActivityType> kTypes = {
-      libkineto::ActivityType::GPU_MEMCPY,         libkineto::ActivityType::GPU_MEMSET,
-      libkineto::ActivityType::CONCURRENT_KERNEL,  libkineto::ActivityType::GPU_USER_ANNOTATION,
+      libkineto::ActivityType::GPU_MEMCPY,          libkineto::ActivityType::GPU_MEMSET,
+      libkineto::ActivityType::CONCURRENT_KERNEL,   libkineto::ActivityType::GPU_USER_ANNOTATION,
       libkineto::ActivityType::PRIVATEUSE1_RUNTIME, libkineto::ActivityType::PRIVATEUSE1_DRIVER,
   };
   return kTypes;

@@ -27,11 +27,11 @@ class NpuActivityProfiler : public libkineto::IActivityProfiler {
  public:
   const std::string& name() const override;
   const std::set<libkineto::ActivityType>& availableActivities() const override;
-  std::unique_ptr<libkineto::IActivityProfilerSession> configure(const std::set<libkineto::ActivityType>& activity_types,
-                                                                 const libkineto::Config& config) override;
-  std::unique_ptr<libkineto::IActivityProfilerSession> configure(int64_t ts_ms, int64_t duration_ms,
-                                                                 const std::set<libkineto::ActivityType>& activity_types,
-                                                                 const libkineto::Config& config) override;
+  std::unique_ptr<libkineto::IActivityProfilerSession> configure(
+      const std::set<libkineto::ActivityType>& activity_types, const libkineto::Config& config) override;
+  std::unique_ptr<libkineto::IActivityProfilerSession> configure(
+      int64_t ts_ms, int64_t duration_ms, const std::set<libkineto::ActivityType>& activity_types,
+      const libkineto::Config& config) override;
 };
 
 // How many Kineto sessions of ours were configured in this process (tests read

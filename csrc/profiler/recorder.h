@@ -29,11 +29,11 @@ enum class EventKind : uint8_t {
 struct DeviceEvent {
   EventKind kind = EventKind::kKernel;
   int device = 0;
-  int64_t stream = 0;      // c10::StreamId of the lane the work ran on
-  int64_t start_ns = 0;    // c10::getTime() ns
+  int64_t stream = 0;    // c10::StreamId of the lane the work ran on
+  int64_t start_ns = 0;  // c10::getTime() ns
   int64_t end_ns = 0;
-  uint64_t correlation = 0;       // the issuing CPU op's profiler correlation id; 0: none
-  int32_t host_tid = 0;    // the issuing thread (Linux thread id, as torch.profiler's CPU events)
+  uint64_t correlation = 0;  // the issuing CPU op's profiler correlation id; 0: none
+  int32_t host_tid = 0;      // the issuing thread (Linux thread id, as torch.profiler's CPU events)
   // The record_function ranges open on the issuing thread, outermost first.
   std::vector<uint64_t> user_ranges;
   std::string name;
@@ -54,7 +54,7 @@ int64_t nowNs();
 // The calling thread's innermost CPU op / record_function range known to the
 // profiler (pushed by Kineto through the session), 0 when none.
 uint64_t currentCorrelation();
-uint64_t currentUserCorrelation();  // innermost
+uint64_t currentUserCorrelation();          // innermost
 std::vector<uint64_t> currentUserRanges();  // outermost first
 void pushCorrelation(uint64_t id, bool user);
 void popCorrelation(bool user);
@@ -99,4 +99,3 @@ class DeviceScope {
 };
 
 }  // namespace npudist::profiler
-

@@ -17,8 +17,8 @@ std::string jobComponent(const std::string& job_tag) {
   std::string out;
   out.reserve(job_tag.size());
   for (char ch : job_tag) {
-    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
-                    ch == '_';
+    const bool ok =
+        (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' || ch == '_';
     out += ok ? ch : '_';
   }
   if (out.empty()) return "job";

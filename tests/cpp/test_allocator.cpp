@@ -69,7 +69,9 @@ TEST(oom_releases_the_cache_retries_then_raises) {
   auto before = alloc().getDeviceStats(0);
   int64_t observed = -1;
   alloc().setOomObserver([&](int64_t, int64_t requested) { observed = requested; });
-  { auto cached = alloc().allocateOn(0, 30 * MiB); }  // freed: 30 MiB stay cached
+  {
+    auto cached = alloc().allocateOn(0, 30 * MiB);
+  }  // freed: 30 MiB stay cached
   CHECK_EQ(reserved(), int64_t(30 * MiB));
   // 30 cached + 50 new exceed the 64 MiB device: the cache is released and the allocation retried
   auto big = alloc().allocateOn(0, 50 * MiB);
@@ -130,7 +132,7 @@ TEST(expandable_segments_grow_by_granules_and_shrink_on_empty_cache) {
   alloc().emptyCache();
   auto a = alloc().allocateOn(0, 3 * MiB);
   auto b = alloc().allocateOn(0, 3 * MiB);
-  CHECK(addr(b) == addr(a) + 3 * MiB);  // one growing range per stream
+  CHECK(addr(b) == addr(a) + 3 * MiB);     // one growing range per stream
   CHECK_EQ(reserved(), int64_t(6 * MiB));  // 2 MiB granules mapped as it grows
   auto free0 = alloc().getMemoryInfo(0).first;
   b.clear();

@@ -69,8 +69,8 @@ TEST(reserve_map_write_read_unmap) {
   REQUIRE(drv().mapMem(p + g, g, 0, h) == Error::kSuccess);
   std::memset(p, 0xAB, 2 * g);
   CHECK_EQ(static_cast<unsigned char>(p[2 * g - 1]), 0xAB);
-  CHECK(drv().mapMem(p, g, 0, h) == Error::kInvalidValue);  // overlaps a mapping
-  CHECK(drv().freePhysical(h) == Error::kInvalidValue);     // still mapped
+  CHECK(drv().mapMem(p, g, 0, h) == Error::kInvalidValue);     // overlaps a mapping
+  CHECK(drv().freePhysical(h) == Error::kInvalidValue);        // still mapped
   CHECK(drv().releaseMemAddress(va) == Error::kInvalidValue);  // still has mappings
   // the same physical memory mapped twice shows the same bytes
   void* va2 = nullptr;

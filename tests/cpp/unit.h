@@ -44,56 +44,56 @@ inline void fail(const char* file, int line, const std::string& what) {
 
 #define UNIT_CAT2(a, b) a##b
 #define UNIT_CAT(a, b) UNIT_CAT2(a, b)
-#define TEST(name)                                                         \
-  static void unit_test_##name();                                          \
+#define TEST(name)                                                          \
+  static void unit_test_##name();                                           \
   static unit::Register UNIT_CAT(unit_reg_, name)(#name, unit_test_##name); \
   static void unit_test_##name()
-#define CHECK(cond) \
-  do {              \
+#define CHECK(cond)                                                  \
+  do {                                                               \
     if (!(cond)) unit::fail(__FILE__, __LINE__, "CHECK(" #cond ")"); \
   } while (0)
-#define CHECK_EQ(a, b)                                                                  \
-  do {                                                                                  \
-    auto unit_a = (a);                                                                  \
-    auto unit_b = (b);                                                                  \
-    if (!(unit_a == unit_b)) {                                                          \
-      std::ostringstream unit_s;                                                        \
-      unit_s << "CHECK_EQ(" #a ", " #b "): " << +unit_a << " != " << +unit_b;           \
-      unit::fail(__FILE__, __LINE__, unit_s.str());                                     \
-    }                                                                                   \
+#define CHECK_EQ(a, b)                                                        \
+  do {                                                                        \
+    auto unit_a = (a);                                                        \
+    auto unit_b = (b);                                                        \
+    if (!(unit_a == unit_b)) {                                                \
+      std::ostringstream unit_s;                                              \
+      unit_s << "CHECK_EQ(" #a ", " #b "): " << +unit_a << " != " << +unit_b; \
+      unit::fail(__FILE__, __LINE__, unit_s.str());                           \
+    }                                                                         \
   } while (0)
-#define REQUIRE(cond)                                                  \
-  do {                                                                 \
-    if (!(cond)) {                                                     \
-      unit::fail(__FILE__, __LINE__, "REQUIRE(" #cond ")");            \
-      throw unit::Stop{};                                              \
-    }                                                                  \
+#define REQUIRE(cond)                                       \
+  do {                                                      \
+    if (!(cond)) {                                          \
+      unit::fail(__FILE__, __LINE__, "REQUIRE(" #cond ")"); \
+      throw unit::Stop{};                                   \
+    }                                                       \
   } while (0)
 
 // Defines main(); include from exactly one translation unit of a test binary.
-#define UNIT_MAIN()                                                               \
-  int main(int argc, char** argv) {                                               \
-    int failed = 0, ran = 0;                                                      \
-    for (auto& c : unit::registry()) {                                            \
-      bool wanted = argc < 2;                                                     \
-      for (int i = 1; i < argc; ++i) wanted = wanted || std::string(argv[i]) == c.name; \
-      if (!wanted) continue;                                                      \
-      ++ran;                                                                      \
-      unit::failures().clear();                                                   \
-      try {                                                                       \
-        c.fn();                                                                   \
-      } catch (const unit::Stop&) {                                               \
-      } catch (const std::exception& e) {                                         \
-        unit::failures().push_back(std::string("exception: ") + e.what());        \
-      }                                                                           \
-      if (unit::failures().empty()) {                                             \
-        std::printf("PASS %s\n", c.name);                                         \
-      } else {                                                                    \
-        ++failed;                                                                 \
+#define UNIT_MAIN()                                                                       \
+  int main(int argc, char** argv) {                                                       \
+    int failed = 0, ran = 0;                                                              \
+    for (auto& c : unit::registry()) {                                                    \
+      bool wanted = argc < 2;                                                             \
+      for (int i = 1; i < argc; ++i) wanted = wanted || std::string(argv[i]) == c.name;   \
+      if (!wanted) continue;                                                              \
+      ++ran;                                                                              \
+      unit::failures().clear();                                                           \
+      try {                                                                               \
+        c.fn();                                                                           \
+      } catch (const unit::Stop&) {                                                       \
+      } catch (const std::exception& e) {                                                 \
+        unit::failures().push_back(std::string("exception: ") + e.what());                \
+      }                                                                                   \
+      if (unit::failures().empty()) {                                                     \
+        std::printf("PASS %s\n", c.name);                                                 \
+      } else {                                                                            \
+        ++failed;                                                                         \
         for (auto& f : unit::failures()) std::printf("FAIL %s: %s\n", c.name, f.c_str()); \
-      }                                                                           \
-      std::fflush(stdout);                                                        \
-    }                                                                             \
-    std::printf("%d tests, %d failed\n", ran, failed);                            \
-    return failed;                                                                \
+      }                                                                                   \
+      std::fflush(stdout);                                                                \
+    }                                                                                     \
+    std::printf("%d tests, %d failed\n", ran, failed);                                    \
+    return failed;                                                                        \
   }

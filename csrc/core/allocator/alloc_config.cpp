@@ -85,9 +85,7 @@ AllocConfig parseAllocConfig(const std::string& text) {
 }
 
 const AllocConfig& allocConfig() {
-  static const AllocConfig cfg = [] {
-    return parseAllocConfig(env::getString("PYTORCH_NPU_ALLOC_CONF", ""));
-  }();
+  static const AllocConfig cfg = [] { return parseAllocConfig(env::getString("PYTORCH_NPU_ALLOC_CONF", "")); }();
   return cfg;
 }
 

@@ -48,7 +48,8 @@ struct SnapshotSegment {
   c10::MempoolId_t pool_id{0, 0};  // the graph pool it belongs to, {0, 0} if none
 };
 struct SnapshotTrace {
-  std::string action;  // alloc | free_requested | free_completed | segment_alloc | segment_free | segment_map | segment_unmap | oom
+  std::string action;  // alloc | free_requested | free_completed | segment_alloc | segment_free | segment_map |
+                       // segment_unmap | oom
   uintptr_t address;
   size_t size;
   int64_t stream;

@@ -16,8 +16,10 @@ c10::Allocator* g_base = nullptr;
 c10::DeleterFnPtr g_base_raw_deleter = nullptr;
 
 void rawDelete(void* ptr) {
-  if (ptr && driver::getDriver().deviceFromPtr(ptr) >= 0) NpuCachingAllocator::free(ptr);
-  else g_base_raw_deleter(ptr);
+  if (ptr && driver::getDriver().deviceFromPtr(ptr) >= 0)
+    NpuCachingAllocator::free(ptr);
+  else
+    g_base_raw_deleter(ptr);
 }
 
 class CpuRedirectAllocator final : public c10::Allocator {

@@ -34,12 +34,12 @@ using c10::CachingAllocator::StatArray;
 using c10::CachingDeviceAllocator::DeviceStats;
 using c10::CachingDeviceAllocator::StatType;
 
-constexpr size_t kMinBlock = 512;              // every request rounds up to this
-constexpr size_t kSmallSize = size_t(1) << 20;  // <= 1 MiB: small pool
-constexpr size_t kSmallBuffer = size_t(2) << 20;  // small-pool segments
+constexpr size_t kMinBlock = 512;                  // every request rounds up to this
+constexpr size_t kSmallSize = size_t(1) << 20;     // <= 1 MiB: small pool
+constexpr size_t kSmallBuffer = size_t(2) << 20;   // small-pool segments
 constexpr size_t kLargeBuffer = size_t(20) << 20;  // segments for 1-10 MiB requests
 constexpr size_t kMinLargeAlloc = size_t(10) << 20;
-constexpr size_t kGranule = size_t(2) << 20;   // driver granularity
+constexpr size_t kGranule = size_t(2) << 20;  // driver granularity
 
 inline size_t roundUp(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
@@ -50,9 +50,12 @@ inline int64_t nowUs() {
 
 inline std::string formatBytes(size_t n) {
   char buf[64];
-  if (n >= (size_t(1) << 30)) snprintf(buf, sizeof buf, "%.2f GiB", double(n) / double(size_t(1) << 30));
-  else if (n >= (size_t(1) << 20)) snprintf(buf, sizeof buf, "%.2f MiB", double(n) / double(size_t(1) << 20));
-  else snprintf(buf, sizeof buf, "%zu bytes", n);
+  if (n >= (size_t(1) << 30))
+    snprintf(buf, sizeof buf, "%.2f GiB", double(n) / double(size_t(1) << 30));
+  else if (n >= (size_t(1) << 20))
+    snprintf(buf, sizeof buf, "%.2f MiB", double(n) / double(size_t(1) << 20));
+  else
+    snprintf(buf, sizeof buf, "%zu bytes", n);
   return buf;
 }
 
@@ -66,9 +69,9 @@ struct Block {
   Segment* segment;
   size_t requested = 0;
   bool allocated = false;
-  bool cached = false;       // in its pool's free set
-  int pending_events = 0;    // record_stream events still outstanding
-  Block* prev = nullptr;     // neighbours inside the segment
+  bool cached = false;     // in its pool's free set
+  int pending_events = 0;  // record_stream events still outstanding
+  Block* prev = nullptr;   // neighbours inside the segment
   Block* next = nullptr;
   std::vector<c10::Stream> uses;  // streams recorded with record_stream
   std::shared_ptr<c10::GatheredContext> context;
@@ -240,13 +243,13 @@ class DeviceCache {
     size_t allocated = size_t(stats_.allocated_bytes[0].current);
     size_t reserved_b = reserved();
     std::string asked = formatBytes(nbytes);
-    if (nbytes >= (size_t(1) << 20) && nbytes % 1024) asked += " (" + std::to_string(nbytes) + " bytes)";  // not exact in MiB
-    std::string msg = "NPU out of memory. Tried to allocate " + asked + " (npu " +
-                      std::to_string(device_) + "; " + formatBytes(total) + " total capacity; " +
-                      formatBytes(allocated) + " already allocated; " + formatBytes(free_b) + " free; " +
-                      formatBytes(reserved_b) + " reserved in total by PyTorch";
-    if (limit() < total) msg += "; the process may reserve at most " + formatBytes(limit()) +
-                                " (per_process_memory_fraction)";
+    if (nbytes >= (size_t(1) << 20) && nbytes % 1024)
+      asked += " (" + std::to_string(nbytes) + " bytes)";  // not exact in MiB
+    std::string msg = "NPU out of memory. Tried to allocate " + asked + " (npu " + std::to_string(device_) + "; " +
+                      formatBytes(total) + " total capacity; " + formatBytes(allocated) + " already allocated; " +
+                      formatBytes(free_b) + " free; " + formatBytes(reserved_b) + " reserved in total by PyTorch";
+    if (limit() < total)
+      msg += "; the process may reserve at most " + formatBytes(limit()) + " (per_process_memory_fraction)";
     msg += "). ";
     if (reserved_b > allocated && reserved_b - allocated > allocated / 2 && reserved_b - allocated > (size_t(20) << 20))
       msg += "Reserved but unallocated memory is large (" + formatBytes(reserved_b - allocated) +
@@ -262,7 +265,8 @@ class DeviceCache {
     if (!b->small && b->size >= allocConfig().max_split_size) stats_.oversize_allocations.decrease(1);
     b->allocated = false;
     trace("free_requested", b->ptr, b->size, b->stream, b->context);
-    profiler::reportNpuMemory(b->ptr, -int64_t(b->size), size_t(stats_.allocated_bytes[0].current), reserved(), device_);
+    profiler::reportNpuMemory(b->ptr, -int64_t(b->size), size_t(stats_.allocated_bytes[0].current), reserved(),
+                              device_);
     if (!b->uses.empty()) {
       // Reuse only after the work the recorded streams were made to wait for
       // so far has completed.
@@ -337,12 +341,14 @@ class DeviceCache {
     return s;
   }
   void resetPeaks() {
-    for (StatArray* a : arrays()) for (Stat& st : *a) st.reset_peak();
+    for (StatArray* a : arrays())
+      for (Stat& st : *a) st.reset_peak();
     stats_.oversize_allocations.reset_peak();
     stats_.oversize_segments.reset_peak();
   }
   void resetAccumulated() {
-    for (StatArray* a : arrays()) for (Stat& st : *a) st.reset_accumulated();
+    for (StatArray* a : arrays())
+      for (Stat& st : *a) st.reset_accumulated();
     stats_.num_alloc_retries = stats_.num_ooms = stats_.num_device_alloc = stats_.num_device_free = 0;
   }
 
@@ -352,16 +358,24 @@ class DeviceCache {
   void snapshot(Snapshot& out) {
     for (Segment* seg : segments_) {
       if (seg->size == 0) continue;
-      SnapshotSegment s{int(device_), reinterpret_cast<uintptr_t>(seg->base), seg->size, 0, 0, 0, seg->stream,
-                        seg->small, seg->expandable, {}};
+      SnapshotSegment s{int(device_),
+                        reinterpret_cast<uintptr_t>(seg->base),
+                        seg->size,
+                        0,
+                        0,
+                        0,
+                        seg->stream,
+                        seg->small,
+                        seg->expandable,
+                        {}};
       if (seg->stream < 0) {
         s.pool_id = poolIdOf(seg->stream);
         s.stream = 0;  // pools are not a stream's
       }
       for (Block* b = seg->first; b; b = b->next) {
         std::string state = b->allocated ? "active_allocated" : b->pending_events ? "active_pending_free" : "inactive";
-        s.blocks.push_back({reinterpret_cast<uintptr_t>(b->ptr), b->size, b->allocated ? b->requested : 0, state,
-                            b->context});
+        s.blocks.push_back(
+            {reinterpret_cast<uintptr_t>(b->ptr), b->size, b->allocated ? b->requested : 0, state, b->context});
         if (b->allocated) {
           s.allocated_size += b->size;
           s.requested_size += b->requested;
@@ -381,15 +395,18 @@ class DeviceCache {
   }
 
   std::vector<StatArray*> arrays() {
-    return {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split, &stats_.allocated_bytes,
-            &stats_.reserved_bytes, &stats_.active_bytes, &stats_.inactive_split_bytes, &stats_.requested_bytes};
+    return {&stats_.allocation,      &stats_.segment,        &stats_.active,       &stats_.inactive_split,
+            &stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes, &stats_.inactive_split_bytes,
+            &stats_.requested_bytes};
   }
 
-  C10_ALWAYS_INLINE void update(StatArray DeviceStats::*array, bool small, size_t amount, bool up) {
+  C10_ALWAYS_INLINE void update(StatArray DeviceStats::* array, bool small, size_t amount, bool up) {
     size_t k = small ? size_t(StatType::SMALL_POOL) : size_t(StatType::LARGE_POOL);
     for (size_t i : {size_t(StatType::AGGREGATE), k}) {
-      if (up) (stats_.*array)[i].increase(amount);
-      else (stats_.*array)[i].decrease(amount);
+      if (up)
+        (stats_.*array)[i].increase(amount);
+      else
+        (stats_.*array)[i].decrease(amount);
     }
   }
 
@@ -550,8 +567,10 @@ class DeviceCache {
     }
     auto* b = new Block{at, need, stream, false, seg};
     b->prev = tail;
-    if (tail) tail->next = b;
-    else seg->first = b;
+    if (tail)
+      tail->next = b;
+    else
+      seg->first = b;
     seg->last = b;
     return b;
   }
@@ -741,7 +760,6 @@ class DeviceCache {
   std::vector<PendingFree> pending_;
   std::deque<SnapshotTrace> trace_;
   DeviceStats stats_;
-
 };
 
 }  // namespace npudist::core::allocator_detail

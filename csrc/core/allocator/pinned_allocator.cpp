@@ -49,8 +49,8 @@ class PinnedHostAllocator final : public at::HostAllocator {
   c10::DataPtr allocate(size_t n) override {
     if (n == 0) return c10::DataPtr(nullptr, c10::Device(c10::DeviceType::CPU));
     void* p = nullptr;
-    TORCH_CHECK_WITH(OutOfMemoryError, posix_memalign(&p, c10::gAlignment, n) == 0,
-                     "cannot allocate ", n, " bytes of pinned host memory");
+    TORCH_CHECK_WITH(OutOfMemoryError, posix_memalign(&p, c10::gAlignment, n) == 0, "cannot allocate ", n,
+                     " bytes of pinned host memory");
     {
       std::lock_guard<std::mutex> g(g_mutex);
       live()[reinterpret_cast<uintptr_t>(p)] = n;
@@ -76,7 +76,8 @@ class PinnedHostAllocator final : public at::HostAllocator {
   void reset_accumulated_stats() override {
     std::lock_guard<std::mutex> g(g_mutex);
     at::HostStats& st = stats();
-    for (auto* s : {&st.active_requests, &st.active_bytes, &st.allocations, &st.allocated_bytes}) s->reset_accumulated();
+    for (auto* s : {&st.active_requests, &st.active_bytes, &st.allocations, &st.allocated_bytes})
+      s->reset_accumulated();
     st.num_host_alloc = st.num_host_free = 0;
   }
   void reset_peak_stats() override {

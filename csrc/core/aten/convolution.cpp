@@ -14,9 +14,7 @@ namespace {
 
 at::Tensor cpu(const at::Tensor& t) { return t.defined() && t.is_privateuseone() ? aliasAsCpu(t) : t; }
 
-at::Tensor npu(const at::Tensor& t, c10::DeviceIndex device) {
-  return t.defined() ? adoptCpuResult(t, device) : t;
-}
+at::Tensor npu(const at::Tensor& t, c10::DeviceIndex device) { return t.defined() ? adoptCpuResult(t, device) : t; }
 
 }  // namespace
 
@@ -32,15 +30,15 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   waitCurrentStream(device);
   std::optional<at::Tensor> cpu_bias = bias && bias->defined() ? std::optional<at::Tensor>(cpu(*bias)) : bias;
   RedirectToNpu redirect(device);
-  at::Tensor out = at::convolution(cpu(input), cpu(weight), cpu_bias, stride, padding, dilation, transposed,
-                                   output_padding, groups);
+  at::Tensor out =
+      at::convolution(cpu(input), cpu(weight), cpu_bias, stride, padding, dilation, transposed, output_padding, groups);
   return npu(out, device);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
     const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
-    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding,
-    int64_t groups, std::array<bool, 3> output_mask) {
+    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding, int64_t groups,
+    std::array<bool, 3> output_mask) {
   c10::DeviceIndex device = input.device().index();
   c10::DeviceGuard guard(input.device());
   if (C10_UNLIKELY(graph::anyCapture()))
@@ -51,8 +49,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   int64_t out_channels = transposed ? weight.size(1) * groups : weight.size(0);
   std::vector<int64_t> bias_sizes = {out_channels};
   RedirectToNpu redirect(device);
-  auto [gi, gw, gb] = at::convolution_backward(cpu(grad_output), cpu(input), cpu(weight), bias_sizes, stride,
-                                               padding, dilation, transposed, output_padding, groups, output_mask);
+  auto [gi, gw, gb] = at::convolution_backward(cpu(grad_output), cpu(input), cpu(weight), bias_sizes, stride, padding,
+                                               dilation, transposed, output_padding, groups, output_mask);
   return {npu(gi, device), npu(gw, device), npu(gb, device)};
 }
 

@@ -67,8 +67,8 @@ c10::Storage adoptStorage(c10::Storage storage, c10::DeviceIndex device) {
   }
   // A CPU input returned as is, or memory allocated on another thread.
   size_t nbytes = storage.nbytes();
-  c10::Storage copy(c10::Storage::use_byte_size_t(), nbytes, npuAllocator().allocateOn(device, nbytes),
-                    &npuAllocator(), true);
+  c10::Storage copy(c10::Storage::use_byte_size_t(), nbytes, npuAllocator().allocateOn(device, nbytes), &npuAllocator(),
+                    true);
   if (nbytes && storage.data()) std::memcpy(copy.mutable_data(), storage.data(), nbytes);
   return copy;
 }

@@ -36,8 +36,8 @@ int routeCpuKernelOpsToFallback() {
   static int routed = -1;
   static std::once_flag once;
   std::call_once(once, [] {
-    static auto* lib = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__,
-                                          __LINE__);
+    static auto* lib =
+        new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
     auto& dispatcher = c10::Dispatcher::singleton();
     routed = 0;
     for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {

@@ -112,8 +112,10 @@ class FallbackCall {
   at::Tensor aliasTensor(const at::Tensor& t, bool written) {
     if (!t.defined()) return t;
     if (!t.is_privateuseone()) {
-      if (t.is_cpu() && written) cpu_written_ = t.device();  // out= / in-place on cpu: never, even 0-dim
-      else if (t.dim() > 0 && t.is_cpu()) cpu_seen_ = t.device();
+      if (t.is_cpu() && written)
+        cpu_written_ = t.device();  // out= / in-place on cpu: never, even 0-dim
+      else if (t.dim() > 0 && t.is_cpu())
+        cpu_seen_ = t.device();
       return t;
     }
     noteDevice(t);
@@ -138,8 +140,10 @@ class FallbackCall {
       if (!has_tensor) return;
       c10::List<std::optional<at::Tensor>> out;
       for (const c10::IValue& e : list) {
-        if (e.isTensor()) out.push_back(aliasTensor(e.toTensor(), written));
-        else out.push_back(std::nullopt);
+        if (e.isTensor())
+          out.push_back(aliasTensor(e.toTensor(), written));
+        else
+          out.push_back(std::nullopt);
       }
       v = std::move(out);
     } else if (v.isDevice()) {
@@ -159,8 +163,10 @@ class FallbackCall {
   void checkCpuMixing() {
     // As on CUDA, a 0-dim cpu tensor may be read beside npu tensors (a scalar), but an npu op
     // never writes into a cpu tensor: the cpu kernel would resize it from npu memory.
-    TORCH_CHECK(!cpu_written_ || device_ < 0, "Expected all tensors to be on the same device, but found at least two "
-                "devices, ", npuDevice(device_ < 0 ? 0 : device_), " and ", cpu_written_ ? *cpu_written_ : c10::Device("cpu"),
+    TORCH_CHECK(!cpu_written_ || device_ < 0,
+                "Expected all tensors to be on the same device, but found at least two "
+                "devices, ",
+                npuDevice(device_ < 0 ? 0 : device_), " and ", cpu_written_ ? *cpu_written_ : c10::Device("cpu"),
                 "! (in ", op_.schema().name(), ": its output/in-place argument is a cpu tensor; pass an npu tensor)");
     if (!cpu_seen_ || device_ < 0 || acceptsCpuTensors(op_)) return;
     TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, ",
@@ -227,8 +233,10 @@ void runFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack, c10::D
     if (graph::Capture* c = graph::captureOfCurrent(d)) {
       // Replay runs recorded kernels through the CPU key; QuantizedCPU kernels are not recorded.
       if (cpu_key == c10::DispatchKey::QuantizedCPU)
-        graph::failOnCapturingStream(c, c10::str(op.schema().name(), " on a quantized npu tensor: ops on quantized "
-                                                 "tensors cannot be captured in an npu graph; run them outside capture"));
+        graph::failOnCapturingStream(c,
+                                     c10::str(op.schema().name(),
+                                              " on a quantized npu tensor: ops on quantized "
+                                              "tensors cannot be captured in an npu graph; run them outside capture"));
       graph::recordOp(*c, op, stack, currentStreamId(d));
       return;
     }

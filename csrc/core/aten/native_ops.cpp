@@ -28,8 +28,7 @@ c10::DeviceIndex targetDevice(std::optional<at::Device> device) {
 }
 
 void checkFactoryArgs(std::optional<at::Layout> layout, std::optional<bool> pin_memory) {
-  TORCH_CHECK(!layout || *layout == at::Layout::Strided, "npu tensors support only the strided layout, got ",
-              *layout);
+  TORCH_CHECK(!layout || *layout == at::Layout::Strided, "npu tensors support only the strided layout, got ", *layout);
   TORCH_CHECK(!pin_memory || !*pin_memory,
               "pin_memory=True applies to CPU tensors only; npu tensors are device memory already");
 }
@@ -86,8 +85,8 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_b
         if (self.numel()) graph::recordCopy(*c, self, dst, currentStreamId(d));
         return dst;
       }
-      graph::failOnCapturingStream(c, c10::str("aten::copy_ from ", self.device(), " to ", dst.device(),
-                                               " (a copy between cpu and npu)"));
+      graph::failOnCapturingStream(
+          c, c10::str("aten::copy_ from ", self.device(), " to ", dst.device(), " (a copy between cpu and npu)"));
     }
     if (!dst.is_privateuseone()) graph::checkUnsafeCall("aten::copy_ of an npu tensor to cpu");
   }
@@ -124,8 +123,7 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
   return at::_local_scalar_dense(aliasAsCpu(self));
 }
 
-const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size,
-                          std::optional<at::MemoryFormat> memory_format) {
+const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size, std::optional<at::MemoryFormat> memory_format) {
   // PyTorch's generic resize grows the storage through storage->allocator(),
   // which allocates on the current device: make that the tensor's device.
   c10::DeviceGuard guard(self.device());
@@ -144,8 +142,8 @@ at::Tensor& set_storage_(at::Tensor& self, at::Storage source) {
   return set_storage_offset_(self, std::move(source), 0, {numel}, {});
 }
 
-at::Tensor& set_storage_offset_(at::Tensor& self, at::Storage source, int64_t storage_offset,
-                                at::IntArrayRef size, at::IntArrayRef stride) {
+at::Tensor& set_storage_offset_(at::Tensor& self, at::Storage source, int64_t storage_offset, at::IntArrayRef size,
+                                at::IntArrayRef stride) {
   TORCH_CHECK(source.device().type() == c10::DeviceType::PrivateUse1,
               "set_: expected an npu storage for an npu tensor, got a storage on ", source.device());
   c10::DeviceGuard guard(self.device());

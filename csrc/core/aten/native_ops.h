@@ -24,12 +24,11 @@ at::Tensor efficient_zero_tensor(at::IntArrayRef size, std::optional<at::ScalarT
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking);
 at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst);
 c10::Scalar local_scalar_dense(const at::Tensor& self);
-const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size,
-                          std::optional<at::MemoryFormat> memory_format);
+const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size, std::optional<at::MemoryFormat> memory_format);
 at::Tensor& set_empty_(at::Tensor& self);
 at::Tensor& set_storage_(at::Tensor& self, at::Storage source);
-at::Tensor& set_storage_offset_(at::Tensor& self, at::Storage source, int64_t storage_offset,
-                                at::IntArrayRef size, at::IntArrayRef stride);
+at::Tensor& set_storage_offset_(at::Tensor& self, at::Storage source, int64_t storage_offset, at::IntArrayRef size,
+                                at::IntArrayRef stride);
 
 // Tensor.record_stream: the block is not reused until `stream`'s pending
 // work at the time of the free has completed (caching allocator).

@@ -113,8 +113,10 @@ std::vector<c10::StreamId> unregisterCapture(Capture* c) {
     }
   }
   for (auto e = r.events.begin(); e != r.events.end();) {
-    if (e->second.capture == c) e = r.events.erase(e);
-    else ++e;
+    if (e->second.capture == c)
+      e = r.events.erase(e);
+    else
+      ++e;
   }
   r.marked.store(int(r.events.size()), std::memory_order_relaxed);
   g_capture_count.fetch_sub(1, std::memory_order_relaxed);
@@ -171,7 +173,8 @@ void failOnCapturingStream(Capture* c, const std::string& what) {
     if (c->invalid.empty()) c->invalid = what;
   }
   TORCH_CHECK(false, what, ": not possible on a stream that is capturing an npu graph (",
-              streamName(c->device, c->origin), "): captured work has not run yet. The capture has been "
+              streamName(c->device, c->origin),
+              "): captured work has not run yet. The capture has been "
               "invalidated; do this outside the capture (before capture_begin or after capture_end).");
 }
 
@@ -213,7 +216,8 @@ void onEventBlock(void* event, const c10::Stream& stream) {
       fork_into = c;
       pool = c->pool;
     } else {
-      TORCH_CHECK(s->second == c, "an npu stream capturing one graph waited on an event recorded in another "
+      TORCH_CHECK(s->second == c,
+                  "an npu stream capturing one graph waited on an event recorded in another "
                   "graph's capture; graphs cannot depend on each other's captured work");
       std::lock_guard<std::mutex> cg(c->mutex);
       auto side = c->sides.find(mark.stream);

@@ -37,15 +37,15 @@ struct Node {
   uint64_t rng_offset = 0;  // offset inside the graph's share of the generator
   // kOpCopyBack (an op without an out= variant): returns are copied into these.
   std::vector<c10::IValue> copy_dst;
-  at::Tensor src, dst;          // kCopy (CPU aliases)
-  std::function<void()> host;   // kHost
+  at::Tensor src, dst;         // kCopy (CPU aliases)
+  std::function<void()> host;  // kHost
   // kCall: a C function taking only integer-class arguments (addresses, int64).
   void* fn = nullptr;
   std::vector<intptr_t> iargs;
   std::vector<c10::Storage> keep;  // cpu storages a kCall reads (npu ones are kept by the capture)
   c10::StreamId stream = 0;
-  std::string name;             // operator or work name (errors, debug_dump)
-  std::string detail;           // shapes, in debug mode only
+  std::string name;    // operator or work name (errors, debug_dump)
+  std::string detail;  // shapes, in debug mode only
   // Written tensor arguments' shapes and addresses (checked at the first replay).
   std::vector<std::optional<std::vector<int64_t>>> shapes;
   std::vector<const void*> ptrs;
@@ -70,8 +70,8 @@ struct Capture {
   struct Side {
     bool rejoined = false;
   };
-  std::map<c10::StreamId, Side> sides;           // streams forked from the capture
-  std::map<c10::StreamId, size_t> nodes_on;      // nodes recorded per stream
+  std::map<c10::StreamId, Side> sides;       // streams forked from the capture
+  std::map<c10::StreamId, size_t> nodes_on;  // nodes recorded per stream
   std::vector<GeneratorSlot> gens;
   // One CPU storage alias per npu storage, as in the eager fallback, so
   // kernels see the same overlap relations.

@@ -87,9 +87,9 @@ void NpuGraph::discardCapture() {
 void NpuGraph::capture_end() {
   TORCH_CHECK(capture_, "capture_end() called without capture_begin()");
   Capture* c = capture_.get();
-  TORCH_CHECK(currentStreamId(c->device) == c->origin, "capture_end() must be called with the capturing stream (npu:",
-              int(c->device), " stream ", c->origin, ") current; the current stream is ",
-              currentStreamId(c->device));
+  TORCH_CHECK(currentStreamId(c->device) == c->origin,
+              "capture_end() must be called with the capturing stream (npu:", int(c->device), " stream ", c->origin,
+              ") current; the current stream is ", currentStreamId(c->device));
   std::string error;
   {
     std::lock_guard<std::mutex> g(c->mutex);
@@ -103,8 +103,8 @@ void NpuGraph::capture_end() {
         unjoined += std::to_string(kv.first);
       }
       if (!unjoined.empty())
-        error = c10::str("npu graph capture failed and was discarded: stream(s) ", unjoined, " of npu:",
-                         int(c->device), " forked from the capturing stream and captured work that was not joined "
+        error = c10::str("npu graph capture failed and was discarded: stream(s) ", unjoined, " of npu:", int(c->device),
+                         " forked from the capturing stream and captured work that was not joined "
                          "back before capture_end() (make the capturing stream wait on them: "
                          "capturing_stream.wait_stream(side_stream)).");
     }
@@ -148,7 +148,8 @@ void NpuGraph::capture_end() {
 }
 
 void NpuGraph::instantiate() {
-  TORCH_CHECK(captured_, "instantiate(): this npu graph has no completed capture (call capture_begin/capture_end first)");
+  TORCH_CHECK(captured_,
+              "instantiate(): this npu graph has no completed capture (call capture_begin/capture_end first)");
   // The nodes are already executable: arguments are bound to fixed addresses
   // and out= overloads were resolved at capture.
   instantiated_ = true;
@@ -224,8 +225,11 @@ void NpuGraph::verifyOutputs(const Node& n) {
     if (!v.isTensor() || i >= n.shapes.size() || !n.shapes[i]) continue;
     const at::Tensor& t = v.toTensor();
     if (t.sizes() != *n.shapes[i] || t.data_ptr() != n.ptrs[i])
-      TORCH_CHECK(false, "npu graph replay: ", n.name, " wrote an output of shape ", t.sizes(), " where capture "
-                  "expected ", *n.shapes[i], "; this op cannot be replayed from a graph (please report it). "
+      TORCH_CHECK(false, "npu graph replay: ", n.name, " wrote an output of shape ", t.sizes(),
+                  " where capture "
+                  "expected ",
+                  *n.shapes[i],
+                  "; this op cannot be replayed from a graph (please report it). "
                   "Capture it outside the graph.");
   }
 }
@@ -270,8 +274,10 @@ void NpuGraph::debug_dump(const std::string& path) {
     if (n.gen_slot >= 0) f << "\\nrng +" << n.rng_offset;
     f << "\"];\n";
     auto it = last.find(n.stream);
-    if (it != last.end()) f << "  n" << it->second << " -> n" << i << ";\n";
-    else if (i > 0) f << "  n" << (i - 1) << " -> n" << i << " [style=dashed];\n";
+    if (it != last.end())
+      f << "  n" << it->second << " -> n" << i << ";\n";
+    else if (i > 0)
+      f << "  n" << (i - 1) << " -> n" << i << " [style=dashed];\n";
     last[n.stream] = i;
   }
   f << "}\n";

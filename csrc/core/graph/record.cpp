@@ -24,11 +24,21 @@ namespace {
 // hold them, as on CUDA.
 bool dataDependent(const std::string& name) {
   static const std::unordered_set<std::string> ops = {
-      "aten::nonzero",        "aten::nonzero_numpy",     "aten::argwhere",
-      "aten::unique",         "aten::_unique",           "aten::_unique2",
-      "aten::unique_dim",     "aten::unique_consecutive", "aten::unique_dim_consecutive",
-      "aten::masked_select",  "aten::_local_scalar_dense", "aten::repeat_interleave",
-      "aten::bincount",       "aten::histc",              "aten::_ragged_idx",
+      "aten::nonzero",
+      "aten::nonzero_numpy",
+      "aten::argwhere",
+      "aten::unique",
+      "aten::_unique",
+      "aten::_unique2",
+      "aten::unique_dim",
+      "aten::unique_consecutive",
+      "aten::unique_dim_consecutive",
+      "aten::masked_select",
+      "aten::_local_scalar_dense",
+      "aten::repeat_interleave",
+      "aten::bincount",
+      "aten::histc",
+      "aten::_ragged_idx",
   };
   return ops.count(name) > 0;
 }
@@ -50,8 +60,10 @@ c10::IValue mapValue(const c10::IValue& v, F f) {
     if (!has_tensor) return v;
     c10::List<std::optional<at::Tensor>> out;
     for (const c10::IValue& e : list) {
-      if (e.isTensor()) out.push_back(f(e.toTensor()));
-      else out.push_back(std::nullopt);
+      if (e.isTensor())
+        out.push_back(f(e.toTensor()));
+      else
+        out.push_back(std::nullopt);
     }
     return out;
   }
@@ -84,8 +96,10 @@ std::optional<c10::OperatorHandle> outVariant(const c10::OperatorHandle& op) {
     std::vector<const c10::Argument*> ins;
     size_t outs = 0;
     for (const auto& a : s.arguments()) {
-      if (a.is_out()) ++outs;
-      else ins.push_back(&a);
+      if (a.is_out())
+        ++outs;
+      else
+        ins.push_back(&a);
     }
     if (outs == 0 || outs != schema.returns().size() || ins.size() != schema.arguments().size()) continue;
     bool same = true;
@@ -143,9 +157,10 @@ void recordOp(Capture& c, const c10::OperatorHandle& op, torch::jit::Stack* stac
   const std::string& name = schema.name();
   std::string full = schema.overload_name().empty() ? name : name + "." + schema.overload_name();
   if (dataDependent(name)) {
-    failOnCapturingStream(&c, c10::str(full, " has an output shape that depends on tensor values, so it cannot "
-                                             "be captured in an npu graph (use a fixed-size alternative, e.g. "
-                                             "nonzero_static / masking with torch.where)"));
+    failOnCapturingStream(&c, c10::str(full,
+                                       " has an output shape that depends on tensor values, so it cannot "
+                                       "be captured in an npu graph (use a fixed-size alternative, e.g. "
+                                       "nonzero_static / masking with torch.where)"));
   }
   for (const auto& r : schema.returns()) {
     c10::TypeKind k = r.type()->kind();
@@ -187,8 +202,9 @@ void recordOp(Capture& c, const c10::OperatorHandle& op, torch::jit::Stack* stac
     try {
       op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
     } catch (const c10::Error& e) {
-      failOnCapturingStream(&c, c10::str(full, " cannot be captured: its output shape could not be computed "
-                                               "without running it (meta kernel: ",
+      failOnCapturingStream(&c, c10::str(full,
+                                         " cannot be captured: its output shape could not be computed "
+                                         "without running it (meta kernel: ",
                                          e.what_without_backtrace(), ")"));
     }
     if (!mutating) {
@@ -237,8 +253,8 @@ void recordOp(Capture& c, const c10::OperatorHandle& op, torch::jit::Stack* stac
     c.checkValid(full.c_str());
     auto alias = [&](const at::Tensor& t) -> at::Tensor {
       if (!t.defined() || !t.is_privateuseone()) return t;
-      TORCH_CHECK(t.device().index() == c.device, full, " uses ", t.device(), " while the graph captures npu:",
-                  int(c.device));
+      TORCH_CHECK(t.device().index() == c.device, full, " uses ", t.device(),
+                  " while the graph captures npu:", int(c.device));
       return c.cpuAlias(t);
     };
     std::vector<c10::IValue> cpu_args;
@@ -253,8 +269,10 @@ void recordOp(Capture& c, const c10::OperatorHandle& op, torch::jit::Stack* stac
       node.op = *out_op;
       size_t in = 0, k = 0;
       for (const auto& a : out_op->schema().arguments()) {
-        if (a.is_out()) node.args.push_back(mapValue(results[k++], alias));
-        else node.args.push_back(cpu_args[in++]);
+        if (a.is_out())
+          node.args.push_back(mapValue(results[k++], alias));
+        else
+          node.args.push_back(cpu_args[in++]);
       }
     } else {
       node.kind = Node::Kind::kOpCopyBack;

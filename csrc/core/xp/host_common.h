@@ -46,21 +46,36 @@ int clearOwned(PyObject* o) {
 // NumPy type number of a torch dtype, -1 if NumPy has none (bfloat16, ...).
 inline int npyType(c10::ScalarType s) {
   switch (s) {
-    case c10::ScalarType::Bool: return NPY_BOOL;
-    case c10::ScalarType::Byte: return NPY_UINT8;
-    case c10::ScalarType::Char: return NPY_INT8;
-    case c10::ScalarType::Short: return NPY_INT16;
-    case c10::ScalarType::Int: return NPY_INT32;
-    case c10::ScalarType::Long: return NPY_INT64;
-    case c10::ScalarType::UInt16: return NPY_UINT16;
-    case c10::ScalarType::UInt32: return NPY_UINT32;
-    case c10::ScalarType::UInt64: return NPY_UINT64;
-    case c10::ScalarType::Half: return NPY_FLOAT16;
-    case c10::ScalarType::Float: return NPY_FLOAT32;
-    case c10::ScalarType::Double: return NPY_FLOAT64;
-    case c10::ScalarType::ComplexFloat: return NPY_COMPLEX64;
-    case c10::ScalarType::ComplexDouble: return NPY_COMPLEX128;
-    default: return -1;
+    case c10::ScalarType::Bool:
+      return NPY_BOOL;
+    case c10::ScalarType::Byte:
+      return NPY_UINT8;
+    case c10::ScalarType::Char:
+      return NPY_INT8;
+    case c10::ScalarType::Short:
+      return NPY_INT16;
+    case c10::ScalarType::Int:
+      return NPY_INT32;
+    case c10::ScalarType::Long:
+      return NPY_INT64;
+    case c10::ScalarType::UInt16:
+      return NPY_UINT16;
+    case c10::ScalarType::UInt32:
+      return NPY_UINT32;
+    case c10::ScalarType::UInt64:
+      return NPY_UINT64;
+    case c10::ScalarType::Half:
+      return NPY_FLOAT16;
+    case c10::ScalarType::Float:
+      return NPY_FLOAT32;
+    case c10::ScalarType::Double:
+      return NPY_FLOAT64;
+    case c10::ScalarType::ComplexFloat:
+      return NPY_COMPLEX64;
+    case c10::ScalarType::ComplexDouble:
+      return NPY_COMPLEX128;
+    default:
+      return -1;
   }
 }
 
@@ -70,8 +85,8 @@ inline bool isUnsigned(c10::ScalarType s) {
 
 // interned names, set by initCommon()
 inline PyObject *s_t = nullptr, *s_h = nullptr, *s_ENABLED = nullptr, *s_FAST = nullptr, *s_SMALL = nullptr,
-    *s_float64_mode = nullptr, *s_off = nullptr, *s_out_kw = nullptr, *s_empty = nullptr, *s_as_subclass = nullptr,
-    *s_owns_memory = nullptr;
+                *s_float64_mode = nullptr, *s_off = nullptr, *s_out_kw = nullptr, *s_empty = nullptr,
+                *s_as_subclass = nullptr, *s_owns_memory = nullptr;
 
 // The C-contiguous NumPy view of npu tensor t (type number npy); new reference, nullptr with an error set.
 inline PyObject* npView(const at::Tensor& t, int npy) {
@@ -92,8 +107,8 @@ inline Py_ssize_t slotOffset(PyTypeObject* type, PyObject* name) {
     PyMemberDef* m = reinterpret_cast<PyMemberDescrObject*>(d)->d_member;
     if (m->type == T_OBJECT_EX && !(m->flags & READONLY)) return m->offset;
   }
-  PyErr_Format(PyExc_TypeError, "%s has no object slot %R (xp's fast paths need ArrayBase's __slots__)",
-               type->tp_name, name);
+  PyErr_Format(PyExc_TypeError, "%s has no object slot %R (xp's fast paths need ArrayBase's __slots__)", type->tp_name,
+               name);
   return -1;
 }
 

@@ -30,7 +30,6 @@ namespace {
 
 using namespace host;
 
-
 // When a call sets NumPy's FP-error state to 'ignore' (its context variable; ~0.15 us a call):
 // always; never (functions that only move, compare or index data); or unless every array argument
 // is integer/bool and every other argument None, a bool, an int or a tuple of ints (integer sums,
@@ -39,8 +38,7 @@ using namespace host;
 enum { FP_NEVER = 0, FP_ALWAYS = 1, FP_IF_FLOAT = 2 };
 
 struct HostFunc {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
+  PyObject_HEAD vectorcallfunc vectorcall;
   PyObject* np_fn;       // e.g. numpy.sum
   PyObject* array_type;  // xp.ndarray
   PyObject* uint_type;
@@ -49,12 +47,12 @@ struct HostFunc {
   PyObject* state;
   PyObject* errvar;
   PyObject* ignore;
-  PyObject* fallback;    // xp's own function (None: decline with None)
-  PyObject* dict;        // __dict__ (functools.update_wrapper's attributes)
-  int big_ok;    // 1: NumPy's function at any size with one torch thread (measured faster);
-                 // 2: at any size always (its results are what xp must match, e.g. cumsum's order)
-  bool uint_ok;  // NumPy's function at any size when an array is uint16/32/64 (xp emulates those)
-  int fp;        // FP_ALWAYS / FP_NEVER / FP_IF_FLOAT: when NumPy's FP errors are ignored for the call
+  PyObject* fallback;  // xp's own function (None: decline with None)
+  PyObject* dict;      // __dict__ (functools.update_wrapper's attributes)
+  int big_ok;          // 1: NumPy's function at any size with one torch thread (measured faster);
+                       // 2: at any size always (its results are what xp must match, e.g. cumsum's order)
+  bool uint_ok;        // NumPy's function at any size when an array is uint16/32/64 (xp emulates those)
+  int fp;              // FP_ALWAYS / FP_NEVER / FP_IF_FLOAT: when NumPy's FP errors are ignored for the call
   // byte offsets of array_type's `_t` and `_h` slots (read without attribute lookups or, for an
   // unset `_h`, an AttributeError); -1 until array_type is resolved or when they are not slots
   Py_ssize_t t_off, h_off;
@@ -66,19 +64,32 @@ struct HostFunc {
 
 c10::ScalarType fromNpy(int t) {
   switch (t) {
-    case NPY_BOOL: return c10::ScalarType::Bool;
-    case NPY_UINT8: return c10::ScalarType::Byte;
-    case NPY_INT8: return c10::ScalarType::Char;
-    case NPY_INT16: return c10::ScalarType::Short;
-    case NPY_INT32: return c10::ScalarType::Int;
-    case NPY_UINT16: return c10::ScalarType::UInt16;
-    case NPY_UINT32: return c10::ScalarType::UInt32;
-    case NPY_FLOAT16: return c10::ScalarType::Half;
-    case NPY_FLOAT32: return c10::ScalarType::Float;
-    case NPY_FLOAT64: return c10::ScalarType::Double;
-    case NPY_COMPLEX64: return c10::ScalarType::ComplexFloat;
-    case NPY_COMPLEX128: return c10::ScalarType::ComplexDouble;
-    default: break;
+    case NPY_BOOL:
+      return c10::ScalarType::Bool;
+    case NPY_UINT8:
+      return c10::ScalarType::Byte;
+    case NPY_INT8:
+      return c10::ScalarType::Char;
+    case NPY_INT16:
+      return c10::ScalarType::Short;
+    case NPY_INT32:
+      return c10::ScalarType::Int;
+    case NPY_UINT16:
+      return c10::ScalarType::UInt16;
+    case NPY_UINT32:
+      return c10::ScalarType::UInt32;
+    case NPY_FLOAT16:
+      return c10::ScalarType::Half;
+    case NPY_FLOAT32:
+      return c10::ScalarType::Float;
+    case NPY_FLOAT64:
+      return c10::ScalarType::Double;
+    case NPY_COMPLEX64:
+      return c10::ScalarType::ComplexFloat;
+    case NPY_COMPLEX128:
+      return c10::ScalarType::ComplexDouble;
+    default:
+      break;
   }
   // the 64-bit integers have two type numbers each on LP64 (long, long long)
   if (t == NPY_LONG || t == NPY_LONGLONG) return c10::ScalarType::Long;
@@ -121,8 +132,8 @@ PyObject* cachedView(PyObject* o, Py_ssize_t h_off, PyObject* t, const at::Tenso
   if (PyTuple_CheckExact(h) && PyTuple_GET_SIZE(h) == 6 && PyTuple_GET_ITEM(h, 0) == t &&
       PyArray_CheckExact(PyTuple_GET_ITEM(h, 2))) {
     auto* a = reinterpret_cast<PyArrayObject*>(PyTuple_GET_ITEM(h, 2));
-    bool same = PyArray_DATA(a) == ten.data_ptr() && PyArray_NDIM(a) == nd && PyArray_TYPE(a) == npy &&
-                PyArray_ISWRITEABLE(a);
+    bool same =
+        PyArray_DATA(a) == ten.data_ptr() && PyArray_NDIM(a) == nd && PyArray_TYPE(a) == npy && PyArray_ISWRITEABLE(a);
     for (int i = 0; same && i < nd; ++i) same = PyArray_DIMS(a)[i] == dims[i] && PyArray_STRIDES(a)[i] == strides[i];
     if (same) v = Py_NewRef(reinterpret_cast<PyObject*>(a));
   }
@@ -182,8 +193,7 @@ PyObject* viewOf(HostFunc* self, PyObject* o, c10::Device* dev, int64_t* numel, 
       v = cachedView(o, self->h_off, t, ten, npy, nd, dims, strides);
       if (!v) {
         PyArray_Descr* d = PyArray_DescrFromType(npy);
-        v = d ? PyArray_NewFromDescr(&PyArray_Type, d, nd, dims, strides, ten.data_ptr(), NPY_ARRAY_WRITEABLE,
-                                     nullptr)
+        v = d ? PyArray_NewFromDescr(&PyArray_Type, d, nd, dims, strides, ten.data_ptr(), NPY_ARRAY_WRITEABLE, nullptr)
               : nullptr;
         if (v && ten.is_contiguous()) cacheView(o, self->h_off, t, ten, v);
         if (!v) PyErr_Clear();
@@ -294,8 +304,8 @@ PyObject* wrapResult(HostFunc* self, PyObject* r, c10::Device dev, bool adopt) {
   } else {  // Fortran or another dense order: the same strides, one segment
     int64_t strides[NPY_MAXDIMS];
     for (int i = 0; i < nd; ++i) strides[i] = int64_t(PyArray_STRIDES(a)[i] / PyArray_ITEMSIZE(a));
-    t = empty_strided(c10::IntArrayRef(shape, size_t(nd)), c10::IntArrayRef(strides, size_t(nd)), st, std::nullopt,
-                      dev, std::nullopt);
+    t = empty_strided(c10::IntArrayRef(shape, size_t(nd)), c10::IntArrayRef(strides, size_t(nd)), st, std::nullopt, dev,
+                      std::nullopt);
   }
   if (t.numel() > 0) std::memcpy(t.data_ptr(), PyArray_DATA(a), size_t(t.nbytes()));
   Py_DECREF(arr);
@@ -373,7 +383,8 @@ PyObject* tryNumpy(HostFunc* self, PyObject* const* args, size_t nargsf, PyObjec
       cargs[i] = viewOf(self, o, &dev, &numel, &unsig, &floating);
       ok = cargs[i] != nullptr;
       any_array = true;
-    } else if (i >= n && o != Py_None && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, i - n), "out") == 0) {
+    } else if (i >= n && o != Py_None &&
+               PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, i - n), "out") == 0) {
       ok = false;  // out=: the general path
     } else if (isPlainValue(o)) {
       // an axis, a kind, a dtype, ...: passed as it is (no isinstance check against torch.Tensor,
@@ -392,7 +403,8 @@ PyObject* tryNumpy(HostFunc* self, PyObject* const* args, size_t nargsf, PyObjec
   PyObject* res = nullptr;
   bool adopt = false;
   if (ok && any_array &&
-      (numel <= small || (unsig && self->uint_ok) || self->big_ok == 2 || (self->big_ok && at::get_num_threads() == 1))) {
+      (numel <= small || (unsig && self->uint_ok) || self->big_ok == 2 ||
+       (self->big_ok && at::get_num_threads() == 1))) {
     if (C10_UNLIKELY(currentStreamHasPending(dev.index()))) {
       PyThreadState* ts = PyEval_SaveThread();
       try {
@@ -504,12 +516,10 @@ PyObject* hostFuncReduce(PyObject* self, PyObject* /*unused*/) {
   return PyObject_GetAttrString(self, "__qualname__");  // pickled by reference, as functions are
 }
 
-PyMethodDef hostFuncMethods[] = {{"__reduce__", hostFuncReduce, METH_NOARGS, nullptr},
-                                 {nullptr, nullptr, 0, nullptr}};
+PyMethodDef hostFuncMethods[] = {{"__reduce__", hostFuncReduce, METH_NOARGS, nullptr}, {nullptr, nullptr, 0, nullptr}};
 
-PyGetSetDef hostFuncGetset[] = {
-    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
-    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+PyGetSetDef hostFuncGetset[] = {{"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
+                                {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyObject* hostFuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   PyObject *np_fn, *array_type, *uint_type, *as_uint, *host_dict, *state, *errvar, *ignore, *fallback = Py_None;

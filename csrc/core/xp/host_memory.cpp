@@ -96,15 +96,18 @@ void npuMemoryEnd(PyObject* previous) {
   PyObject *et, *ev, *tb;
   PyErr_Fetch(&et, &ev, &tb);
   PyObject* r = PyDataMem_SetHandler(previous);
-  if (r) Py_DECREF(r);
-  else PyErr_Clear();
+  if (r)
+    Py_DECREF(r);
+  else
+    PyErr_Clear();
   Py_DECREF(previous);
   PyErr_Restore(et, ev, tb);
 }
 
 at::Tensor adoptNpuMemory(PyArrayObject* arr, c10::ScalarType st) {
   PyArrayObject* root = arr;
-  while (PyArray_BASE(root) && PyArray_Check(PyArray_BASE(root))) root = reinterpret_cast<PyArrayObject*>(PyArray_BASE(root));
+  while (PyArray_BASE(root) && PyArray_Check(PyArray_BASE(root)))
+    root = reinterpret_cast<PyArrayObject*>(PyArray_BASE(root));
   if (PyArray_BASE(root) || !PyArray_CHKFLAGS(root, NPY_ARRAY_OWNDATA)) return {};
   c10::Storage s;
   {
@@ -124,8 +127,10 @@ at::Tensor adoptNpuMemory(PyArrayObject* arr, c10::ScalarType st) {
     if (sb < 0 || sb % item) return {};
     sizes[size_t(i)] = d;
     strides[size_t(i)] = sb / item;
-    if (d == 0) last = offset;
-    else last += (d - 1) * sb;
+    if (d == 0)
+      last = offset;
+    else
+      last += (d - 1) * sb;
   }
   if (PyArray_SIZE(arr) > 0 && size_t(last + item) > s.nbytes()) return {};
   auto t = at::detail::make_tensor<c10::TensorImpl>(std::move(s), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),

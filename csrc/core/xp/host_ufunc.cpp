@@ -53,8 +53,7 @@ struct Loop {
 };
 
 struct HostUfunc {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
+  PyObject_HEAD vectorcallfunc vectorcall;
   PyObject* np_ufunc;    // numpy.<name>
   PyObject* resolve;     // resolve(key_tuple, None) -> loop tuple of torch dtypes (xp's _resolve)
   PyObject* array_type;  // xp.ndarray (exact type required)
@@ -85,7 +84,6 @@ struct HostUfunc {
     return {&np_ufunc, &resolve, &array_type, &uint_type, &as_uint, &host_dict, &state, &errvar, &ignore, &big};
   }
 };
-
 
 // A Python scalar as one element of loop dtype `st` in `buf`, where the value is exactly what NumPy's
 // weak-scalar conversion gives (integers in range, floats to float32/64 by C's rounding, ints that
@@ -120,10 +118,10 @@ bool packScalar(PyObject* o, uint32_t code, c10::ScalarType st, char* buf) {
       if (code != kPyBool) return false;
       *reinterpret_cast<bool*>(buf) = iv != 0;
       return true;
-#define XP_INT_CASE(ST, T, LO, HI)             \
-  case c10::ScalarType::ST:                    \
-    if (!inRange(LO, HI)) return false;        \
-    *reinterpret_cast<T*>(buf) = T(iv);        \
+#define XP_INT_CASE(ST, T, LO, HI)      \
+  case c10::ScalarType::ST:             \
+    if (!inRange(LO, HI)) return false; \
+    *reinterpret_cast<T*>(buf) = T(iv); \
     return true;
       XP_INT_CASE(Char, int8_t, -128, 127)
       XP_INT_CASE(Byte, uint8_t, 0, 255)
@@ -167,11 +165,20 @@ const Loop* findLoop(HostUfunc* self, uint32_t key, const uint32_t* codes, int n
   for (int i = 0; i < n; ++i) {
     PyObject* item;
     switch (codes[i]) {
-      case kPyInt: item = (PyObject*)&PyLong_Type; break;
-      case kPyFloat: item = (PyObject*)&PyFloat_Type; break;
-      case kPyComplex: item = (PyObject*)&PyComplex_Type; break;
-      case kPyBool: item = (PyObject*)&PyBool_Type; break;
-      default: item = (PyObject*)torch::getTHPDtype(c10::ScalarType(codes[i]));
+      case kPyInt:
+        item = (PyObject*)&PyLong_Type;
+        break;
+      case kPyFloat:
+        item = (PyObject*)&PyFloat_Type;
+        break;
+      case kPyComplex:
+        item = (PyObject*)&PyComplex_Type;
+        break;
+      case kPyBool:
+        item = (PyObject*)&PyBool_Type;
+        break;
+      default:
+        item = (PyObject*)torch::getTHPDtype(c10::ScalarType(codes[i]));
     }
     Py_INCREF(item);
     PyTuple_SET_ITEM(kt, i, item);
@@ -194,8 +201,10 @@ const Loop* findLoop(HostUfunc* self, uint32_t key, const uint32_t* codes, int n
       const auto st = reinterpret_cast<THPDtype*>(d)->scalar_type;
       if (npyType(st) < 0) loop.ok = false;
       if (isUnsigned(st)) loop.any_unsigned = true;
-      if (i >= self->nin) loop.out[i - self->nin] = st;
-      else loop.in[i] = st;
+      if (i >= self->nin)
+        loop.out[i - self->nin] = st;
+      else
+        loop.in[i] = st;
     }
     if (loop.ok) {
       if (PyBool_Check(self->big)) {
@@ -259,8 +268,10 @@ bool enabled(HostUfunc* self, Py_ssize_t* small) {
   PyObject* mode = self->mode_offset >= 0
                        ? *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(self->state) + self->mode_offset)
                        : nullptr;
-  if (mode) Py_INCREF(mode);
-  else mode = PyObject_GetAttr(self->state, s_float64_mode);  // (no slot, or unset: getattr raises)
+  if (mode)
+    Py_INCREF(mode);
+  else
+    mode = PyObject_GetAttr(self->state, s_float64_mode);  // (no slot, or unset: getattr raises)
   if (!mode) return false;
   if (mode != self->mode_seen) {
     const bool off = mode == s_off || (PyUnicode_Check(mode) && PyUnicode_Compare(mode, s_off) == 0);
@@ -272,7 +283,6 @@ bool enabled(HostUfunc* self, Py_ssize_t* small) {
   Py_DECREF(mode);
   return self->mode_off;
 }
-
 
 PyObject* call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   HANDLE_TH_ERRORS
@@ -307,8 +317,8 @@ PyObject* call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObjec
       PyTypeObject* tt = Py_TYPE(t);
       if (tt != (PyTypeObject*)THPVariableClass && tt != (PyTypeObject*)self->uint_type) return declined();
       const at::Tensor& ten = THPVariable_Unpack(t);
-      if (!ten.defined() || !ten.is_privateuseone() || !ten.is_contiguous() || ten.numel() == 0 ||
-          ten.is_conj() || ten.is_neg() || ten.requires_grad() || npyType(ten.scalar_type()) < 0)
+      if (!ten.defined() || !ten.is_privateuseone() || !ten.is_contiguous() || ten.numel() == 0 || ten.is_conj() ||
+          ten.is_neg() || ten.requires_grad() || npyType(ten.scalar_type()) < 0)
         return declined();
       if (first) {
         if (ten.device() != first->device() || ten.sizes() != first->sizes()) return declined();
@@ -343,8 +353,8 @@ PyObject* call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObjec
   const c10::DeviceIndex dev = first->device().index();
   at::Tensor outs[2];
   for (int k = 0; k < loop->nout; ++k)
-    outs[k] = empty_memory_format(first->sizes(), loop->out[k], std::nullopt, first->device(), std::nullopt,
-                                  std::nullopt);
+    outs[k] =
+        empty_memory_format(first->sizes(), loop->out[k], std::nullopt, first->device(), std::nullopt, std::nullopt);
 
   // NumPy's own inner loop called directly when no operand needs a cast (NumPy's ufunc machinery
   // around it would only pick this same loop); else NumPy's full call below
@@ -502,8 +512,8 @@ PyObject* call(PyObject* callable, PyObject* const* args, size_t nargsf, PyObjec
 PyObject* hostUfuncNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   PyObject *np_ufunc, *resolve, *array_type, *uint_type, *as_uint, *host_dict, *state, *errvar, *ignore, *big;
   int nin, nout;
-  if (!PyArg_ParseTuple(args, "OiiOOOOOO!OOO:_XpHostUfunc", &np_ufunc, &nin, &nout, &big, &resolve,
-                        &array_type, &uint_type, &as_uint, &PyDict_Type, &host_dict, &state, &errvar, &ignore))
+  if (!PyArg_ParseTuple(args, "OiiOOOOOO!OOO:_XpHostUfunc", &np_ufunc, &nin, &nout, &big, &resolve, &array_type,
+                        &uint_type, &as_uint, &PyDict_Type, &host_dict, &state, &errvar, &ignore))
     return nullptr;
   if (!PyType_Check(array_type) || !PyType_Check(uint_type) || !PyContextVar_CheckExact(errvar)) {
     PyErr_SetString(PyExc_TypeError,
@@ -553,7 +563,6 @@ PyMethodDef hostUfuncMethods[] = {
     {nullptr, nullptr, 0, nullptr}};
 
 PyTypeObject hostUfuncType = {PyVarObject_HEAD_INIT(nullptr, 0) "npudist._C._XpHostUfunc"};
-
 
 }  // namespace
 
@@ -608,6 +617,5 @@ PyObject* hostUfuncTypeObject() {
   Py_INCREF(&hostUfuncType);
   return reinterpret_cast<PyObject*>(&hostUfuncType);
 }
-
 
 }  // namespace npudist::core::xp

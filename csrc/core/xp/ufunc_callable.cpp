@@ -21,8 +21,7 @@ namespace {
 PyObject *s_call = nullptr, *s_call_declined = nullptr, *s_fast_attr = nullptr;
 
 struct UfuncBase {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
+  PyObject_HEAD vectorcallfunc vectorcall;
   PyObject* fast;  // the _XpHostUfunc of this ufunc, or None / another callable (then no C fast path)
 };
 
@@ -109,18 +108,16 @@ PyObject* ufuncBaseInitSubclassMethod(PyObject* cls, PyObject*) {
   Py_RETURN_NONE;
 }
 
-PyMethodDef ufuncBaseMethods[] = {
-    {"__init_subclass__", ufuncBaseInitSubclassMethod, METH_NOARGS | METH_CLASS,
-     "Lets a subclass that keeps this __call__ take calls without an argument tuple."},
-    {nullptr, nullptr, 0, nullptr}};
+PyMethodDef ufuncBaseMethods[] = {{"__init_subclass__", ufuncBaseInitSubclassMethod, METH_NOARGS | METH_CLASS,
+                                   "Lets a subclass that keeps this __call__ take calls without an argument tuple."},
+                                  {nullptr, nullptr, 0, nullptr}};
 
 PyTypeObject ufuncBaseType = {PyVarObject_HEAD_INIT(nullptr, 0) "npudist._C._XpUfuncBase"};
 
 // ---- ndarray's operators ----
 
 struct UfuncOp {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
+  PyObject_HEAD vectorcallfunc vectorcall;
   PyObject* ufunc;     // the engine ufunc (an _XpUfuncBase instance)
   PyObject* fallback;  // the Python operator (a function of (self[, other]))
   int reflected;       // __radd__ & co: the ufunc takes (other, self)
@@ -198,11 +195,10 @@ PyObject* ufuncOpAttr(PyObject* self, void* name) {
   return PyObject_GetAttrString(reinterpret_cast<UfuncOp*>(self)->fallback, static_cast<const char*>(name));
 }
 
-PyGetSetDef ufuncOpGetset[] = {
-    {"__name__", ufuncOpAttr, nullptr, nullptr, const_cast<char*>("__name__")},
-    {"__qualname__", ufuncOpAttr, nullptr, nullptr, const_cast<char*>("__qualname__")},
-    {"__doc__", ufuncOpAttr, nullptr, nullptr, const_cast<char*>("__doc__")},
-    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+PyGetSetDef ufuncOpGetset[] = {{"__name__", ufuncOpAttr, nullptr, nullptr, const_cast<char*>("__name__")},
+                               {"__qualname__", ufuncOpAttr, nullptr, nullptr, const_cast<char*>("__qualname__")},
+                               {"__doc__", ufuncOpAttr, nullptr, nullptr, const_cast<char*>("__doc__")},
+                               {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyMemberDef ufuncOpMembers[] = {
     {"__wrapped__", T_OBJECT, offsetof(UfuncOp, fallback), READONLY, "The Python operator (the fallback)."},
@@ -226,8 +222,7 @@ PyObject* ufuncBaseTypeObject() {
   if (!ready) {
     if (!initNames()) return nullptr;
     ufuncBaseType.tp_basicsize = sizeof(UfuncBase);
-    ufuncBaseType.tp_flags =
-        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
+    ufuncBaseType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
     ufuncBaseType.tp_doc =
         "Base class of npudist.xp's ufuncs: a call with positional operands runs the C fast path `_fast` "
         "first, then the Python method `_call_declined(*args)`; other calls run `_call(*args, **kwargs)`.";

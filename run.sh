@@ -5,7 +5,9 @@
 #   ./run.sh build          rebuild the C++ extension now (safe while tests run)
 #   ./run.sh demo [ARGS]    setup, then run the flagship job (npurun --nproc 4 examples/train_gpt.py)
 #   ./run.sh test [ARGS]    setup, then run the test suite (pytest ARGS; --full adds slow tiers)
-#   ./run.sh lint [ARGS]    ruff check (config: pyproject.toml [tool.ruff]); CI runs it before the tests
+#   ./run.sh lint [ARGS]    ruff check (pyproject.toml [tool.ruff]) and clang-format --dry-run on csrc/
+#                           and tests/cpp/ (.clang-format); CI runs it before the tests
+#   ./run.sh format         apply ruff's fixes and clang-format to the tree
 #   ./run.sh bench NAME     setup, then run benchmarks/NAME.py
 #
 # Running it again does not reinstall or rebuild when nothing changed: the
@@ -19,7 +21,7 @@ PY="$VENV/bin/python"
 TORCH_PIN="torch==2.13.0"
 DEPS="$TORCH_PIN ninja setuptools>=64 wheel pytest>=8 pytest-timeout expecttest hypothesis numpy psutil prometheus_client"
 DEPS="$DEPS HolisticTraceAnalysis"  # tests/profiler reads npu traces with HTA (issue #18)
-DEPS="$DEPS ruff==0.17.6"  # ./run.sh lint; pinned so a new release cannot fail CI on unchanged code
+DEPS="$DEPS ruff==0.17.6 clang-format==21.1.8"  # ./run.sh lint; pinned so a new release cannot fail CI on unchanged code
 
 log() { echo "[run.sh] $*" >&2; }
 
@@ -91,6 +93,8 @@ ensure_prometheus() {
     --no-install-recommends prometheus >/dev/null || log "installing prometheus failed: run $PROMETHEUS_INSTALL"
 }
 
+cpp_sources() { find csrc tests/cpp \( -name '*.cpp' -o -name '*.h' \) -print0; }
+
 cmd=${1:-help}
 shift || true
 case "$cmd" in
@@ -112,7 +116,13 @@ case "$cmd" in
     ;;
   lint)
     setup
-    exec "$VENV/bin/ruff" check "$@" .
+    "$VENV/bin/ruff" check "$@" .
+    cpp_sources | xargs -0 "$VENV/bin/clang-format" --dry-run --Werror
+    ;;
+  format)
+    setup
+    "$VENV/bin/ruff" check --fix .
+    cpp_sources | xargs -0 "$VENV/bin/clang-format" -i
     ;;
   bench)
     setup
@@ -121,7 +131,7 @@ case "$cmd" in
     exec "$PY" "benchmarks/$name.py" "$@"
     ;;
   *)
-    sed -n '2,14p' "$0"
+    sed -n '2,16p' "$0"
     exit 2
     ;;
 esac

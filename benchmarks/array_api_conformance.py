@@ -45,7 +45,7 @@ def main():
     failures = sorted(t["nodeid"] for t in data["tests"] if t["outcome"] in ("failed", "error"))
     for f_ in failures:
         print("FAILED", f_)
-    from npudist.xp._array_api import LEFT_OUT, API_VERSION
+    from npudist.xp._array_api import API_VERSION, LEFT_OUT
     pct = 100.0 * passed / total if total else 0.0
     print(f"\nArray API {API_VERSION}: passed {passed} of {total} ({pct:.1f}%), skipped {s.get('skipped', 0)}, "
           f"max-examples {args.max_examples}")

@@ -31,8 +31,9 @@ sys.path.insert(0, os.path.join(REPO, "examples"))
 
 def block_bench(args):
     import torch
-    import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
     from train_gpt import Block, GPTConfig
+
+    import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 
     cfg = GPTConfig()
     torch.manual_seed(0)

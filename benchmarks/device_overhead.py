@@ -25,9 +25,6 @@ from _models import gpt_train_step
 from _timing import timed
 
 
-
-
-
 def bench_gpt(reps, steps):
     steps_fn = {"cpu": gpt_train_step("cpu"), "npu": gpt_train_step("npu")}
     for fn in steps_fn.values():  # warm-up (allocator caches, first-touch pages)

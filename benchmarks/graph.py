@@ -39,11 +39,9 @@ from _models import GPT
 from _timing import timed
 
 
-
-
 def elementwise_fn(x):
     # 200 elementwise ops: 50 rounds of mul, add, sin, relu-like clamp.
-    for i in range(50):
+    for _i in range(50):
         x = x * 1.0001
         x = x + 0.001
         x = torch.sin(x)

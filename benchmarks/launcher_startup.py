@@ -62,6 +62,7 @@ def main():
     a = p.parse_args()
 
     import torch.distributed as dist
+
     import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
     hccl = dist.is_backend_available("hccl")
     npu_backend = a.npurun_backend or ("hccl" if hccl else "gloo")

@@ -101,7 +101,7 @@ def allreduce_8b(repo, iters, reps, timeout=240):
         procs.append(subprocess.Popen([python, "-c", ALLREDUCE_WORKER], env=env, cwd=repo,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     outs = [p.communicate(timeout=timeout) for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (_out, err) in zip(procs, outs):
         if p.returncode:
             raise RuntimeError(f"all_reduce worker of {repo} failed:\n{err[-2000:]}")
     line = next(ln for ln in outs[0][0].splitlines() if ln.startswith("LAT"))

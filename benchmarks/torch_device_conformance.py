@@ -174,8 +174,9 @@ def opinfo_worker(out_path: str, max_samples: int, k: str | None):
     import warnings
     warnings.filterwarnings("ignore")
     import torch
-    import npudist  # noqa: F401  (registers npu, should autoload be off)
     from torch.testing._internal.common_methods_invocations import op_db
+
+    import npudist  # noqa: F401  (registers npu, should autoload be off)
     from npudist.testing.op_coverage import explain
     from npudist.testing.opinfo import compare_op
 

@@ -33,8 +33,9 @@ def rank_main(args):
     from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 
     sys.path.insert(0, os.path.join(REPO, "examples"))
-    import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
     from train_gpt import GPT, GPTConfig, build_fsdp_model
+
+    import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 
     lr = int(os.environ["LOCAL_RANK"])
     torch.npu.set_device(lr)
@@ -105,7 +106,7 @@ def rank_main(args):
 
     out = {"world": world, "params": sum(p.numel() for p in GPT(cfg).parameters()), "points": []}
     for b, t in args.points:
-        for s, (m, o, d) in sides.items():  # warm-up
+        for m, o, d in sides.values():  # warm-up
             time_steps(m, o, d, b, t, 2)
         times = {"npu": [], "cpu": [], **({"npu_staged": []} if args.zero_copy_compare else {})}
         for _ in range(args.reps):

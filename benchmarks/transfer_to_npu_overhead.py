@@ -25,10 +25,9 @@ import time
 
 import torch
 import torch.nn as nn
-
-import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 from torch.overrides import TorchFunctionMode
 
+import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 from npudist.compat import transfer
 
 

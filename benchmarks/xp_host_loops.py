@@ -21,11 +21,11 @@ import statistics
 
 import numpy as np
 import torch
+from _timing import timed
 
 import npudist.xp as xp
 from npudist import _C
 from npudist.xp import _host
-from _timing import timed
 
 DT = ["float32", "float64", "int32", "int64", "uint32", "uint64"]
 ROWS = [("add", DT, 2, lambda m, a, b: m.add(a, b)), ("multiply_scalar", DT, 1, lambda m, a: a * 3),

@@ -16,9 +16,9 @@ import statistics
 
 import numpy as np
 import torch
+from _timing import timed
 
 import npudist  # noqa: F401  (registers the npu device)
-from _timing import timed
 
 
 def huge_kib():

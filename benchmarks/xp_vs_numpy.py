@@ -25,9 +25,9 @@ import statistics
 
 import numpy as np
 import torch
+from _timing import timed
 
 import npudist.xp as xp
-from _timing import timed
 
 BASE = ["float32", "float64", "int32", "int64"]
 DTYPES = BASE + ["uint32", "uint64"]   # ops where unsigned rows are timed too

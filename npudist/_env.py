@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 TRUE_VALUES = ("1", "true", "yes", "on")
 FALSE_VALUES = ("0", "false", "no", "off")

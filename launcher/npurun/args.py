@@ -199,10 +199,9 @@ def validate(args: argparse.Namespace) -> None:
         if max_nodes > 1 and min_nodes != max_nodes:
             raise UsageError("an elastic --nnodes MIN:MAX needs a dynamic rendezvous: add --rdzv-backend c10d "
                              "--rdzv-endpoint HOST:PORT")
-    elif not args.standalone:
-        if max_nodes > 1 and not args.rdzv_endpoint:
-            raise UsageError(f"--rdzv-backend {args.rdzv_backend} with --nnodes {args.nnodes} needs "
-                             "--rdzv-endpoint HOST:PORT (the same on every node)")
+    elif not args.standalone and max_nodes > 1 and not args.rdzv_endpoint:
+        raise UsageError(f"--rdzv-backend {args.rdzv_backend} with --nnodes {args.nnodes} needs "
+                         "--rdzv-endpoint HOST:PORT (the same on every node)")
     if args.rdzv_endpoint:
         try:
             host, port = parse_rendezvous_endpoint(args.rdzv_endpoint, default_port=-1)

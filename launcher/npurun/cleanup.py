@@ -25,7 +25,7 @@ import signal
 import socket
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from torch.distributed.elastic.multiprocessing import SignalException
 

@@ -19,12 +19,15 @@ import time
 from npudist import _env
 
 from . import args as npuargs
-from . import cleanup, jobwatch, metrics as npumetrics, output, plan as npuplan, rendezvous
+from . import cleanup, jobwatch, output, rendezvous
 from . import env as npuenv
+from . import metrics as npumetrics
+from . import plan as npuplan
 
 
 def _visible_npus() -> int:
     import torch
+
     import npudist  # noqa: F401  (registers torch.npu when autoload is off)
     try:
         return torch.npu.device_count()
@@ -367,10 +370,7 @@ class Launch:
         outcome.seconds = time.monotonic() - start
         outcome.attempts = len(logs.attempts) if logs else 0
         outcome.log_dir = (logs.attempt_dir() if logs else None) or log_dir
-        if own_dir and outcome.status == "ok":
-            shutil.rmtree(log_dir, ignore_errors=True)
-            outcome.logs_kept = False
-        elif own_dir and outcome.status == "error" and not (logs and logs.attempts):
+        if own_dir and outcome.status == "ok" or own_dir and outcome.status == "error" and not (logs and logs.attempts):
             shutil.rmtree(log_dir, ignore_errors=True)
             outcome.logs_kept = False
         return outcome

@@ -30,8 +30,8 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Callable
 
 from torch.distributed.elastic import metrics
 

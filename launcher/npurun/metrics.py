@@ -27,8 +27,8 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
 
 FETCH_TIMEOUT = 3.0  # seconds per rank exposition; a rank that does not answer is metrics_up 0
 LABELS = ("rank", "local_rank", "host")
@@ -205,7 +205,7 @@ class NodeMetrics:
         host = f"[{self.addr}]" if ":" in self.addr else self.addr
         return f"http://{host}:{self.port}/metrics"
 
-    def start(self) -> "NodeMetrics":
+    def start(self) -> NodeMetrics:
         """Starts serving (raises OSError naming the address when it cannot be bound)."""
         from prometheus_client import CollectorRegistry, start_http_server
         registry = CollectorRegistry(auto_describe=False)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 import re
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs, LogsDest, Std
 

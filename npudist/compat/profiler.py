@@ -21,7 +21,8 @@ from __future__ import annotations
 import os
 import socket
 import warnings
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import torch
 import torch.profiler as _tp

@@ -69,7 +69,7 @@ _CUDA = re.compile(r"^cuda(:\d+)?$")
 _lock = threading.Lock()
 _saved: list[tuple[object, str, object]] = []  # (owner, attribute, original or _MISSING)
 _MISSING = object()
-_mode: "_CudaToNpuMode | None" = None
+_mode: _CudaToNpuMode | None = None
 
 REDIRECTED_CUDA_ATTRIBUTES = (
     "is_available", "device_count", "set_device", "current_device", "synchronize", "device", "device_of",
@@ -90,9 +90,8 @@ def _to_npu_device(value):
     if t is str:
         if _CUDA.match(value):
             return "npu" + value[4:]
-    elif t is torch.device:
-        if value.type == "cuda":
-            return torch.device("npu", value.index) if value.index is not None else torch.device("npu")
+    elif t is torch.device and value.type == "cuda":
+        return torch.device("npu", value.index) if value.index is not None else torch.device("npu")
     return value
 
 

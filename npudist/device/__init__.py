@@ -7,6 +7,7 @@ marks the point after everything the stream was made to wait for.
 Memory: the caching allocator's statistics, summary, limits and snapshots
 (``torch.npu.memory``), see docs/memory.md.
 """
+from npudist.device import amp, memory
 from npudist.device._devices import (
     current_device,
     device,
@@ -23,27 +24,6 @@ from npudist.device._devices import (
     synchronize,
 )
 from npudist.device._lazy import DeferredNpuCallError, _lazy_call, _lazy_init  # noqa: F401  (torch.npu._lazy_init/_lazy_call, as torch.cuda has them)
-from npudist.device import amp, memory
-from npudist.device.torch_npu_extras import (
-    can_device_access_peer,
-    config,
-    get_autocast_dtype,
-    get_mm_bmm_format_nd,
-    get_soc_version,
-    ipc_collect,
-    is_autocast_enabled,
-    is_bf16_supported,
-    is_jit_compile_false,
-    max_memory_cached,
-    memory_cached,
-    mstx,
-    reset_max_memory_cached,
-    set_autocast_dtype,
-    set_autocast_enabled,
-    set_compile_mode,
-    set_mm_bmm_format_nd,
-    set_option,
-)
 from npudist.device.memory import (
     caching_allocator_alloc,
     caching_allocator_delete,
@@ -77,13 +57,6 @@ from npudist.device.random import (
     set_rng_state,
     set_rng_state_all,
 )
-from npudist.graph.capture import (
-    NPUGraph,
-    graph,
-    graph_pool_handle,
-    is_current_stream_capturing,
-    make_graphed_callables,
-)
 from npudist.device.streams import (
     Event,
     Stream,
@@ -92,6 +65,33 @@ from npudist.device.streams import (
     default_stream,
     set_stream,
     stream,
+)
+from npudist.device.torch_npu_extras import (
+    can_device_access_peer,
+    config,
+    get_autocast_dtype,
+    get_mm_bmm_format_nd,
+    get_soc_version,
+    ipc_collect,
+    is_autocast_enabled,
+    is_bf16_supported,
+    is_jit_compile_false,
+    max_memory_cached,
+    memory_cached,
+    mstx,
+    reset_max_memory_cached,
+    set_autocast_dtype,
+    set_autocast_enabled,
+    set_compile_mode,
+    set_mm_bmm_format_nd,
+    set_option,
+)
+from npudist.graph.capture import (
+    NPUGraph,
+    graph,
+    graph_pool_handle,
+    is_current_stream_capturing,
+    make_graphed_callables,
 )
 
 __all__ = [

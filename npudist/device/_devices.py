@@ -9,6 +9,7 @@ import torch
 from npudist import _C
 from npudist.device._lazy import _lazy_init, init, is_initialized  # noqa: F401  (re-exported)
 
+
 def _index(device: Any, optional: bool = True) -> int:
     """Resolves ``device`` (None, int, str, torch.device) to a visible npu index.
 

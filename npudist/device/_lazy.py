@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 import traceback
-from typing import Callable
+from collections.abc import Callable
 
 from npudist import _C
 

@@ -21,7 +21,6 @@ import threading
 import time
 from typing import Any
 
-
 from npudist import _C
 from npudist.device._devices import _index, init, is_initialized
 

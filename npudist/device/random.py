@@ -8,7 +8,8 @@ generator of their device; see csrc/core/generator.h for how numbers are made.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import torch
 

@@ -51,7 +51,7 @@ class Stream(torch.Stream):
         """(lowest, greatest) stream priority, as torch.cuda.Stream.priority_range(): (0, -1)."""
         return PRIORITY_RANGE
 
-    def wait_event(self, event: "Event") -> None:
+    def wait_event(self, event: Event) -> None:
         """Makes future work on this stream wait for ``event``."""
         event.wait(self)
 
@@ -59,7 +59,7 @@ class Stream(torch.Stream):
         """Makes future work on this stream wait for everything ``stream`` was made to wait for so far."""
         self.wait_event(stream.record_event())
 
-    def record_event(self, event: "torch.Event | None" = None) -> "torch.Event":
+    def record_event(self, event: torch.Event | None = None) -> torch.Event:
         """Records ``event`` (a new one if None) on this stream and returns it."""
         if event is None:
             event = Event()
@@ -140,8 +140,8 @@ class StreamContext:
     def __enter__(self):
         if self.stream is None:
             return self
-        from npudist.device._devices import current_device
         from npudist import _C
+        from npudist.device._devices import current_device
 
         self.prev_device = current_device()
         if self.stream.device_index != self.prev_device:

@@ -6,7 +6,14 @@ import warnings
 from npudist.testing import dtensor_coverage as _new
 from npudist.testing.dtensor_coverage import *  # noqa: F403  (this module is the re-export of npudist.testing's)
 from npudist.testing.dtensor_coverage import (  # noqa: F401  (re-exported)
-    KNOWN_NPU_ONLY, classify, fused_op_strategies, main, registered_aten_strategies, render, unexplained_npu_only)
+    KNOWN_NPU_ONLY,
+    classify,
+    fused_op_strategies,
+    main,
+    registered_aten_strategies,
+    render,
+    unexplained_npu_only,
+)
 
 warnings.warn("npudist.dtensor.coverage is deprecated; use npudist.testing.dtensor_coverage", DeprecationWarning,
               stacklevel=2)

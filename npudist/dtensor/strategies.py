@@ -3,8 +3,7 @@
 import warnings
 
 from npudist.dtensor.ops import STRATEGIES, register_strategies
-from npudist.dtensor.ops.fusion_attention import (  # noqa: F401  (re-exported)
-    fusion_attention_grad_strategy, fusion_attention_strategy, grad_mask_placements as attention_grad_mask_placements)
+from npudist.dtensor.ops.fusion_attention import fusion_attention_grad_strategy, fusion_attention_strategy  # noqa: F401  (re-exported)
 from npudist.dtensor.ops.rms_norm import rms_norm_backward_strategy, rms_norm_strategy  # noqa: F401  (re-exported)
 from npudist.dtensor.ops.rotary_mul import rotary_mul_backward_strategy, rotary_mul_strategy  # noqa: F401  (re-exported)
 from npudist.dtensor.ops.swiglu import swiglu_backward_strategy, swiglu_strategy  # noqa: F401  (re-exported)

@@ -64,10 +64,10 @@ def _host_pids(events: list) -> set:
     pids = {e.get("pid") for e in events if e.get("cat") in _HOST_CATEGORIES and not isinstance(e.get("pid"), str)}
     # Metadata names the host process "python" (or the script); devices are labelled by Kineto.
     for e in events:
-        if e.get("ph") == "M" and e.get("name") == "process_name" and not isinstance(e.get("pid"), str):
-            if not any(m.get("ph") == "M" and m.get("name") == "process_labels" and m.get("pid") == e.get("pid")
-                       for m in events):
-                pids.add(e.get("pid"))
+        if (e.get("ph") == "M" and e.get("name") == "process_name" and not isinstance(e.get("pid"), str)
+                and not any(m.get("ph") == "M" and m.get("name") == "process_labels" and m.get("pid") == e.get("pid")
+                            for m in events)):
+            pids.add(e.get("pid"))
     return pids
 
 

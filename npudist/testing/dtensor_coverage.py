@@ -27,7 +27,6 @@ import json
 import re
 import sys
 
-
 # Ops that fail on the npu mesh and pass on the cpu mesh, with the reason (investigated).
 KNOWN_NPU_ONLY = {
     "native_batch_norm": (

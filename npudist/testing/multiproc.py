@@ -41,7 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 """The repository root: the ranks' working directory and the head of their PYTHONPATH."""
@@ -167,7 +167,7 @@ class Ranks:
             parts.append(f"--- rank {r} {how}\n[stdout]\n{out[-tail:]}\n[stderr]\n{err[-tail:]}")
         return "\n".join(parts)
 
-    def check(self, what: str = "") -> "Ranks":
+    def check(self, what: str = "") -> Ranks:
         """Raises AssertionError with :meth:`explain` unless :meth:`ok`, and also when a rank
         reported a summary with failures; returns self."""
         if not self.ok():

@@ -31,7 +31,7 @@ import shutil
 import signal
 import subprocess
 import time
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 IFNAME = "eth0"
 
@@ -77,7 +77,7 @@ class TwoHosts:
         self._made: list[tuple[str, str]] = []
 
     # set-up and tear-down
-    def __enter__(self) -> "TwoHosts":
+    def __enter__(self) -> TwoHosts:
         why = unavailable_reason()
         if why:
             raise NetnsUnavailable(why)

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from npudist.testing.multiproc import REPO, clean_env
 

@@ -8,60 +8,274 @@ import numpy as _np
 
 import npudist as _npudist  # registers the npu device
 
-from . import _config
+from . import (
+    _config,
+    _operators,  # binds ndarray's operators to the C fast path
+    fft,
+    lib,
+    linalg,
+    polynomial,
+    random,
+)
 from ._config import float64_mode, get_float64_mode, set_float64_mode
-from ._dtypes import UnsupportedDTypeError
 from ._core import ndarray
-from . import _operators  # binds ndarray's operators to the C fast path
-from ._ufuncs import UFUNCS as _UFUNCS, ufunc
-from ._creation import (arange, array, asanyarray, asarray, asarray_chkfinite, ascontiguousarray, asfortranarray, require, asnumpy, copy, diag, diagflat, empty,
-                        empty_like, eye, from_dlpack, frombuffer, fromfile, fromfunction, fromiter, fromstring,
-                        genfromtxt, loadtxt, full, full_like, geomspace,
-                        identity, indices, linspace, logspace, meshgrid, ones, ones_like, to_torch, tri, tril, triu,
-                        zeros, zeros_like)
-from ._manipulation import (append, array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays,
-                            broadcast_shapes, broadcast_to, clip, column_stack, concat, concatenate, copyto, delete,
-                            diagonal, dsplit, dstack, expand_dims, flip, fliplr, flipud, hsplit, hstack, insert,
-                            matrix_transpose, moveaxis, ndim, pad, permute_dims, ravel, repeat, reshape, resize, roll,
-                            rollaxis, rot90, row_stack, shape, size, split, squeeze, stack, swapaxes, tile, trace,
-                            transpose, unstack, vsplit, vstack)
-from ._indexing_routines import (argwhere, choose, compress, count_nonzero, diag_indices, extract, flatnonzero,
-                                 nonzero, place, put, put_along_axis, ravel_multi_index, select, take,
-                                 diag_indices_from, fill_diagonal, ix_, mask_indices, putmask, tril_indices_from,
-                                 triu_indices_from,
-                                 take_along_axis, tril_indices, triu_indices, unravel_index, where)
-from ._reductions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, cumulative_prod, cumulative_sum,
-                          diff, ediff1d, max, min, nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmin,
-                          nanprod, nansum, prod, ptp, sum)
-from ._sorting import (argpartition, argsort, in1d, intersect1d, isin, lexsort, partition, searchsorted, setdiff1d,
-                       setxor1d, sort, sort_complex, union1d, unique, unique_all, unique_counts, unique_inverse, unique_values)
-from ._statistics import (average, bincount, corrcoef, cov, digitize, histogram, histogram_bin_edges, mean, median,
-                          nanmean, nanmedian, nanpercentile, nanquantile, nanstd, nanvar, percentile, quantile, std,
-                          var)
-from ._misc import common_type, min_scalar_type, mintypecode, typename
-from ._misc import (allclose, angle, around, array_equal, array_equiv, can_cast, convolve, errstate, finfo, fix,
-                    get_array_module, iinfo, imag, interp, isclose, iscomplex, iscomplexobj, isdtype, isreal,
-                    isfortran, isneginf, isposinf,
-                    isrealobj, isscalar, issubdtype, nan_to_num, promote_types, real, result_type, round, sinc, i0)
-from ._window import bartlett, blackman, hamming, hanning, kaiser
-from ._numeric import correlate, gradient, real_if_close, trapezoid, trim_zeros, unwrap
-from ._grids import broadcast, c_, mgrid, ogrid, r_, vander
-from ._histograms import histogram2d, histogramdd
-from ._memory_ranges import byte_bounds, may_share_memory, shares_memory
-from ._packing import packbits, unpackbits
-from ._functional import piecewise, vectorize
-from ._io import NpzFile, load, save, savetxt, savez, savez_compressed
-from ._formatting import (array2string, array_repr, array_str, base_repr, binary_repr, format_float_positional,
-                          format_float_scientific, get_printoptions, printoptions, set_printoptions)
-from . import fft, lib, linalg, polynomial, random
-from .lib._shape_base import apply_along_axis, apply_over_axes
-from .lib._polynomial import (poly, poly1d, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, polyval,
-                              roots)
+from ._creation import (
+    arange,
+    array,
+    asanyarray,
+    asarray,
+    asarray_chkfinite,
+    ascontiguousarray,
+    asfortranarray,
+    asnumpy,
+    copy,
+    diag,
+    diagflat,
+    empty,
+    empty_like,
+    eye,
+    from_dlpack,
+    frombuffer,
+    fromfile,
+    fromfunction,
+    fromiter,
+    fromstring,
+    full,
+    full_like,
+    genfromtxt,
+    geomspace,
+    identity,
+    indices,
+    linspace,
+    loadtxt,
+    logspace,
+    meshgrid,
+    ones,
+    ones_like,
+    require,
+    to_torch,
+    tri,
+    tril,
+    triu,
+    zeros,
+    zeros_like,
+)
+
 # CuPy's device-side APIs (docs/xp.md "Devices", "Memory pools", "User kernels", "Fusion")
 from ._device import Device, DeviceMismatchError
-from ._memory_pool import MemoryPool, PinnedMemoryPool, get_default_memory_pool, get_default_pinned_memory_pool
-from ._kernel import CompileException, ElementwiseKernel, RawKernel, RawModule, ReductionKernel
+from ._dtypes import UnsupportedDTypeError
+from ._formatting import (
+    array2string,
+    array_repr,
+    array_str,
+    base_repr,
+    binary_repr,
+    format_float_positional,
+    format_float_scientific,
+    get_printoptions,
+    printoptions,
+    set_printoptions,
+)
+from ._functional import piecewise, vectorize
 from ._fusion import Fusion, fuse
+from ._grids import broadcast, c_, mgrid, ogrid, r_, vander
+from ._histograms import histogram2d, histogramdd
+from ._indexing_routines import (
+    argwhere,
+    choose,
+    compress,
+    count_nonzero,
+    diag_indices,
+    diag_indices_from,
+    extract,
+    fill_diagonal,
+    flatnonzero,
+    ix_,
+    mask_indices,
+    nonzero,
+    place,
+    put,
+    put_along_axis,
+    putmask,
+    ravel_multi_index,
+    select,
+    take,
+    take_along_axis,
+    tril_indices,
+    tril_indices_from,
+    triu_indices,
+    triu_indices_from,
+    unravel_index,
+    where,
+)
+from ._io import NpzFile, load, save, savetxt, savez, savez_compressed
+from ._kernel import CompileException, ElementwiseKernel, RawKernel, RawModule, ReductionKernel
+from ._manipulation import (
+    append,
+    array_split,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    broadcast_arrays,
+    broadcast_shapes,
+    broadcast_to,
+    clip,
+    column_stack,
+    concat,
+    concatenate,
+    copyto,
+    delete,
+    diagonal,
+    dsplit,
+    dstack,
+    expand_dims,
+    flip,
+    fliplr,
+    flipud,
+    hsplit,
+    hstack,
+    insert,
+    matrix_transpose,
+    moveaxis,
+    ndim,
+    pad,
+    permute_dims,
+    ravel,
+    repeat,
+    reshape,
+    resize,
+    roll,
+    rollaxis,
+    rot90,
+    row_stack,
+    shape,
+    size,
+    split,
+    squeeze,
+    stack,
+    swapaxes,
+    tile,
+    trace,
+    transpose,
+    unstack,
+    vsplit,
+    vstack,
+)
+from ._memory_pool import MemoryPool, PinnedMemoryPool, get_default_memory_pool, get_default_pinned_memory_pool
+from ._memory_ranges import byte_bounds, may_share_memory, shares_memory
+from ._misc import (
+    allclose,
+    angle,
+    around,
+    array_equal,
+    array_equiv,
+    can_cast,
+    common_type,
+    convolve,
+    errstate,
+    finfo,
+    fix,
+    get_array_module,
+    i0,
+    iinfo,
+    imag,
+    interp,
+    isclose,
+    iscomplex,
+    iscomplexobj,
+    isdtype,
+    isfortran,
+    isneginf,
+    isposinf,
+    isreal,
+    isrealobj,
+    isscalar,
+    issubdtype,
+    min_scalar_type,
+    mintypecode,
+    nan_to_num,
+    promote_types,
+    real,
+    result_type,
+    round,
+    sinc,
+    typename,
+)
+from ._numeric import correlate, gradient, real_if_close, trapezoid, trim_zeros, unwrap
+from ._packing import packbits, unpackbits
+from ._reductions import (
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    cumprod,
+    cumsum,
+    cumulative_prod,
+    cumulative_sum,
+    diff,
+    ediff1d,
+    max,
+    min,
+    nanargmax,
+    nanargmin,
+    nancumprod,
+    nancumsum,
+    nanmax,
+    nanmin,
+    nanprod,
+    nansum,
+    prod,
+    ptp,
+    sum,
+)
+from ._sorting import (
+    argpartition,
+    argsort,
+    in1d,
+    intersect1d,
+    isin,
+    lexsort,
+    partition,
+    searchsorted,
+    setdiff1d,
+    setxor1d,
+    sort,
+    sort_complex,
+    union1d,
+    unique,
+    unique_all,
+    unique_counts,
+    unique_inverse,
+    unique_values,
+)
+from ._statistics import (
+    average,
+    bincount,
+    corrcoef,
+    cov,
+    digitize,
+    histogram,
+    histogram_bin_edges,
+    mean,
+    median,
+    nanmean,
+    nanmedian,
+    nanpercentile,
+    nanquantile,
+    nanstd,
+    nanvar,
+    percentile,
+    quantile,
+    std,
+    var,
+)
+from ._ufuncs import UFUNCS as _UFUNCS
+from ._ufuncs import ufunc
+from ._window import bartlett, blackman, hamming, hanning, kaiser
+from .lib._polynomial import poly, poly1d, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, polyval, roots
+from .lib._shape_base import apply_along_axis, apply_over_axes
 from .linalg import cross, dot, einsum, inner, kron, matmul, outer, tensordot, vdot, vecdot
 
 globals().update(_UFUNCS)
@@ -84,6 +298,7 @@ long, ulong, uint, uintp, uintc, ushort, ulonglong = (_np.int64, _np.uint64, _np
 # index helpers (pure Python, no arrays): NumPy's own, as CuPy re-exports them
 ndindex, s_, index_exp, iterable = _np.ndindex, _np.s_, _np.index_exp, _np.iterable
 from ._flatiter import flatiter  # noqa: E402  (the type of a.flat)
+
 generic, number, integer, signedinteger, unsignedinteger, floating, complexfloating, inexact = (
     _np.generic, _np.number, _np.integer, _np.signedinteger, _np.unsignedinteger, _np.floating, _np.complexfloating,
     _np.inexact)

@@ -9,10 +9,9 @@ import numpy as np
 import torch
 
 from . import _config
-from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, cast, np_dtype, to_dtype
-from ._unsigned import UINT, as_uint
+from ._dtypes import DEMOTE_TORCH, NP_TO_TORCH, TORCH_TO_NP, cast, np_dtype, to_dtype
 from ._negview import strides_of
-from ._dtypes import DEMOTE_TORCH
+from ._unsigned import UINT, as_uint
 
 _UINT = frozenset(UINT)
 _PY_SCALAR_DTYPE = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}

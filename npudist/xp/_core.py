@@ -16,15 +16,29 @@ import numpy as np
 import torch
 
 from . import _bytes_views, _host, _indexing, _negview, _object_compare, _protocols
-from ._indexing import normalize_index_array  # noqa: F401  (re-exported)
-from ._convert import (ArrayBase, as_tensor, check_order, check_same_kind, f64, in_order, is_f_contiguous,  # noqa: F401  (re-exported)
-                       f_layout, normalize_axes, normalize_axis, operand, result_dtype, tensor_of, to_numpy)
-from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, cast, complex_to_real, to_dtype
-from ._ufunc import ufunc as _engine
-from ._ufunc_kernels import ALIASES, _B, _U, _divmod
-from ._flatiter import flatiter
-from ._memory import Flags, MemoryPointer
+from ._convert import (  # noqa: F401  (re-exported)
+    ArrayBase,
+    as_tensor,
+    check_order,
+    check_same_kind,
+    f64,
+    f_layout,
+    in_order,
+    is_f_contiguous,
+    normalize_axes,
+    normalize_axis,
+    operand,
+    result_dtype,
+    tensor_of,
+    to_numpy,
+)
 from ._device import Device, as_torch_device, current_device_id
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, cast, complex_to_real, to_dtype
+from ._flatiter import flatiter
+from ._indexing import normalize_index_array  # noqa: F401  (re-exported)
+from ._memory import Flags, MemoryPointer
+from ._ufunc import ufunc as _engine
+from ._ufunc_kernels import _B, _U, ALIASES, _divmod
 from ._unsigned import UINT, as_uint, owns_memory
 
 _UINT = frozenset(UINT)

@@ -6,12 +6,11 @@ import numpy as np
 import torch
 
 from . import _config, _host
+from ._core import OPS, as_tensor, check_order, f_layout, in_order, is_f_contiguous, ndarray, to_numpy, wrap
 from ._device import as_torch_device, current_device_id
-from ._core import OPS, as_tensor, check_order, f_layout, in_order, is_f_contiguous, to_numpy, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
-from ._core import ndarray
-from ._unsigned import as_uint, owns_memory, plain
 from ._manipulation import moveaxis, stack
+from ._unsigned import as_uint, owns_memory, plain
 
 _DEFAULT_FLOAT = np.dtype(np.float64)
 

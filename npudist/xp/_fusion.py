@@ -119,7 +119,7 @@ class Fusion:
                 t = a._t
             elif isinstance(a, torch.Tensor) and a.device.type == "npu":
                 t = a
-            elif isinstance(a, _PY_SCALARS) or isinstance(a, np.generic):
+            elif isinstance(a, (_PY_SCALARS, np.generic)):
                 key.append(("s", type(a), a.item() if isinstance(a, np.generic) else a))
                 template.append(("s", a))
                 continue

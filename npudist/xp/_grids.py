@@ -5,10 +5,9 @@ import operator
 import numpy as np
 import torch
 
-from ._core import as_tensor, wrap
-from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
-from ._core import ndarray
+from ._core import as_tensor, ndarray, wrap
 from ._creation import arange, asarray, indices
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 from ._manipulation import broadcast_arrays, concatenate
 from ._misc import result_type
 

@@ -33,7 +33,6 @@ import torch
 from npudist import _C
 
 from . import _config
-
 from ._dtypes import TORCH_TO_NP
 from ._unsigned import UIntTensor, as_uint
 
@@ -147,10 +146,7 @@ def host_small(name, loop):
     lexicographic complex comparisons; otherwise PyTorch's kernel is as fast."""
     if name in MULTI_OP:
         return True
-    for d in loop:
-        if type(d) is torch.dtype and (d in _UNSIGNED or (d in _COMPLEX and name in LEX)):
-            return True
-    return False
+    return any(type(d) is torch.dtype and (d in _UNSIGNED or d in _COMPLEX and name in LEX) for d in loop)
 
 
 def numpy_faster(name, loop):

@@ -3,14 +3,23 @@ choose, select, unravel_index, ...)."""
 import numpy as np
 import torch
 
-from ._core import ndarray, normalize_index_array, result_dtype, tensor_of, normalize_axes, normalize_axis, operand, result, wrap
-from ._dtypes import NP_TO_TORCH, TORCH_TO_NP
-from ._unsigned import as_uint
-from ._manipulation import broadcast_arrays
+from . import _host  # NumPy's functions on npu memory first (issue 21 step 6)
 from ._config import device
+from ._core import (
+    ndarray,
+    normalize_axes,
+    normalize_axis,
+    normalize_index_array,
+    operand,
+    result,
+    result_dtype,
+    tensor_of,
+    wrap,
+)
 from ._creation import ones
-from . import _host   # NumPy's functions on npu memory first (issue 21 step 6)
-
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP
+from ._manipulation import broadcast_arrays
+from ._unsigned import as_uint
 
 _t = tensor_of  # the package's one unwrapping helper
 

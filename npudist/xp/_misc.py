@@ -4,10 +4,8 @@ import contextlib
 import numpy as np
 import torch
 
-from ._core import OPS, is_f_contiguous, result_dtype, tensor_of, operand, result, wrap
+from ._core import OPS, is_f_contiguous, ndarray, operand, result, result_dtype, tensor_of, wrap
 from ._dtypes import NP_TO_TORCH, SUPPORTED_DTYPES, TORCH_TO_NP, to_dtype
-from ._core import ndarray
-
 
 _t = tensor_of  # the package's one unwrapping helper
 

@@ -9,7 +9,6 @@ from ._creation import asarray
 from ._misc import convolve
 from ._reductions import cumsum, diff
 
-
 absolute, conjugate, mod, subtract = OPS["absolute"], OPS["conjugate"], OPS["remainder"], OPS["subtract"]
 
 
@@ -45,7 +44,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     outs = []
     for ax, h in zip(axes, spacing):
         N = t.shape[ax]
-        if N < edge_order + 1:
+        if edge_order + 1 > N:
             raise ValueError("Shape of array too small to calculate a numerical gradient, at least "
                              "(edge_order + 1) elements are required.")
         hv = _host(h)

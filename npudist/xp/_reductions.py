@@ -8,10 +8,9 @@ import warnings
 import numpy as np
 import torch
 
-from ._core import OPS, tensor_of, f64, normalize_axes, normalize_axis, result, wrap
+from . import _host  # NumPy's functions on npu memory first (issue 21 step 6)
+from ._core import OPS, f64, ndarray, normalize_axes, normalize_axis, result, tensor_of, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, complex_to_real, sum_dtype, to_dtype
-from . import _host   # NumPy's functions on npu memory first (issue 21 step 6)
-from ._core import ndarray
 
 _UINT_ACC = {torch.uint16, torch.uint32, torch.uint64}
 _ACC_UP = {torch.uint16: torch.int64, torch.uint32: torch.int64, torch.uint64: torch.int64, torch.bool: torch.int64, torch.int8: torch.int64, torch.int16: torch.int64, torch.int32: torch.int64,

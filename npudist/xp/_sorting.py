@@ -7,11 +7,9 @@ from collections import namedtuple
 import numpy as np
 import torch
 
-from ._core import tensor_of, normalize_axis, wrap
+from . import _host  # NumPy's functions on npu memory first (issue 21 step 6)
+from ._core import ndarray, normalize_axis, tensor_of, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
-from ._core import ndarray
-from . import _host   # NumPy's functions on npu memory first (issue 21 step 6)
-
 
 _t = tensor_of  # the package's one unwrapping helper
 

@@ -7,11 +7,10 @@ import warnings
 import numpy as np
 import torch
 
-from ._core import OPS, tensor_of, f64, normalize_axes, normalize_axis, wrap
+from . import _host  # NumPy's functions on npu memory first (issue 21 step 6)
+from ._core import OPS, f64, ndarray, normalize_axes, normalize_axis, tensor_of, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
-from ._core import ndarray
 from ._reductions import _mask, _out
-from . import _host   # NumPy's functions on npu memory first (issue 21 step 6)
 
 _F64 = np.dtype(np.float64)
 

@@ -16,8 +16,8 @@ import torch
 
 from . import _config, _host
 from ._convert import ArrayBase, as_tensor, check_order, check_same_kind, in_order, operand
+from ._dtypes import DEMOTE_TORCH, NP_TO_TORCH, TORCH_TO_NP, complex_to_real, to_dtype
 from ._unsigned import UINT, UIntTensor, as_uint
-from ._dtypes import complex_to_real, DEMOTE_TORCH, NP_TO_TORCH, TORCH_TO_NP, to_dtype
 
 _state = _config.state
 _INT_TDT = {torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32, torch.uint64}

@@ -3,11 +3,12 @@ accumulate, outer, at and reduceat methods, one object per NumPy ufunc and alias
 import numpy as np
 import torch
 
-from . import _host, _reductions as _r
-from ._core import ndarray, wrap
+from . import _host
+from . import _reductions as _r
 from ._convert import as_tensor
+from ._core import ndarray, wrap
 from ._ufunc import ufunc as _engine
-from ._ufunc_kernels import ALIASES, _B, _U, _divmod, _modf
+from ._ufunc_kernels import _B, _U, ALIASES, _divmod, _modf
 
 
 class ufunc(_engine):

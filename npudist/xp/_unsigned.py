@@ -131,9 +131,8 @@ def _home(args, kwargs):
     best = None
     for a in list(args) + list(kwargs.values()):
         for t in (a if isinstance(a, (list, tuple)) else (a,)):
-            if isinstance(t, torch.Tensor) and t.dtype in _COMPUTE:
-                if best is None or _SIZE[t.dtype] > _SIZE[best]:
-                    best = t.dtype
+            if isinstance(t, torch.Tensor) and t.dtype in _COMPUTE and (best is None or _SIZE[t.dtype] > _SIZE[best]):
+                best = t.dtype
     return best
 
 

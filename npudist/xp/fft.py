@@ -6,8 +6,7 @@ import operator
 import numpy as np
 import torch
 
-from ._core import check_same_kind, tensor_of, f64, normalize_axis, wrap
-from ._core import ndarray
+from ._core import check_same_kind, f64, ndarray, normalize_axis, tensor_of, wrap
 from ._creation import _dev
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 

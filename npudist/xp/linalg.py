@@ -8,12 +8,11 @@ from collections import namedtuple
 import numpy as np
 import torch
 
-from ._core import tensor_of, f64, normalize_axis, result, wrap
-from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, complex_to_real, to_dtype
-from ._core import ndarray
 from . import _host
-from ._reductions import sum as _sum
+from ._core import f64, ndarray, normalize_axis, result, tensor_of, wrap
+from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, complex_to_real, to_dtype
 from ._einsum import einsum  # noqa: F401  (xp.linalg.einsum as before)
+from ._reductions import sum as _sum
 
 LinAlgError = np.linalg.LinAlgError
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
@@ -158,12 +157,11 @@ def dot(a, b, out=None):
         r = _bool_aware(torch.matmul, at, bt)
     else:
         r = _bool_aware(lambda x, y: torch.tensordot(x, y, dims=([x.ndim - 1], [y.ndim - 2])), at, bt)
-    if out is not None:
-        # NumPy's dot writes only into an exact match: the result's dtype and shape, C-contiguous
-        if (not isinstance(out, ndarray) or out._t.dtype != r.dtype or tuple(out.shape) != tuple(r.shape)
-                or not out._t.is_contiguous()):
-            raise ValueError("output array is not acceptable (must have the right datatype, number of "
-                             "dimensions, and be a C-Array)")
+    # NumPy's dot writes only into an exact match: the result's dtype and shape, C-contiguous
+    if out is not None and (not isinstance(out, ndarray) or out._t.dtype != r.dtype
+                            or tuple(out.shape) != tuple(r.shape) or not out._t.is_contiguous()):
+        raise ValueError("output array is not acceptable (must have the right datatype, number of "
+                         "dimensions, and be a C-Array)")
     return result(r, out)
 
 

@@ -23,8 +23,7 @@ import numpy as np
 import torch
 
 from . import _config
-from ._core import tensor_of, as_tensor, wrap
-from ._core import ndarray
+from ._core import as_tensor, ndarray, tensor_of, wrap
 from .random import default_rng
 
 
@@ -296,7 +295,7 @@ class DataPipeline:
             raise ValueError(f"mode must be 'pad' or 'pack', got {mode!r}")
         if mode == "pack" and not seq_len:
             raise ValueError("mode='pack' needs seq_len")
-        self.dataset = dataset if isinstance(dataset, TokenDataset) or isinstance(dataset, ndarray) \
+        self.dataset = dataset if isinstance(dataset, (TokenDataset, ndarray)) \
             else wrap(as_tensor(dataset))
         self.batch_size, self.seq_len, self.mode = batch_size, seq_len, mode
         self.shuffle, self.seed, self.drop_last = shuffle, seed, drop_last

@@ -6,18 +6,16 @@ normal, ...) use a global RandomState. Streams come from a torch npu Generator, 
 reproducible for a seed but are not NumPy's bit streams (the same seed gives different numbers
 than NumPy). Gamma-family variates use Marsaglia and Tsang's method on this generator.
 """
-import operator
-
 import builtins
 import math
+import operator
 
 import numpy as np
 import torch
 
 from . import _config
-from ._core import tensor_of, as_tensor, result, wrap
+from ._core import as_tensor, ndarray, result, tensor_of, wrap
 from ._dtypes import NP_TO_TORCH, to_dtype
-from ._core import ndarray
 
 _F64 = torch.float64
 

@@ -14,7 +14,6 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import hccl_features  # noqa: F401  (must precede distributed_test)
-
 from torch.testing._internal.distributed.distributed_test import (
     DistributedTest,
     TestDistBackend,

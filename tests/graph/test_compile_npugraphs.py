@@ -13,6 +13,7 @@ from torch._dynamo.utils import counters
 from torch._inductor import metrics
 
 import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
+
 from ._models import MLP
 
 pytestmark = pytest.mark.timeout(600)

@@ -65,9 +65,8 @@ def test_unsafe_call_in_capture_names_op_and_invalidates(name, fn, expect):
 def test_graph_context_reraises_the_op_error_and_leaves_graph_reusable():
     t = torch.ones(3, device="npu")
     g = torch.npu.NPUGraph()
-    with pytest.raises(RuntimeError, match="aten::nonzero"):
-        with torch.npu.graph(g):
-            t.nonzero()
+    with pytest.raises(RuntimeError, match="aten::nonzero"), torch.npu.graph(g):
+        t.nonzero()
     with torch.npu.graph(g):
         t.add_(1)
     g.replay()
@@ -161,9 +160,8 @@ def test_bad_mode_and_api_misuse():
         g.replay()
     with torch.npu.graph(g):
         pass
-    with pytest.raises(RuntimeError, match="already holds a capture"):
-        with torch.npu.graph(g):
-            pass
+    with pytest.raises(RuntimeError, match="already holds a capture"), torch.npu.graph(g):
+        pass
 
 
 def test_replay_inside_capture_is_refused():
@@ -172,9 +170,8 @@ def test_replay_inside_capture_is_refused():
     with torch.npu.graph(g):
         x.add_(1)
     g2 = torch.npu.NPUGraph()
-    with pytest.raises(RuntimeError, match="replaying an npu graph"):
-        with torch.npu.graph(g2):
-            g.replay()
+    with pytest.raises(RuntimeError, match="replaying an npu graph"), torch.npu.graph(g2):
+        g.replay()
 
 
 def test_non_capturable_optimizer_step_in_capture():
@@ -183,13 +180,11 @@ def test_non_capturable_optimizer_step_in_capture():
     opt = torch.optim.AdamW([p], lr=0.1)  # capturable=False
     opt.step()
     g = torch.npu.NPUGraph()
-    with pytest.raises(RuntimeError, match="capturable is False"):
-        with torch.npu.graph(g):
-            opt.step()
+    with pytest.raises(RuntimeError, match="capturable is False"), torch.npu.graph(g):
+        opt.step()
     sgd = torch.optim.SGD([p], lr=0.1)  # SGD has no capturable mode
-    with pytest.raises(RuntimeError, match="no capturable mode"):
-        with torch.npu.graph(torch.npu.NPUGraph()):
-            sgd.step()
+    with pytest.raises(RuntimeError, match="no capturable mode"), torch.npu.graph(torch.npu.NPUGraph()):
+        sgd.step()
 
 
 def test_op_on_quantized_npu_tensor_is_refused_during_capture():

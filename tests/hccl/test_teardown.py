@@ -14,8 +14,7 @@ import pytest
 from npudist import _shm_names
 from npudist.testing import multiproc
 
-from . import WORKERS, launch
-from . import teardown_soak
+from . import WORKERS, launch, teardown_soak
 
 
 def _spawn(reps, mode, tmp_path, world=2, timeout=600):

@@ -3,10 +3,11 @@ import signal
 
 import pytest
 import torch
+from torch.distributed.elastic.multiprocessing import Std
 
 import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
-from npurun import cli, env as npuenv, output
-from torch.distributed.elastic.multiprocessing import Std
+from npurun import cli, output
+from npurun import env as npuenv
 
 from . import JOB, run_npurun
 

@@ -24,7 +24,7 @@ def test_success_path_ranks_devices_threads_output_logs(tmp_path, shm_of):
         assert v["local_rank"] == str(rank) and v["world"] == "4" and v["lws"] == "4"
         assert v["sum"] == "10"  # all_reduce of 1+2+3+4
         assert v["device"] == str(rank) and v["visible"] == "5"
-        assert v["physical"] == "7,5,3,1".split(",")[rank]  # local rank i -> i-th visible npu
+        assert v["physical"] == ["7", "5", "3", "1"][rank]  # local rank i -> i-th visible npu
         assert v["threads"] == str(expected_threads[rank])
     # every line of every rank carries its prefix, stderr included
     for line in r.stdout.splitlines():

@@ -23,7 +23,7 @@ def test_two_nodes_on_loopback_form_one_job():
     assert ranks == [0, 1, 2, 3]
     for i, f in enumerate(per_node):
         assert len(f) == 2
-        for rank, v in f.items():
+        for _rank, v in f.items():
             assert v["world"] == "4" and v["lws"] == "2" and v["sum"] == "10"
             assert v["host"] == f"host{i}"  # each invocation's environment reaches its ranks
             assert v["device"] == v["local_rank"]

@@ -6,7 +6,6 @@ import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
 import npudist  # noqa: F401  (registers npu)
-
 from tests.profiler.conftest import events, load_trace
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.filterwarnings("ignore:.*export_memory_timeline.*:FutureWarning")]

@@ -55,7 +55,7 @@ def test_dashboard_uses_only_exported_metrics_and_is_well_formed():
         assert panel["id"] not in ids
         ids.add(panel["id"])
         g = panel["gridPos"]
-        assert 0 <= g["x"] and g["x"] + g["w"] <= 24 and g["h"] > 0
+        assert g["x"] >= 0 and g["x"] + g["w"] <= 24 and g["h"] > 0
         if panel["type"] == "row":
             continue
         refs = [t["refId"] for t in panel["targets"]]

@@ -27,9 +27,8 @@ def test_device_context_selects_the_npu_for_new_arrays():
 
 def test_device_restored_after_an_exception():
     start = torch.npu.current_device()
-    with pytest.raises(KeyError):
-        with xp.Device(3):
-            raise KeyError
+    with pytest.raises(KeyError), xp.Device(3):
+        raise KeyError
     assert torch.npu.current_device() == start
 
 
@@ -40,9 +39,8 @@ def test_use_and_invalid_ordinal():
         assert torch.npu.current_device() == 2 and xp.zeros(1).device.id == 2
     finally:
         torch.npu.set_device(start)
-    with pytest.raises(ValueError, match="invalid device ordinal"):
-        with xp.Device(torch.npu.device_count()):
-            pass
+    with pytest.raises(ValueError, match="invalid device ordinal"), xp.Device(torch.npu.device_count()):
+        pass
     with pytest.raises(ValueError, match="npus"):
         xp.Device("cpu")
 

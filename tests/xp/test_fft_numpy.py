@@ -2,8 +2,8 @@
 ValueError, NumPy 2's result dtypes (irfft/hfft of float16 -> float16)."""
 import numpy as np
 import pytest
-import npudist.xp as xp
 
+import npudist.xp as xp
 from tests.xp.compare import numpy_xp_compare
 
 

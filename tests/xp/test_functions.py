@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import npudist.xp as xp
+
 from .compare import ALL_DTYPES, FLOAT_DTYPES, REAL_DTYPES, numpy_xp_compare, sample
 
 DT_IDS = lambda d: np.dtype(d).name  # noqa: E731  (a local one-line callable)

@@ -229,9 +229,8 @@ def test_graph_capture_takes_the_torch_path_and_replays(force_host):
     b = xp.ones(16, dtype=xp.float32)
     a + b  # warm-up outside capture
     g = torch.npu.NPUGraph()
-    with torch.npu.stream(torch.npu.Stream()):
-        with torch.npu.graph(g):
-            r = xp.add(a, b)
+    with torch.npu.stream(torch.npu.Stream()), torch.npu.graph(g):
+        r = xp.add(a, b)
     assert not _host_made(r)
     xp.to_torch(a).fill_(5.0)
     g.replay()

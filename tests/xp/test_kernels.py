@@ -283,10 +283,9 @@ def test_kernel_call_during_graph_capture_raises():
     a = xp.ones(4, dtype=xp.float32)
     AXPY(a, a, 1.0)
     g = torch.npu.NPUGraph()
-    with pytest.raises(RuntimeError, match="cannot be captured in an npu graph"):
-        with torch.npu.stream(torch.npu.Stream()), pytest.warns(UserWarning, match="empty"):
-            with torch.npu.graph(g):
-                AXPY(a, a, 1.0)
+    with pytest.raises(RuntimeError, match="cannot be captured in an npu graph"), \
+            torch.npu.stream(torch.npu.Stream()), pytest.warns(UserWarning, match="empty"), torch.npu.graph(g):
+        AXPY(a, a, 1.0)
     assert not torch.npu.is_current_stream_capturing()
     assert _np(AXPY(a, a, 1.0)).tolist() == [2.0] * 4
 

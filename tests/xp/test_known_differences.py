@@ -11,7 +11,6 @@ import pytest
 import npudist.xp as nxp
 
 
-
 def _xfail(what):
     return pytest.mark.xfail(strict=True, reason=f"known difference: {what}")
 

@@ -180,7 +180,7 @@ def test_asarray_chkfinite_and_mT_message():
     _raises_like(lambda m: m.asarray_chkfinite([0.0, np.inf]))
     _raises_like(lambda m: m.asarray_chkfinite([0.0, np.inf], dtype=np.int32))
     with pytest.raises(ValueError, match="matrix transpose with ndim < 2 is undefined"):
-        xp.arange(4).mT
+        _ = xp.arange(4).mT
 
 
 @pytest.mark.parametrize("n", [6, 100_000])

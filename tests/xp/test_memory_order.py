@@ -28,7 +28,7 @@ def test_copy_like_and_astype_order(order):
         if not src.flags.c_contiguous:
             x = xp.asfortranarray(x) if src.flags.f_contiguous else x.transpose(1, 0, 2) if False else x
         n = np.asarray(x.get(), order="F") if x.flags.f_contiguous and not x.flags.c_contiguous else x.get()
-        for fx, fn in ((lambda m, v: m.copy(v, order=order), None), (lambda m, v: m.empty_like(v, order=order), None),
+        for fx, _fn in ((lambda m, v: m.copy(v, order=order), None), (lambda m, v: m.empty_like(v, order=order), None),
                        (lambda m, v: v.astype(np.float32, order=order), None), (lambda m, v: v.copy(order=order), None),
                        (lambda m, v: m.array(v, order=order), None)):
             assert _flags(fx(xp, x)) == _flags(fx(np, n)), order

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import npudist.xp as xp
+
 from .compare import ALL_DTYPES, numpy_xp_compare, sample
 
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import npudist.xp as xp
+
 from .compare import numpy_xp_compare
 
 N = np.nan

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import npudist.xp as xp
+
 from .compare import ALL_DTYPES, numpy_xp_compare, sample
 
 METHODS = ["linear", "lower", "higher", "midpoint", "nearest"]

@@ -36,7 +36,7 @@ def _resolve(name, mods):
 
 def _imports(tree, here, mods, module_level_only):
     """npudist.xp modules imported by tree, the code of module ``here``."""
-    pkg = here.split(".")[:-1] if not mods[here].name == "__init__.py" else here.split(".")
+    pkg = here.split(".")[:-1] if mods[here].name != "__init__.py" else here.split(".")
     found = set()
     if module_level_only:
         nodes, stack = [], list(tree.body) if hasattr(tree, "body") else [tree]

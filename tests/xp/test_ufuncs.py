@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import npudist.xp as xp
+
 from .compare import ALL_DTYPES, numpy_xp_compare, sample
 
 UNARY_MATH = ["negative", "positive", "absolute", "sign", "sqrt", "cbrt", "square", "exp", "exp2", "expm1", "log",
@@ -325,7 +326,7 @@ def test_operands_not_broadcasting_is_value_error(n):
     with pytest.raises(ValueError, match=rf"operands could not be broadcast together with shapes \({n},6\) \(3,6\)"):
         xp.ones((n, 6)) + xp.ones((3, 6))
     with pytest.raises(ValueError, match=r"shapes \(3,\) \(4,\)"):
-        xp.arange(3) == xp.arange(4)
+        _ = xp.arange(3) == xp.arange(4)
 
 
 @pytest.mark.parametrize("name, b", [("add", 1), ("subtract", 2.5), ("multiply", 3), ("maximum", 7), ("negative", None),

@@ -155,4 +155,4 @@ class _RegisterAfterLoad(importlib.abc.Loader):
             register_strategies()
         except Exception as e:  # noqa: BLE001  - never break the user's import of DTensor
             warnings.warn(f"npudist: registering the npu fused ops' DTensor sharding strategies failed ({e!r}); "
-                          f"call npudist.dtensor.ops.register_strategies() to see the error", RuntimeWarning)
+                          f"call npudist.dtensor.ops.register_strategies() to see the error", RuntimeWarning, stacklevel=2)

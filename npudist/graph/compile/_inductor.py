@@ -43,9 +43,9 @@ REDUCE_OVERHEAD_MESSAGE = (
 )
 # Dynamo tracing contexts already warned for: a frame's forward and its (lazily compiled)
 # backward share one, so a training step warns once
-_warned_contexts: "weakref.WeakSet" = weakref.WeakSet()
+_warned_contexts: weakref.WeakSet = weakref.WeakSet()
 # the wrapper whose npu config scope is open (at most one: compiles of a thread are sequential)
-_open_scope_owner: "NPUWrapperCodegen | None" = None
+_open_scope_owner: NPUWrapperCodegen | None = None
 
 
 def _warn_reduce_overhead() -> None:

@@ -18,7 +18,8 @@ current npu stream is capturing raises instead of running it.
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 

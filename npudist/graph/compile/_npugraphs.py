@@ -42,10 +42,10 @@ from __future__ import annotations
 
 import functools
 import warnings
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
-
 from torch._dynamo.utils import counters
 
 from npudist import _C

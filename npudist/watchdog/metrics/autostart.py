@@ -16,10 +16,9 @@ the rank runs on without that endpoint (importing torch must not fail over metri
 from __future__ import annotations
 
 import os
-
-from npudist import _env
 import sys
 
+from npudist import _env
 from npudist.watchdog.metrics import announce, server
 
 PORT_ENV = "NPUDIST_METRICS_PORT"

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
-from prometheus_client.utils import floatToGoString
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.utils import floatToGoString
 
 from npudist.watchdog.metrics.labels import LABELS
 

@@ -7,7 +7,7 @@ name, as in flight-recorder dumps), ``pg_desc`` and, per op, ``op``.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from npudist.watchdog.metrics import families as fam
 from npudist.watchdog.metrics.labels import rank_labels

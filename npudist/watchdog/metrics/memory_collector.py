@@ -7,10 +7,9 @@ stranded inside split blocks" is ``npudist_npu_memory_inactive_split_bytes``.
 """
 from __future__ import annotations
 
-from npudist import _env
-
 import torch
 
+from npudist import _env
 from npudist.watchdog.metrics import families as fam
 from npudist.watchdog.metrics.labels import rank_labels
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ipaddress
 import os
-
-from npudist import _env
 import threading
 from dataclasses import dataclass, field
+
+from npudist import _env
 
 ADDR_ENV = "NPUDIST_METRICS_ADDR"
 DEFAULT_ADDR = "127.0.0.1"

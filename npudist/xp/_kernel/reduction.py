@@ -125,7 +125,7 @@ class ReductionKernel:
                 if p.raw:
                     raise ValueError(f"{what}: Output array size is Undecided (raw output {p.name!r}: pass it)")
             outs = [_launch.new_output(out_shape, t, dev) for t in out_types]
-            for o, p in zip(outs, self.out_params):
+            for o in outs:
                 cargs.append(_launch.Arg("array", tensor=o._t, dtype=o.dtype, array=o))
         ret = outs[0] if self.nout == 1 else tuple(outs)
         n_out = 1

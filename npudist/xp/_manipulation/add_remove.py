@@ -3,7 +3,6 @@ import numpy as np
 import torch
 
 from .._core import ndarray, normalize_axis, normalize_index_array, tensor_of, wrap
-
 from .join import concatenate
 from .shape import ravel
 

@@ -11,7 +11,6 @@ from .._overlap import unaliased
 from .._reductions import sum as _sum
 from .._ufunc_kernels import _INT_TDT
 
-
 _t = tensor_of  # the package's one unwrapping helper
 
 
@@ -85,7 +84,7 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=None, max=Non
     maximum = OPS["maximum"]
     minimum = OPS["minimum"]
     r = a if isinstance(a, ndarray) else wrap(_t(a))
-    if (type(lo) in (int, float, type(None)) and type(hi) in (int, float, type(None)) and (lo is not None or hi is not None)
+    if (type(lo) in (int, float, type(None)) and type(hi) in (int, float, type(None)) and (lo is not None or hi is not None)  # noqa: SIM102  - inner test: the 64-bit range
             and not r._t.is_complex() and r._t.dtype != torch.bool
             and result_dtype(r._t, *[v for v in (lo, hi) if v is not None]) == r.dtype):
         if r._t.is_floating_point() or all(v is None or -2**63 <= v < 2**63 for v in (lo, hi)):

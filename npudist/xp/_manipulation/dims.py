@@ -4,7 +4,6 @@ import torch
 
 from .._core import normalize_axes, tensor_of, wrap
 
-
 _t = tensor_of  # the package's one unwrapping helper
 
 

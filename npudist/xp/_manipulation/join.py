@@ -6,7 +6,6 @@ import torch
 
 from .._core import ndarray, normalize_axis, result, tensor_of, wrap
 from .._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
-
 from .dims import atleast_1d, atleast_2d, atleast_3d
 
 _t = tensor_of  # the package's one unwrapping helper

@@ -2,9 +2,8 @@
 import numpy as np
 import torch
 
-from .._dtypes import TORCH_TO_NP
 from .._core import tensor_of, wrap
-
+from .._dtypes import TORCH_TO_NP
 
 _t = tensor_of  # the package's one unwrapping helper
 
@@ -125,7 +124,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
         inner = tuple(slice(int(b), int(b) + s) for (b, _), s in zip(widths, t.shape))
         out[inner] = t
         if mode == "constant":
-            for ax, ((b, e), (vb, ve)) in enumerate(zip(widths, cv)):
+            for ax, ((b, _e), (vb, ve)) in enumerate(zip(widths, cv)):
                 sel = list(inner)
                 for prev in range(ax):
                     sel[prev] = slice(None)

@@ -6,7 +6,6 @@ import torch
 
 from .._core import ndarray, normalize_axes, normalize_axis, tensor_of, wrap
 
-
 _t = tensor_of  # the package's one unwrapping helper
 
 

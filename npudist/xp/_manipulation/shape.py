@@ -7,7 +7,6 @@ import numpy as np
 from .._core import is_f_contiguous, ndarray, tensor_of, wrap
 from .._negview import strides_of
 
-
 _t = tensor_of  # the package's one unwrapping helper
 
 

@@ -3,7 +3,6 @@ import numpy as np
 
 from .._core import normalize_axis, tensor_of, wrap
 
-
 _t = tensor_of  # the package's one unwrapping helper
 
 

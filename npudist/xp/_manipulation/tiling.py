@@ -7,7 +7,6 @@ import torch
 from .._core import ndarray, normalize_axis, tensor_of, wrap
 from .._dtypes import TORCH_TO_NP
 
-
 _t = tensor_of  # the package's one unwrapping helper
 
 

@@ -13,9 +13,9 @@ import json
 import time
 
 import torch
+import torch.distributed as dist
 import torch_npu  # noqa: F401  (as a torch_npu script starts)
 from torch_npu.contrib import transfer_to_npu  # noqa: F401  (turns the redirection on)
-import torch.distributed as dist
 
 rank = int(os.environ["RANK"])
 torch.cuda.set_device(rank)

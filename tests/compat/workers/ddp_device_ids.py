@@ -10,10 +10,9 @@ import os
 import torch
 import torch.distributed as dist
 import torch.nn as nn
+from _report import report
 from torch.distributed.device_mesh import init_device_mesh
 from torch.nn.parallel import DistributedDataParallel as DDP
-
-from _report import report
 
 local_rank = int(os.environ["LOCAL_RANK"])
 world = int(os.environ["WORLD_SIZE"])

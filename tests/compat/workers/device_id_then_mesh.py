@@ -9,10 +9,9 @@ import os
 
 import torch
 import torch.distributed as dist
+from _report import report
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import Shard, distribute_tensor
-
-from _report import report
 
 local_rank = int(os.environ["LOCAL_RANK"])
 acc = torch.accelerator.current_accelerator()

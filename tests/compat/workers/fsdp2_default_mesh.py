@@ -13,10 +13,9 @@ data, so the test can compare parameters after training.
 import os
 
 import torch
+from _report import report
 from torch.distributed.fsdp import fully_shard
 from torch.testing._internal.distributed._tensor.common_dtensor import ModelArgs, Transformer
-
-from _report import report
 
 rank = int(os.environ["LOCAL_RANK"])
 if torch.accelerator.is_available():
@@ -54,7 +53,7 @@ if rank == 0:
 
 optim = torch.optim.Adam(model.parameters(), lr=1e-2)
 losses, grad_devices = [], set()
-for step in range(3):
+for _step in range(3):
     x = torch.randint(0, vocab_size, (batch_size, seq_len), device=device)  # same on every rank (same seed)
     loss = model(x).sum()
     loss.backward()

@@ -7,9 +7,8 @@ import os
 import sys
 
 import torch
-import torch_npu
 import torch.distributed as dist
-
+import torch_npu
 from _report import report
 
 local_rank = int(os.environ.get("LOCAL_RANK", "0"))

@@ -2,10 +2,9 @@
 Replicate and Partial, from_local / to_local, and random ops through DTensor's RNG tracker."""
 import torch
 import torch.distributed as dist
+from common import RANK, WORLD, Checker, init, report
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
-
-from common import RANK, WORLD, Checker, init, report
 
 chk = Checker()
 init()

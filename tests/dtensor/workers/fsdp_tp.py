@@ -6,12 +6,11 @@ import copy
 
 import torch
 import torch.distributed as dist
+from common import Checker, init, report
+from model import Model, parallelize
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
 from torch.distributed.tensor import DTensor
-
-from common import Checker, init, report
-from model import Model, parallelize
 
 chk = Checker()
 init()

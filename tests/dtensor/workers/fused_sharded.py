@@ -2,10 +2,9 @@
 outputs and gradients equal the unsharded op's, and sharded inputs stay sharded (no all-gather)."""
 
 import torch
+from common import WORLD, Checker, init
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import Replicate, Shard, distribute_tensor
-
-from common import WORLD, Checker, init
 
 chk = Checker()
 init()

@@ -4,11 +4,10 @@ gradients of step 0, then losses of 3 SGD steps."""
 import copy
 
 import torch
-from torch.distributed.device_mesh import init_device_mesh
-from torch.distributed.tensor import DTensor
-
 from common import WORLD, Checker, init, report
 from model import Model, parallelize
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.tensor import DTensor
 
 chk = Checker()
 init()

@@ -30,7 +30,7 @@ err, done = None, 0
 try:
     if mode == "collectives":
         x = torch.ones(8, device="npu")
-        for i in range(int(n)):
+        for _i in range(int(n)):
             x.fill_(1)
             dist.all_reduce(x)
             torch.npu.synchronize()
@@ -40,7 +40,7 @@ try:
         torch.manual_seed(0)
         model = torch.nn.Linear(16, 4).npu()
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
-        for i in range(int(n)):
+        for _i in range(int(n)):
             loss = model(torch.ones(2, 16, device="npu")).sum()
             loss.backward()
             for p in model.parameters():
@@ -53,7 +53,7 @@ try:
         before = fault_inject.counts()["allocations"]
         keep = []
         try:
-            for i in range(int(n)):
+            for _i in range(int(n)):
                 keep.append(torch.empty(1024, device="npu"))
                 done += 1
         except torch.OutOfMemoryError as e:

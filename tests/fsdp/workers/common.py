@@ -9,9 +9,9 @@ import torch.distributed as dist
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(REPO, "examples"))
 
-import npudist  # noqa: E402,F401  (after examples/ is on sys.path; registers npu)
 from train_gpt import GPT, GPTConfig  # noqa: E402,F401  (after examples/ is on sys.path; the workers import it from here)
 
+import npudist  # noqa: E402,F401  (after examples/ is on sys.path; registers npu)
 from npudist.testing.checks import Checker  # noqa: E402,F401  (the workers import it from here)
 
 TINY = GPTConfig(seq_len=16, d_model=32, n_layer=2, n_head=2)

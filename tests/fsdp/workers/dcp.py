@@ -17,11 +17,14 @@ import sys
 import torch
 import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
-from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict, get_state_dict,
-                                                     set_state_dict)
+from common import GPT, TINY, Checker, global_batch, setup
+from torch.distributed.checkpoint.state_dict import (
+    StateDictOptions,
+    get_model_state_dict,
+    get_state_dict,
+    set_state_dict,
+)
 from torch.distributed.fsdp import fully_shard
-
-from common import TINY, GPT, Checker, global_batch, setup
 
 from npudist.fsdp import checkpoint_process_group
 

@@ -12,13 +12,12 @@ import sys
 import torch
 import torch.distributed as dist
 import torch.nn as nn
+from common import GPT, TINY, B, Checker, global_batch, setup
 from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, fully_shard
 from torch.distributed.tensor import DTensor
 from torch.nn.parallel import DistributedDataParallel as DDP
-
-from common import B, TINY, GPT, Checker, global_batch, setup
 
 STEPS = 3
 LR = 0.1

@@ -17,11 +17,11 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                                 "fsdp", "workers"))
-from common import B, TINY, GPT, Checker, global_batch, setup
-
-import npudist.graph.compile.config as npu_config
+from common import GPT, TINY, B, Checker, global_batch, setup
 from torch._inductor import metrics
 from train_gpt import build_fsdp_model  # common put examples/ on sys.path
+
+import npudist.graph.compile.config as npu_config
 
 STEPS = 10
 

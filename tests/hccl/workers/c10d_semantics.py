@@ -13,7 +13,6 @@ import time
 
 import torch
 import torch.distributed as dist
-
 from common import RANK, WORLD, Checker, init, make, report
 
 chk = Checker()

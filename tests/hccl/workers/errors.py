@@ -6,7 +6,6 @@ import time
 
 import torch
 import torch.distributed as dist
-
 from common import RANK, WORLD, init, report
 
 DEV = "npu"

@@ -16,7 +16,6 @@ import time
 
 import torch
 import torch.distributed as dist
-
 from common import RANK, WORLD, init, report
 
 scenario = sys.argv[1]
@@ -30,16 +29,16 @@ t0 = time.monotonic()
 err = None
 try:
     if scenario == "timeout":
-        if RANK != last:
+        if last != RANK:
             dist.all_reduce(x)
         else:
             time.sleep(6)
     elif scenario == "death":
-        if RANK == last:
+        if last == RANK:
             os.kill(os.getpid(), signal.SIGKILL)
         dist.all_reduce(x)
     elif scenario == "connect":
-        if RANK != last:
+        if last != RANK:
             dist.new_group(list(range(WORLD)))
         else:
             time.sleep(6)

@@ -6,7 +6,6 @@ import time
 
 import torch
 import torch.distributed as dist
-
 from common import RANK, Checker, init
 
 chk = Checker()
@@ -14,7 +13,7 @@ init()
 t = torch.ones(1024, device="npu")
 steps = 4
 for step in range(steps):
-    if RANK == step % 2:
+    if step % 2 == RANK:
         time.sleep(0.3)  # the peer is already waiting inside resize_
     work = dist.all_reduce(t, async_op=True)
     fut = work.get_future().then(lambda f: f.value()[0] * 2)

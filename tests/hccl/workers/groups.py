@@ -3,9 +3,8 @@ functional collectives, and the backend's locality report."""
 import torch
 import torch.distributed as dist
 import torch.distributed._functional_collectives as funcol
-from torch.distributed.device_mesh import init_device_mesh
-
 from common import RANK, WORLD, Checker, init, report
+from torch.distributed.device_mesh import init_device_mesh
 
 chk = Checker()
 init()

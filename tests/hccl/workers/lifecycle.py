@@ -5,8 +5,8 @@ import os
 
 import torch
 import torch.distributed as dist
-
 from common import RANK, init, report
+
 from npudist import _shm_names
 
 init()

@@ -8,7 +8,6 @@ import sys
 
 import torch
 import torch.distributed as dist
-
 from common import ALL_DTYPES, RANK, WORLD, Checker, init, make
 
 R = dist.ReduceOp
@@ -136,7 +135,7 @@ def check_dtype_size(dtype, n, seed):
             chk.close(glist[r], ins[r], f"gather[{r}] {tag}")
     sroot = WORLD - 1
     sout = torch.empty(n, dtype=dtype, device=DEV)
-    slist = [ins[r] for r in range(WORLD)] if RANK == sroot else None
+    slist = [ins[r] for r in range(WORLD)] if sroot == RANK else None
     chk.run(f"scatter {tag}", lambda: dist.scatter(sout, slist, src=sroot))
     chk.close(sout, ins[RANK], f"scatter {tag}")
     # point-to-point: a ring with batch_isend_irecv, then ordered send/recv

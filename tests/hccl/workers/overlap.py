@@ -5,7 +5,6 @@ import time
 
 import torch
 import torch.distributed as dist
-
 from common import RANK, WORLD, Checker, init
 
 chk = Checker()

@@ -5,7 +5,6 @@ import os
 
 import torch
 import torch.distributed as dist
-
 from common import RANK, WORLD, report
 
 torch.npu.set_device(RANK)

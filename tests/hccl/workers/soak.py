@@ -8,7 +8,6 @@ import sys
 
 import torch
 import torch.distributed as dist
-
 from common import RANK, WORLD, Checker, init, make
 
 iters, seed = int(sys.argv[1]), int(sys.argv[2])
@@ -81,7 +80,7 @@ for it in range(iters):
         torch.npu.current_stream().wait_stream(side)
         chk.close(got, want, tag)
     if len(pending) > 4 or it == iters - 1:
-        for w, g, wt, t, was_side in pending:
+        for w, g, wt, t, _was_side in pending:
             w.wait()
             chk.close(g, wt, t)
         pending.clear()

@@ -11,9 +11,8 @@ import time
 
 import torch
 import torch.distributed as dist
-from torch.distributed.device_mesh import init_device_mesh
-
 from common import Checker, init
+from torch.distributed.device_mesh import init_device_mesh
 
 chk = Checker()
 init()

@@ -10,10 +10,10 @@ import time
 
 import torch
 import torch.distributed as dist
+from teardown_job import our_threads
 
 import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 from npudist.testing.checks import report
-from teardown_job import our_threads
 
 torch.npu.set_device(0)
 dist.init_process_group("hccl", device_id=torch.device("npu", 0))

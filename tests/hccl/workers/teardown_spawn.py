@@ -12,9 +12,8 @@ import socket
 import sys
 import time
 
-import torch.multiprocessing as mp
-
 import teardown_job
+import torch.multiprocessing as mp
 
 
 def rank_main(rank, world, port, outdir, mode, size):

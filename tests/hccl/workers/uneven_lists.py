@@ -2,7 +2,6 @@
 ProcessGroupNCCL runs as coalesced broadcasts / reduces (found by trying hccl as a PyTorch user)."""
 import torch
 import torch.distributed as dist
-
 from common import RANK, WORLD, init, report
 
 init()

@@ -8,9 +8,9 @@ Collectives go through the ProcessGroup API with asyncOp=False (c10d's synchrono
 Work Python can keep) and through dist.* (whose Work Python drops at once: those get recycled)."""
 import torch
 import torch.distributed as dist
+from common import RANK, WORLD, Checker, init, make, report
 
 import npudist
-from common import RANK, WORLD, Checker, init, make, report
 
 chk = Checker()
 init()

@@ -8,8 +8,8 @@ import time
 
 import torch
 import torch.distributed as dist
-
 from common import RANK, WORLD, Checker, init, make, report
+
 from npudist import _C
 
 chk = Checker()
@@ -91,7 +91,7 @@ elif MODE in ("race", "race-broken"):
         x = torch.full((n,), float(RANK + 1 + i % 7), device="npu")
         dist.all_reduce(x)
         want = sum(r + 1 + i % 7 for r in range(WORLD))
-        if RANK == i % WORLD:
+        if i % WORLD == RANK:
             ptr = x.data_ptr()
             del x
             y = torch.full((n,), -1e9, device="npu")  # the same block, written at once

@@ -30,10 +30,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
                                 "hccl", "workers"))
 import torch
 import torch.distributed as dist
+from common import RANK, init, report
 
 import npudist
 import npudist.watchdog
-from common import RANK, init, report
 
 scenario = sys.argv[1]
 group_timeout = 60 if scenario in ("exec_timeout", "killed") else 3

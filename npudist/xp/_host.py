@@ -245,7 +245,7 @@ def numpy_first(np_fn, array_type, big=False, unsigned=True, fp=FP_ALWAYS):
 
     Qualifies: exact xp arrays among the arguments (positional or keyword: any strides,
     non-empty, on one npu, no conjugate/negative bit) with at most SMALL elements each — or,
-    with ``big`` (NumPy measured faster per thread at 1M elements, BENCHMARKS.md) and one torch
+    with ``big`` (NumPy measured faster per thread at 1M elements, docs/benchmarks/xp.md) and one torch
     thread, any size; with ``big=ALWAYS``, any size whatever the thread count (functions whose
     results depend on the order of accumulation, where PyTorch's multithreaded kernels give other
     values than NumPy's: cumsum, var, std); with ``unsigned`` (default), calls with a uint16/32/64 array at any size

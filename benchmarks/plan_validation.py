@@ -68,7 +68,8 @@ MINDSPEED_LLM = "Ascend/MindSpeed-LLM"
 COMMIT = "1ea39226824d8826045224f05621cd73560492d6"  # 2024-10-24; the README's figures move between commits
 README_HARDWARE = "Atlas 900 A2 PODc"  # README.md lines 86-92 at COMMIT
 
-# The two rows #37 calibrates on (README lines 375 and 386; scripts checked: see test_validation_rows.py).
+# The two rows #37 calibrates on (README lines 375 and 386), checked against their scripts at COMMIT
+# (docs/plan_ascend_sources.md, section 5).
 CALIBRATION_ROWS = [
     dict(id='llama2-7b-4k', model='LLaMA2', size='7B', seq_label='4K', impl='Mcore', cluster='1x8',
         published_tokens_per_s_per_npu=4733, readme_line=375, seq=4096, nodes=1, npus_per_node=8,

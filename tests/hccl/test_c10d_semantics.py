@@ -30,3 +30,19 @@ def test_recv_anysource_across_hosts():
         res = r.results(i)[-1]
         assert res["nfail"] == 0, res
     assert r.results(0)[-1]["checks"] >= 4 * 3, r.results(0)[-1]  # rank 0 receives and checks
+
+
+@pytest.mark.timeout(200)
+def test_ddp_records_npu_timings():
+    # The reducer's timer for npu (c10d TimerRegistry, PrivateUse1; csrc/hccl/ddp_timer.cpp), as torch_npu
+    # registers one: DDP's logging data has its timings and DDP does not warn that it cannot time npu.
+    r = launch("ddp_timer.py", 2, timeout=150)
+    assert r.returncodes == [0] * 2, r.explain()
+    for rank in range(2):
+        times = r.results(rank)[0]["times"]
+        assert all(isinstance(v, int) and v > 0 for v in times.values()), times
+        # a forward of this size takes well under a second of npu (host) time, in ns
+        assert times["forward_compute_time"] < 10 ** 10, times
+        assert times["backward_compute_time"] >= times["backward_compute_comm_overlap_time"] >= 0, times
+    for err in r.stderr:
+        assert "Time stats are currently only collected" not in err, err[-3000:]

@@ -46,3 +46,15 @@ def test_ddp_records_npu_timings():
         assert times["backward_compute_time"] >= times["backward_compute_comm_overlap_time"] >= 0, times
     for err in r.stderr:
         assert "Time stats are currently only collected" not in err, err[-3000:]
+
+
+@pytest.mark.timeout(200)
+def test_public_set_timeout_reaches_hccl():
+    r = launch("set_timeout.py", 2, timeout=150)
+    assert r.returncodes == [0] * 2, r.explain()
+    res = r.results(0)[0]
+    # torch 2.13's _set_pg_timeout passes timeouts to NCCL and Gloo only (docs/collectives.md, "Timeouts")
+    assert any("only supported for either nccl or gloo" in w for w in res["private_warnings"]), res
+    assert res["error"] is not None and "collective timeout" in res["error"], res
+    assert "group.set_timeout(...)" in res["error"], res  # the timeout error names the public way to change it
+    assert res["seconds"] < 60, res  # the lowered 3 s, not the 120 s the group began with

@@ -2,8 +2,8 @@
 
 On a real Ascend machine CANN's ``set_env.sh`` exports ``ASCEND_HOME_PATH`` and its siblings,
 and torch_npu sets ``torch.version.cann`` from the version file under it. Libraries read them:
-DeepSpeed's NPU op builders and ``ds_report`` index ``os.environ["ASCEND_HOME_PATH"]`` (KeyError
-without it) and walk it for ``ascend_*_install.info``; ``accelerate env`` prints
+DeepSpeed's NPU op builders and ``ds_report`` index the process environment for
+``ASCEND_HOME_PATH`` (KeyError without it) and walk it for ``ascend_*_install.info``; ``accelerate env`` prints
 ``torch.version.cann``; others parse ``<home>/<arch>-linux/ascend_toolkit_install.info``.
 
 :data:`HOME` is the directory npudist ships for them: ``<arch>-linux/ascend_toolkit_install.info``
@@ -56,7 +56,7 @@ def version(home: str | None = None) -> str:
     The ``version=`` value of the first ``ascend_*_install.info`` file found walking the
     directory; "not known" when there is none (torch_npu's value then).
     """
-    home = home if home is not None else os.environ.get("ASCEND_HOME_PATH", "")
+    home = home if home is not None else _env.get_str("ASCEND_HOME_PATH", "")
     if not home or not os.path.isdir(home):
         return "not known"
     for dirpath, _, filenames in sorted(os.walk(os.path.realpath(home))):

@@ -9,7 +9,6 @@ those are not provided (``assertEqual`` is unittest's).
 """
 from __future__ import annotations
 
-import os
 import random
 import sys
 import unittest
@@ -18,6 +17,8 @@ from numbers import Number
 
 import numpy as np
 import torch
+
+from npudist import _env
 
 try:  # torch_npu's TestCase is an expecttest one; unittest's serves when expecttest is not installed
     from expecttest import TestCase as _Base
@@ -66,7 +67,7 @@ class TestCase(_Base):
 
     def setUp(self):
         super().setUp()
-        seed = int(os.environ.get("SEED", "666"))
+        seed = _env.get_int("SEED", 666)
         torch.manual_seed(seed)
         random.seed(seed)
 

@@ -426,7 +426,8 @@ def lr_at(step, steps, lr, warmup):
 @torch.no_grad()
 def evaluate(model, batches):
     """Mean validation loss over every rank's batches (nats per byte)."""
-    total = torch.zeros(2, dtype=torch.float64, device=batches[0].device if batches else None)
+    # on the model's device even for a rank without batches: hccl groups take npu tensors only
+    total = torch.zeros(2, dtype=torch.float64, device=next(model.parameters()).device)
     for b in batches:
         _, loss = model(b[:, :-1].long(), b[:, 1:].long())
         total += torch.stack([loss.double().detach() * b.shape[0], torch.tensor(b.shape[0], device=b.device)])

@@ -135,6 +135,7 @@ PY_LAYERS = {
     "npudist._env": ("base", 1),
     "npudist._compat": ("base", 1),
     "npudist._shm_names": ("base", 1),
+    "npudist._cann": ("base", 1),
     # the NotAvailableOnThisRuntime error and the torch_npu name lists: torch.npu raises it
     "npudist.compat.names": ("base", 1),
     "npudist.compat._public_names": ("base", 1),

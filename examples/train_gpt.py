@@ -509,7 +509,7 @@ def main(argv=None):
         sys.exit("train_gpt.py runs under a launcher: npurun --nproc 4 examples/train_gpt.py (or torchrun)")
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
     if args.device == "npu":
-        import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
+        import npudist
         torch.npu.set_device(local_rank)
         device = torch.device("npu", local_rank)
     else:
@@ -610,6 +610,7 @@ def main(argv=None):
         win_steps, win_time = win_steps + 1, win_time + dt
         record_step(dt, args.batch_size * args.seq_len)  # this rank's tokens (Prometheus, docs/metrics.md)
         stopped = bool(stop.item())
+        npudist.profiler.step(tokens=args.batch_size * args.seq_len)  # npurun --profile: end of a step
         last = step == args.steps or stopped
         if step % args.log_every == 0 or last:
             val_loss = evaluate(model, val)

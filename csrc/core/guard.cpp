@@ -5,6 +5,7 @@
 #include "core/graph/capture_state.h"
 #include "core/npu_check.h"
 #include "core/stream.h"
+#include "profiler/recorder.h"
 
 namespace npudist::core {
 
@@ -67,12 +68,18 @@ void NpuGuardImpl::record(void** event, const c10::Stream& stream, const c10::De
   }
   NPU_CHECK(drv().recordEvent(static_cast<driver::Event>(*event), driverStream(stream)));
   graph::onEventRecord(*event, stream);  // a capture's fork/join points
+  if (C10_UNLIKELY(profiler::stepTrace()))
+    profiler::recordSync(stream.device_index(), stream.id(), "npu event record",
+                         {{"event", {std::to_string(reinterpret_cast<uintptr_t>(*event)), false}}});
 }
 
 void NpuGuardImpl::block(void* event, const c10::Stream& stream) const {
   if (!event) return;  // never recorded: nothing to wait for
   graph::onEventBlock(event, stream);
   NPU_CHECK(drv().streamWaitEvent(driverStream(stream), static_cast<driver::Event>(event)));
+  if (C10_UNLIKELY(profiler::stepTrace()))
+    profiler::recordSync(stream.device_index(), stream.id(), "npu stream wait event",
+                         {{"event", {std::to_string(reinterpret_cast<uintptr_t>(event)), false}}});
 }
 
 bool NpuGuardImpl::queryEvent(void* event) const {

@@ -76,10 +76,16 @@ class FallbackCall {
     waitCurrentStream(device);
     {
       profiler::DeviceScope timed(profiler::EventKind::kKernel, device);
+      const bool shapes = C10_UNLIKELY(timed.on()) && profiler::stepTrace();
       if (C10_UNLIKELY(timed.on())) timed.event().name = profiler::kernelName(schema.name());
+      if (shapes) profiler::describeKernelInputs(timed, stack_->data() + first, num_args);
       std::optional<RedirectToNpu> redirect;
       if (!cpu_target_) redirect.emplace(device);
       op_.redispatchBoxed(c10::DispatchKeySet(cpu_key_), stack_);
+      if (shapes) {
+        size_t n = schema.returns().size();
+        profiler::describeKernelOutputs(timed, stack_->data() + stack_->size() - n, n);
+      }
     }
     for (const AliasedStorage& s : storages_) syncStorageBack(s.npu, s.cpu);
     for (const AliasedTensor& a : tensors_) {

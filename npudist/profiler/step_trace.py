@@ -78,10 +78,15 @@ def op_flops(name: str, input_dims: list, concrete: list) -> int:
             args.append(torch.Size(dims))
         else:
             args.append(None if value == "" else value)
-    try:
-        return int(formula(*args, out_val=None))
-    except Exception:  # noqa: BLE001 - a formula that needs what the trace lacks counts 0, as unknown ops do
-        return 0
+    # The trace lists every schema argument, defaults included; a formula may take only the leading
+    # ones (addmm's takes self, mat1, mat2): try all, then up to the last tensor argument.
+    last = max((i for i, a in enumerate(args) if isinstance(a, (torch.Size, list))), default=-1)
+    for cut in (args, args[:last + 1]):
+        try:
+            return int(formula(*cut, out_val=None))
+        except Exception:  # noqa: BLE001 - a formula that needs what the trace lacks counts 0, as unknown ops do
+            continue
+    return 0
 
 
 def _tensors(dims: list, types: list, strides: list) -> list:
@@ -125,16 +130,19 @@ class _Owners:
 
 
 def from_chrome_trace(trace: dict, *, rank: int, world_size: int, tokens_per_step: int | None = None,
-                      device: int | None = None, first_step: int = 1) -> dict:
+                      device: int | None = None, first_step: int = 1, allocator_peak: int | None = None) -> dict:
     """One rank's exported torch.profiler trace -> its step trace (a JSON-able dict, docs/plan.md).
 
+    ``allocator_peak``: ``torch.npu.max_memory_allocated()`` over the recorded steps, kept as
+    ``memory.allocator_peak_allocated`` (what the predicted peak is checked against).
     Steps are the trace's ``ProfilerStep#N`` ranges, numbered from ``first_step`` in order.
     Work issued outside every step range is left out. Raises ValueError when the trace holds no
     step range or no npu activity recorded for a step trace (profiled without step traces on).
     """
     events = trace.get("traceEvents", [])
     steps = sorted((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)))
-                   for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#"))
+                   for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")
+                   and e.get("cat") != "gpu_user_annotation")  # the host's ranges, not their copies on npu lanes
     if not steps:
         raise ValueError("the trace has no ProfilerStep# range: record it with npurun --profile (the script calls "
                          "npudist.profiler.step() once per step)")
@@ -241,6 +249,7 @@ def from_chrome_trace(trace: dict, *, rank: int, world_size: int, tokens_per_ste
         "memory": {"baseline_allocated": baseline, "events": mem,
                    "peak_allocated": max([m["allocated"] for m in mem], default=baseline),
                    "peak_reserved": max([m["reserved"] for m in mem], default=0),
+                   "allocator_peak_allocated": allocator_peak,
                    "rounding": "sizes are the caching allocator's blocks (its rounding applied)"},
     }
 

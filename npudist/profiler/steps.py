@@ -9,7 +9,9 @@ Python range) are recorded with activities CPU and PrivateUse1 (npu) and the npu
 events; when step B ends, the rank writes ``DIR/rank<RANK>.json`` (torch's
 ``export_chrome_trace``) and its step trace ``DIR/rank<RANK>.steptrace.json`` (npudist.plan's
 format, docs/plan.md; ``NPUDIST_PROFILE_STEP_TRACE=0``: none, and no step-trace fields in the
-trace) and stops profiling. A job that ends before step B writes what was recorded at exit.
+trace) and stops profiling. With step traces on, the npu's peak-memory statistics restart at
+step A (``torch.npu.reset_peak_memory_stats()``), so the trace carries the allocator's own peak
+over the recorded steps. A job that ends before step B writes what was recorded at exit.
 
 Without ``NPUDIST_PROFILE_DIR`` :func:`step` does nothing (one dictionary lookup).
 """
@@ -72,7 +74,9 @@ class _JobProfiler:
         if self.step_trace:
             from npudist import _C
             _C._profiler_set_step_trace(True)
+        self.calls = 1  # step() calls so far; step k starts at the k-th
         self.prof.start()
+        self._maybe_reset_peak()
         atexit.register(self.close)
 
     def _write(self, prof) -> None:
@@ -82,14 +86,26 @@ class _JobProfiler:
             from npudist import _C
             from npudist.profiler.step_trace import write_step_trace
             _C._profiler_set_step_trace(False)
+            import torch
+            peak = torch.npu.max_memory_allocated() if torch.npu.is_initialized() else None
             write_step_trace(self.path, self.step_trace_path, rank=self.rank,
                              world_size=int(_env.get_str("WORLD_SIZE", "1") or 1), tokens_per_step=self.tokens,
-                             first_step=self.first)
+                             first_step=self.first, allocator_peak=peak)
+
+    def _maybe_reset_peak(self) -> None:
+        # The allocator's own peak over the recorded steps goes into the step trace
+        # (memory.allocator_peak_allocated), so the peak statistics restart when they begin.
+        if self.step_trace and self.calls == self.first:
+            import torch
+            if torch.npu.is_initialized():
+                torch.npu.reset_peak_memory_stats()
 
     def step(self, tokens: int | None) -> None:
         if tokens is not None:
             self.tokens = int(tokens)
+        self.calls += 1
         self.prof.step()
+        self._maybe_reset_peak()
 
     def close(self) -> None:
         if self.prof is not None:

@@ -80,17 +80,21 @@ def test_fsdp2_collectives_per_block(job):
             colls = [o for o in t["ops"] if o["kind"] == "collective" and o["step"] == step]
             ag = Counter(o["out_bytes"] for o in colls if collective_kind(o["name"]) == "all_gather")
             rs = Counter(o["in_bytes"] for o in colls if collective_kind(o["name"]) == "reduce_scatter")
-            # forward and backward all-gather of each block (resharded after forward), the root's once
-            assert ag == Counter({block: 2 * n, root: 1}), (ag, block, root)
+            # forward and backward all-gather of each block and of the root: the flagship passes
+            # reshard_after_forward=True to every fully_shard call, the root's included
+            assert ag == Counter({block: 2 * n, root: 2}), (ag, block, root)
             assert rs == Counter({block: n, root: 1}), (rs, block, root)
             assert all(o["group_ranks"] == [0, 1] for o in colls)
 
 
 def test_predicted_peak_memory_matches_the_allocator(job):
-    traces = st.load_dir(str(job[0]))
-    predicted = replay_memory(traces[0]).peak_bytes
-    measured = job[1]
-    assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured)
+    # the allocator's peak over the recorded steps (the job profiler restarts the statistics at step A)
+    for rank, t in st.load_dir(str(job[0])).items():
+        predicted = replay_memory(t).peak_bytes
+        measured = t["memory"]["allocator_peak_allocated"]
+        assert measured and abs(predicted - measured) <= 0.10 * measured, (rank, predicted, measured)
+    # the flagship's own line reports rank 0's peak since then (its last --log-every line, after the traced steps)
+    assert job[1] >= replay_memory(st.load_dir(str(job[0]))[0]).peak_bytes * 0.9
 
 
 def test_predict_cli(job, tmp_path):

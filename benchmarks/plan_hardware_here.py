@@ -3,7 +3,8 @@
 Measures, one thread per rank as npurun runs ranks (OMP_NUM_THREADS=1):
 - GEMM throughput per dtype: torch.mm on npu, square sizes (float32 256/512/1024, bfloat16 and
   float16 128/256: this CPU has no fast half-precision GEMM), best of --reps -> peak_tflops;
-- the cost of a small op: torch.add on one-element npu tensors, mean over 2000 calls -> launch_us;
+- the launch cost: torch.profiler's device span of torch.add on one-element npu tensors, median of
+  1000 -> launch_us (the whole call, host included, is printed for reference);
 - memory bandwidth: torch.add(a, b, out=c) on 16 Mi float32 npu tensors (3 x 64 MiB moved) -> bandwidth_gbps;
 - capacity: torch.npu.get_device_properties(0).total_memory;
 - hccl latency and bus bandwidth: benchmarks/collectives.py at 2 ranks (all_reduce, all_gather,
@@ -62,10 +63,29 @@ def gemm_peaks(reps: int) -> dict:
 
 
 def small_op_us(reps: int) -> float:
+    """Host + device cost of a tiny op (Python call, dispatch, fallback, kernel), for reference."""
     import torch
     x = torch.ones(1, device="npu")
     y = torch.ones(1, device="npu")
     return min(_time(lambda: torch.add(x, y), 2000) for _ in range(reps)) * 1e6
+
+
+def kernel_us() -> float:
+    """Device-side duration of a tiny kernel (the span torch.profiler gives "aten::add (npu kernel)"), median
+    of 1000: the launch cost per kernel; the host's own time per op is in each trace's host gaps."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    x = torch.ones(1, device="npu")
+    y = torch.ones(1, device="npu")
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
+        for _ in range(1000):
+            torch.add(x, y)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "t.json")
+        prof.export_chrome_trace(path)
+        ev = json.load(open(path))["traceEvents"]
+    durs = [e["dur"] for e in ev if e.get("name") == "aten::add (npu kernel)" and "dur" in e]
+    return statistics.median(durs)
 
 
 def mem_bandwidth(reps: int) -> float:
@@ -112,6 +132,7 @@ def main(argv=None) -> int:
     t0 = time.time()
     peaks = gemm_peaks(args.reps)
     small = small_op_us(args.reps)
+    launch = kernel_us()
     bw = mem_bandwidth(args.reps)
     cap = torch.npu.get_device_properties(0).total_memory / 2**30
     cpus = len(os.sched_getaffinity(0))
@@ -134,8 +155,9 @@ efficiency = 1.0                # the peaks above are sustained rates already
 gemm_tile = [1, 1, 1]           # a CPU core has no tile/wave quantisation worth modelling
 cores = 1
 min_efficiency = 0.0
-launch_us = {small:.3f}            # torch.add on 1-element npu tensors: eager dispatch + fallback per op
-host_us = 0.0                   # the host cost is in launch_us: kernels run on the issuing thread
+launch_us = {launch:.3f}            # torch.profiler's "aten::add (npu kernel)" on 1-element tensors, median of 1000
+host_us = 0.0                   # the host's time per op is in the trace's host gaps (recorded here)
+host_speed = 1.0                # the traces are recorded on this host
 host_blocking = true            # the simulated npu runs a kernel on the thread that issues it
 [memory]
 capacity_gib = {cap:.3f}        # torch.npu.get_device_properties(0).total_memory
@@ -156,14 +178,15 @@ latency_us = 300.0              # not measured: Gloo's loopback latency (/work/s
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
         f.write(toml)
-    raw = {"date": when, "load_average": load, "cpus": cpus, "gemm": peaks, "small_op_us": small,
+    raw = {"date": when, "load_average": load, "cpus": cpus, "gemm": peaks, "small_op_us": small, "kernel_us": launch,
            "mem_bandwidth_gbps": bw, "capacity_gib": cap, "collectives_2_ranks": coll, "seconds": time.time() - t0}
     with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
         json.dump(raw, f, indent=1)
     print(f"{'measurement':<34} {'value':>12}")
     for k, v in peaks.items():
         print(f"{'GEMM peak ' + k + ' (TFLOP/s)':<34} {v['tflops']:>12.4f}")
-    print(f"{'small op (us)':<34} {small:>12.2f}")
+    print(f"{'small op, host + device (us)':<34} {small:>12.2f}")
+    print(f"{'small kernel, device (us)':<34} {launch:>12.2f}")
     print(f"{'memory bandwidth (GB/s)':<34} {bw:>12.2f}")
     for k, v in coll.items():
         print(f"{'hccl ' + k + ' latency (us)':<34} {v['latency_us']:>12.2f}")

@@ -205,9 +205,12 @@ bool WorkHCCL::wait(std::chrono::milliseconds timeout) {
     if (auto shelf = state_->shelf.lock()) shelf->drain();
   }
   if (state_->device < 0 || state_->blocking_wait || timeout != kNoTimeout || blockingWaitRequested()) {
-    if (C10_UNLIKELY(profiler::stepTrace()) && state_->device >= 0)
-      profiler::recordCollectiveWait(*state_, state_->device, core::currentStreamId(state_->device), true);
+    const int64_t wait_from = C10_UNLIKELY(profiler::stepTrace()) ? profiler::nowNs() : 0;
     waitBlocking(timeout);
+    // recorded once the host is free again, with how long it waited (the trace's host gaps exclude it)
+    if (wait_from && state_->device >= 0)
+      profiler::recordCollectiveWait(*state_, state_->device, core::currentStreamId(state_->device), true,
+                                     profiler::nowNs() - wait_from);
   } else {
     synchronize();
   }

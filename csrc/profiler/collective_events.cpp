@@ -121,13 +121,14 @@ void describeCollective(DeviceScope& scope, const hccl::OpState& state, const st
   }
 }
 
-void recordCollectiveWait(const hccl::OpState& state, int device, int64_t stream, bool blocking) {
+void recordCollectiveWait(const hccl::OpState& state, int device, int64_t stream, bool blocking, int64_t waited_ns) {
   if (!stepTrace() || state.profiler_issue_stream < 0) return;
   recordSync(device, stream, "npu stream wait collective",
              {{"Process Group Name", {state.profiler_pg, true}},
               {"Seq", {std::to_string(state.is_p2p ? state.p2p_seq : state.collective_seq), false}},
               {"is_p2p", {state.is_p2p ? "true" : "false", false}},
-              {"blocking", {blocking ? "true" : "false", false}}});
+              {"blocking", {blocking ? "true" : "false", false}},
+              {"Wait ns", {std::to_string(waited_ns), false}}});
 }
 
 }  // namespace npudist::profiler

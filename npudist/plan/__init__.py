@@ -1,6 +1,6 @@
 """npudist.plan: what the job will do on a real cluster (docs/plan.md).
 
-Reads step traces (``npurun --profile DIR`` writes ``DIR/rank<R>.steptrace.json``) and a
+Reads step traces (``npurun --profile DIR`` writes ``DIR/steptrace/rank<R>.steptrace.json``) and a
 hardware description (TOML), and predicts per rank the step time, overlap of computation and
 communication, pipeline bubbles and peak memory by replaying each rank's timeline.
 One CLI: ``python -m npudist.plan predict TRACE_DIR --hardware HW.toml [--json OUT]``.

@@ -46,7 +46,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m npudist.plan", description="What the job will do on a real cluster.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("predict", help="predict step time, overlap and memory from step traces")
-    p.add_argument("trace_dir", metavar="TRACE_DIR", help="folder with rank<R>.steptrace.json (npurun --profile)")
+    p.add_argument("trace_dir", metavar="TRACE_DIR", help="npurun --profile DIR (its steptrace/ folder of rank<R>.steptrace.json) or such a folder")
     p.add_argument("--hardware", required=True, metavar="HW.toml", help="hardware file (docs/plan.md)")
     p.add_argument("--json", metavar="OUT", help="write the prediction as JSON")
     p.add_argument("--chrome", metavar="OUT", help="write the predicted timeline as a Chrome/Perfetto trace")

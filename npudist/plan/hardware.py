@@ -15,6 +15,7 @@ A file describes one kind of node and the network between nodes::
     launch_us = 5.0                  # device time added to every kernel
     host_us = 10.0                   # host time to issue one op
     host_blocking = false            # true: a kernel runs on the host thread that issues it
+    host_speed = 1.0                 # the host CPU's speed relative to the one that recorded the trace
     [memory]
     capacity_gib = 64
     bandwidth_gbps = 1600            # device memory, GB/s (1e9 B/s)
@@ -57,6 +58,7 @@ class Hardware:
     launch_s: float
     host_s: float
     host_blocking: bool
+    host_speed: float
     capacity_bytes: int
     mem_bw: float
     host_link_bw: float
@@ -133,6 +135,7 @@ def parse(doc: dict, source: str = "<hardware>") -> Hardware:
         launch_s=_get(comp, "compute", "launch_us", float, 0.0, src=source) * 1e-6,
         host_s=_get(comp, "compute", "host_us", float, 0.0, src=source) * 1e-6,
         host_blocking=bool(comp.get("host_blocking", False)),
+        host_speed=_get(comp, "compute", "host_speed", float, 1.0, src=source),
         capacity_bytes=int(_get(mem, "memory", "capacity_gib", float, src=source) * GiB),
         mem_bw=_get(mem, "memory", "bandwidth_gbps", float, src=source) * 1e9,
         host_link_bw=_get(mem, "memory", "host_link_gbps", float, 0.0, src=source) * 1e9
@@ -149,6 +152,8 @@ def parse(doc: dict, source: str = "<hardware>") -> Hardware:
     for what, v in (("[compute] efficiency", hw.efficiency), ("[compute] min_efficiency", hw.min_efficiency)):
         if not 0 <= v <= 1:
             raise ValueError(f"{source}: {what} = {v}: give a fraction in [0, 1]")
+    if hw.host_speed <= 0:
+        raise ValueError(f"{source}: [compute] host_speed must be > 0")
     if hw.efficiency == 0:
         raise ValueError(f"{source}: [compute] efficiency must be > 0")
     if topology == "bus" and hw.bus_bw <= 0:

@@ -3,6 +3,9 @@
 Each rank has a host clock and one clock per stream. Items are replayed in the rank's issue
 order (docs/plan.md, "Method"):
 
+- before each item the host clock moves by the item's ``host_gap_us`` (the recording host's own
+  time before it: Python, dispatch, ops that are no device work; waits taken out) divided by
+  the hardware's ``host_speed``;
 - kernel / copy on stream S: starts at max(host, S) (host: a device can only run what was
   issued), lasts :func:`npudist.plan.cost.compute_time`; S moves to its end. The host moves by
   the hardware's ``host_us`` per op, or to the kernel's end when kernels run on the issuing
@@ -61,6 +64,7 @@ class _Rank:
         self.coll_keys: dict[tuple, tuple] = {}
         self.p2p_count: dict[tuple, int] = {}
         self.step: int | None = None
+        self.gap_added = False
         self.step_start = 0.0
         self.out = RankTimeline(rank, [], {}, {}, {})
 
@@ -105,6 +109,7 @@ class Replay:
                     if not self._step(r, r.items[r.i]):
                         break
                     r.i += 1
+                    r.gap_added = False
                     moved = True
                 if r.done() and r.step is not None and self._close_step(r):
                     moved = True
@@ -134,6 +139,9 @@ class Replay:
             r.out.flops.setdefault(step, 0.0)
         kind = it["kind"]
         hw = self.hw
+        if not r.gap_added:  # the host's own time before the item, scaled to the target host
+            r.host += float(it.get("host_gap_us", 0.0)) * 1e-6 / hw.host_speed
+            r.gap_added = True
         if kind in ("kernel", "memcpy", "graph"):
             s = int(it.get("stream", 0))
             ready = self._val(r.streams.get(s))

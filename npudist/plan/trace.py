@@ -1,7 +1,7 @@
 """Reading and writing step traces (the format is in docs/plan.md, "Step trace").
 
-``npurun --profile DIR`` writes ``DIR/rank<R>.steptrace.json`` per rank
-(npudist.profiler.step_trace). :func:`load_dir` reads a folder of them, :func:`save` /
+``npurun --profile DIR`` writes ``DIR/steptrace/rank<R>.steptrace.json`` per rank
+(npudist.profiler.step_trace). :func:`load_dir` reads a folder of them (DIR or DIR/steptrace), :func:`save` /
 :func:`load` one, checking the format name and major version and the fields the predictor needs.
 """
 from __future__ import annotations
@@ -66,13 +66,15 @@ def save(trace: dict, path: str) -> None:
 
 
 def load_dir(path: str) -> dict[int, dict]:
-    """rank -> step trace for every ``rank<R>.steptrace.json`` in folder ``path``.
+    """rank -> step trace for every ``rank<R>.steptrace.json`` in folder ``path`` (or ``path/steptrace``).
 
     Raises FileNotFoundError for a missing folder or one without step traces, ValueError for
     two traces of one rank or a trace whose file name and rank disagree.
     """
     if not os.path.isdir(path):
         raise FileNotFoundError(f"trace folder {path!r} does not exist (record one with npurun --profile {path} ...)")
+    if os.path.isdir(os.path.join(path, "steptrace")):  # npurun --profile DIR puts them in DIR/steptrace
+        path = os.path.join(path, "steptrace")
     files = sorted(glob.glob(os.path.join(path, "rank*.steptrace.json")))
     if not files:
         raise FileNotFoundError(f"{path}: no rank<R>.steptrace.json files (record them with npurun --profile {path} "

@@ -72,7 +72,9 @@ def op_flops(name: str, input_dims: list, concrete: list) -> int:
         return 0
     args = []
     for dims, value in zip(input_dims, concrete or [""] * len(input_dims), strict=False):
-        if isinstance(dims, list) and dims and isinstance(dims[0], list):
+        if dims is None:  # not a tensor (a logical capture says so)
+            args.append(None if value == "" else value)
+        elif isinstance(dims, list) and dims and isinstance(dims[0], list):
             args.append([torch.Size(d) for d in dims])
         elif isinstance(dims, list) and (dims or value == ""):
             args.append(torch.Size(dims))
@@ -81,7 +83,8 @@ def op_flops(name: str, input_dims: list, concrete: list) -> int:
     # The trace lists every schema argument, defaults included; a formula may take only the leading
     # ones (addmm's takes self, mat1, mat2): try all, then up to the last tensor argument.
     last = max((i for i, a in enumerate(args) if isinstance(a, (torch.Size, list))), default=-1)
-    for cut in (args, args[:last + 1]):
+    last_nonempty = max((i for i, a in enumerate(args) if isinstance(a, (torch.Size, list)) and len(a)), default=-1)
+    for cut in (args, args[:last + 1], args[:last_nonempty + 1]):
         try:
             return int(formula(*cut, out_val=None))
         except Exception:  # noqa: BLE001 - a formula that needs what the trace lacks counts 0, as unknown ops do
@@ -177,15 +180,18 @@ def from_chrome_trace(trace: dict, *, rank: int, world_size: int, tokens_per_ste
                     "bytes_read": int(args.get("bytes read", 0)), "bytes_written": int(args.get("bytes written", 0)),
                     "measured_us": dur}
             issue = ts
+            host = (ts - float(args.get("Wait ns", 0)) / 1000.0, ts + dur)
         elif cat == "memcpy":
             kind = e["name"].split()[1] if len(e["name"].split()) > 1 else "DtoD"
             item = {"kind": "memcpy", "name": e["name"], "direction": kind, "stream": stream,
                     "bytes": int(args.get("bytes", 0)), "measured_us": dur}
             issue = ts
+            host = (ts, ts + dur)
         elif cat == "graph":
             item = {"kind": "graph", "name": e["name"], "stream": stream, "nodes": int(args.get("nodes", 0)),
                     "measured_us": dur}
             issue = ts
+            host = (ts, ts + dur)
         elif cat == "collective":
             if "Issue stream" not in args:
                 continue
@@ -200,6 +206,7 @@ def from_chrome_trace(trace: dict, *, rank: int, world_size: int, tokens_per_ste
                     "in_bytes": int(args.get("In bytes", 0)), "out_bytes": int(args.get("Out bytes", 0)),
                     "stream": stream, "issue_stream": int(args.get("Issue stream", 0)), "measured_us": dur}
             issue = ts - float(args.get("Issue delay ns", 0)) / 1000.0
+            host = (issue, issue)
         else:  # sync
             if e["name"] == "npu event record":
                 item = {"kind": "record", "stream": stream, "event": int(args.get("event", 0))}
@@ -210,18 +217,24 @@ def from_chrome_trace(trace: dict, *, rank: int, world_size: int, tokens_per_ste
                         "seq": int(args.get("Seq", 0)), "is_p2p": bool(args.get("is_p2p", False)),
                         "blocking": bool(args.get("blocking", False))}
             issue = ts
+            host = (ts - float(args.get("Wait ns", 0)) / 1000.0, ts)  # a blocking wait is recorded at its end
         k = step_of(issue)
         if k is None:
             continue
         item["step"] = first_step + k
-        ops.append((issue, len(ops), item))
+        ops.append((issue, len(ops), item, host))
     if not saw_shapes:
         raise ValueError("the trace has no npu kernel with its inputs recorded: it was not recorded for a step trace "
                          "(npurun --profile records one unless NPUDIST_PROFILE_STEP_TRACE=0)")
     ops.sort(key=lambda x: (x[0], x[1]))
     t0 = steps[0][0]
-    for issue, _, item in ops:
+    # host_gap_us: the host's own time before the item (Python, dispatch, ops that are no device work),
+    # waits for streams and blocking waits for collectives taken out (they come out of the replay)
+    prev_end = t0
+    for issue, _, item, (h0, h1) in ops:
         item["t_us"] = round(issue - t0, 3)
+        item["host_gap_us"] = round(max(0.0, h0 - prev_end), 3)
+        prev_end = max(prev_end, h1)
 
     owners = _Owners(events)
     mem = []
@@ -245,7 +258,7 @@ def from_chrome_trace(trace: dict, *, rank: int, world_size: int, tokens_per_ste
         "steps": [first_step + i for i in range(len(steps))],
         "measured_step_us": [round(e - s, 3) for s, e in steps],
         "tokens_per_step": tokens_per_step,
-        "ops": [item for _, _, item in ops],
+        "ops": [item for _, _, item, _ in ops],
         "memory": {"baseline_allocated": baseline, "events": mem,
                    "peak_allocated": max([m["allocated"] for m in mem], default=baseline),
                    "peak_reserved": max([m["reserved"] for m in mem], default=0),

@@ -7,7 +7,7 @@ Steps are numbered from 0: step k is the work between the k-th and (k+1)-th call
 first call starts the profiler, so step 0, before it, is never recorded). Steps A..B-1 (a
 Python range) are recorded with activities CPU and PrivateUse1 (npu) and the npu allocator's
 events; when step B ends, the rank writes ``DIR/rank<RANK>.json`` (torch's
-``export_chrome_trace``) and its step trace ``DIR/rank<RANK>.steptrace.json`` (npudist.plan's
+``export_chrome_trace``) and its step trace ``DIR/steptrace/rank<RANK>.steptrace.json`` (npudist.plan's
 format, docs/plan.md; ``NPUDIST_PROFILE_STEP_TRACE=0``: none, and no step-trace fields in the
 trace) and stops profiling. With step traces on, the npu's peak-memory statistics restart at
 step A (``torch.npu.reset_peak_memory_stats()``), so the trace carries the allocator's own peak
@@ -58,7 +58,8 @@ class _JobProfiler:
 
         self.rank = int(_env.get_str("RANK", "0") or 0)
         self.path = os.path.join(out_dir, f"rank{self.rank}.json")
-        self.step_trace_path = os.path.join(out_dir, f"rank{self.rank}.steptrace.json")
+        # in a subfolder: tools that read every *.json of DIR as a torch.profiler trace (HTA, merge) keep working
+        self.step_trace_path = os.path.join(out_dir, "steptrace", f"rank{self.rank}.steptrace.json")
         self.first = first
         self.step_trace = _env.get_bool(PROFILE_STEP_TRACE_ENV, True)
         self.tokens: int | None = None
@@ -88,6 +89,7 @@ class _JobProfiler:
             _C._profiler_set_step_trace(False)
             import torch
             peak = torch.npu.max_memory_allocated() if torch.npu.is_initialized() else None
+            os.makedirs(os.path.dirname(self.step_trace_path), exist_ok=True)
             write_step_trace(self.path, self.step_trace_path, rank=self.rank,
                              world_size=int(_env.get_str("WORLD_SIZE", "1") or 1), tokens_per_step=self.tokens,
                              first_step=self.first, allocator_peak=peak)

@@ -129,3 +129,14 @@ def test_hardware_errors_name_the_key(tmp_path):
     with pytest.raises(FileNotFoundError, match="plan_hardware_here"):
         hardware.load(str(tmp_path / "missing.toml"))
     assert math.isclose(hardware.load(HW).capacity_bytes, GiB)
+
+
+def test_host_gaps_delay_issue(hw):
+    # the host spends 30 us before the first kernel and 5 us before the second (which then waits for the stream)
+    ops = [kernel(10.0, host_gap_us=30.0), kernel(10.0, host_gap_us=5.0)]
+    tl = Replay({0: trace(0, 1, ops)}, hw).run()
+    assert tl[0].steps[1][1] * 1e6 == pytest.approx(50.0)
+    hw2 = hardware.load(HW)
+    hw2.host_speed = 2.0  # a host twice as fast halves the gaps: 15 + 10, then max(17.5, 25) + 10
+    tl = Replay({0: trace(0, 1, [kernel(10.0, host_gap_us=30.0), kernel(10.0, host_gap_us=5.0)])}, hw2).run()
+    assert tl[0].steps[1][1] * 1e6 == pytest.approx(35.0)

@@ -58,6 +58,7 @@ from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_di
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
+from npudist.profiler import step as profiler_step
 from npudist.watchdog.metrics import record_step
 
 EXIT_SIGTERM = 143  # 128 + SIGTERM: the job was stopped, its checkpoint is saved
@@ -509,7 +510,7 @@ def main(argv=None):
         sys.exit("train_gpt.py runs under a launcher: npurun --nproc 4 examples/train_gpt.py (or torchrun)")
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
     if args.device == "npu":
-        import npudist
+        import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
         torch.npu.set_device(local_rank)
         device = torch.device("npu", local_rank)
     else:
@@ -610,7 +611,7 @@ def main(argv=None):
         win_steps, win_time = win_steps + 1, win_time + dt
         record_step(dt, args.batch_size * args.seq_len)  # this rank's tokens (Prometheus, docs/metrics.md)
         stopped = bool(stop.item())
-        npudist.profiler.step(tokens=args.batch_size * args.seq_len)  # npurun --profile: end of a step
+        profiler_step(tokens=args.batch_size * args.seq_len)  # npurun --profile: end of a step (docs/profiling.md)
         last = step == args.steps or stopped
         if step % args.log_every == 0 or last:
             val_loss = evaluate(model, val)

@@ -14,6 +14,7 @@ order (docs/plan.md, "Method"):
   max(host, S, C); the collective starts when the last rank of its group has arrived (a send
   and its recv form a group of two) and lasts :func:`npudist.plan.cost.collective_time`; C
   moves to its end.
+- the host waiting for an event, a stream or the device (``synchronize()``) moves to that time;
 - event recorded on S: the event takes S's time; stream S2 waiting for it moves to at least
   that time; a stream waiting for a collective (Work.wait()) moves to the collective's end,
   and so does the host when the wait blocks.
@@ -197,6 +198,18 @@ class Replay:
             r.streams[s] = max(a, b)
             if it.get("blocking"):
                 r.host = max(r.host, b)
+            return True
+        if kind in ("sync_event", "sync_stream", "sync_device"):  # the host waits for device work
+            if kind == "sync_event":
+                t = self._val(r.events.get(int(it.get("event", 0))))
+            elif kind == "sync_stream":
+                t = self._val(r.streams.get(int(it["stream"])))
+            else:
+                ts = [self._val(v) for v in r.streams.values()]
+                t = None if any(x is None for x in ts) else max(ts, default=0.0)
+            if t is None:
+                return False
+            r.host = max(r.host, t)
             return True
         raise ValueError(f"rank {r.rank}: step-trace item {r.i} has unknown kind {kind!r}")
 

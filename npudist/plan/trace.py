@@ -23,6 +23,9 @@ _REQUIRED = {
     "record": ("stream", "event"),
     "wait_event": ("stream", "event"),
     "wait_collective": ("stream", "pg", "seq"),
+    "sync_event": ("event",),
+    "sync_stream": ("stream",),
+    "sync_device": (),
 }
 
 

@@ -208,16 +208,23 @@ def from_chrome_trace(trace: dict, *, rank: int, world_size: int, tokens_per_ste
             issue = ts - float(args.get("Issue delay ns", 0)) / 1000.0
             host = (issue, issue)
         else:  # sync
+            host = (ts, ts)
             if e["name"] == "npu event record":
                 item = {"kind": "record", "stream": stream, "event": int(args.get("event", 0))}
             elif e["name"] == "npu stream wait event":
                 item = {"kind": "wait_event", "stream": stream, "event": int(args.get("event", 0))}
-            else:
+            elif e["name"] in ("npu event synchronize", "npu stream synchronize", "npu device synchronize"):
+                # the host waited (recorded at the end of the wait)
+                item = {"kind": "sync_" + e["name"].split()[1], "stream": stream, "event": int(args.get("event", 0))}
+                host = (ts - float(args.get("Wait ns", 0)) / 1000.0, ts)
+            elif e["name"] == "npu stream wait collective":
                 item = {"kind": "wait_collective", "stream": stream, "pg": str(args.get("Process Group Name", "")),
                         "seq": int(args.get("Seq", 0)), "is_p2p": bool(args.get("is_p2p", False)),
                         "blocking": bool(args.get("blocking", False))}
+                host = (ts - float(args.get("Wait ns", 0)) / 1000.0, ts)  # a blocking wait is recorded at its end
+            else:
+                continue
             issue = ts
-            host = (ts - float(args.get("Wait ns", 0)) / 1000.0, ts)  # a blocking wait is recorded at its end
         k = step_of(issue)
         if k is None:
             continue

@@ -140,3 +140,16 @@ def test_host_gaps_delay_issue(hw):
     hw2.host_speed = 2.0  # a host twice as fast halves the gaps: 15 + 10, then max(17.5, 25) + 10
     tl = Replay({0: trace(0, 1, [kernel(10.0, host_gap_us=30.0), kernel(10.0, host_gap_us=5.0)])}, hw2).run()
     assert tl[0].steps[1][1] * 1e6 == pytest.approx(35.0)
+
+
+def test_host_synchronize_waits_for_the_device(hw):
+    # 100 us on stream 3, an event recorded after it, the host synchronizes on it: the next kernel on stream 0
+    # cannot be issued before 100 us (without the synchronize it would run at once)
+    ops = [kernel(100.0, stream=3), {"kind": "record", "stream": 3, "event": 1},
+           {"kind": "sync_event", "stream": 0, "event": 1}, kernel(10.0)]
+    tl = Replay({0: trace(0, 1, ops)}, hw).run()
+    k = [i for i in tl[0].intervals if i.stream == 0][0]
+    assert k.start * 1e6 == pytest.approx(100.0) and tl[0].steps[1][1] * 1e6 == pytest.approx(110.0)
+    ops = [kernel(100.0, stream=3), kernel(10.0)]
+    tl = Replay({0: trace(0, 1, ops)}, hw).run()
+    assert [i for i in tl[0].intervals if i.stream == 0][0].start == 0.0

@@ -25,9 +25,14 @@ writes waits for it (``wait_collective``; funcol's ``wait_tensor`` likewise), an
 tensor last written on another stream makes its stream wait for that write (``record`` /
 ``wait_event``).
 
+Memory (experimental, not yet checked against a real run's allocator): storages made inside the
+recorder count from the op that made them (sizes rounded as the npu caching allocator rounds)
+until the last tensor on them dies; storage resizes (FSDP2 frees unsharded parameters with
+``untyped_storage().resize_(0)``) are picked up before each op; ``baseline`` (e.g. the model's
+parameters) counts what existed before.
+
 Not done yet (docs/plan.md, "Logical capture"): running an unmodified script (the ``capture``
-subcommand), allocator events from fake storages (so no memory prediction from a capture),
-pipeline parallelism (its warm-up receives and ``.item()`` need a real group), host reads as
+subcommand), pipeline parallelism (its warm-up receives and ``.item()`` need a real group), host reads as
 placeholders, and per-op host gaps (a capture has no host time; the hardware's ``host_us`` is the
 only host cost).
 """
@@ -94,6 +99,12 @@ def _desc(t) -> dict | list | None:
     return None
 
 
+def _rounded(n: int) -> int:
+    """A request's size after the npu caching allocator's rounding (csrc/core/allocator/device_cache.h:
+    up to a multiple of 512 B; PYTORCH_NPU_ALLOC_CONF's roundup_power2_divisions is not modelled)."""
+    return (int(n) + 511) // 512 * 512 if n else 0
+
+
 def _nbytes(ts) -> int:
     return sum(t.numel() * t.element_size() for t in ts)
 
@@ -105,10 +116,22 @@ class StepRecorder(TorchDispatchMode):
     process group as the default group; :meth:`trace` returns the step trace.
     """
 
-    def __init__(self, tokens: int | None = None, step: int = 1):
+    def __init__(self, tokens: int | None = None, step: int = 1, baseline=()):
         super().__init__()
         self.tokens = tokens
         self.step = step
+        # memory: storages made inside the recorder, alive while any tensor on them is (PyTorch keeps a
+        # tensor's Python object alive while C++ holds the tensor, e.g. autograd's saved tensors)
+        self.mem_live: dict[int, list] = {}   # storage -> [tensors alive, rounded bytes, op]
+        self.mem_events: list[dict] = []
+        self.mem_now = 0
+        self.baseline = 0
+        seen = set()
+        for t in baseline:
+            t = getattr(t, "_local_tensor", t)
+            if isinstance(t, torch.Tensor) and _key(t) not in seen:
+                seen.add(_key(t))
+                self.baseline += _rounded(t.untyped_storage().nbytes())
         self.ops: list[dict] = []
         self.pending: dict[int, tuple[str, int]] = {}   # storage -> (pg, seq) of the collective writing it
         self.writer: dict[int, tuple[int, int]] = {}     # storage -> (stream, index in ops) of its last writer
@@ -148,10 +171,56 @@ class StepRecorder(TorchDispatchMode):
             if i >= at:
                 self.writer[k] = (s, i + 1)
 
+    def _track(self, outs, name: str, is_view: bool) -> None:
+        import weakref
+        for t in outs:
+            k = _key(t)
+            entry = self.mem_live.get(k)
+            if entry is None:
+                if is_view:  # a view of a storage made before the recorder: part of the baseline
+                    continue
+                nbytes = _rounded(t.untyped_storage().nbytes())
+                entry = self.mem_live[k] = [0, nbytes, name, weakref.ref(t)]
+                self._mem(nbytes, k, name)
+            entry[0] += 1
+            weakref.finalize(t, self._drop, k)
+
+    def _resync(self) -> None:
+        # FSDP2 frees and re-allocates unsharded parameters with untyped_storage().resize_(), which is
+        # no dispatcher op: compare each live storage's size with what was counted
+        for k, entry in self.mem_live.items():
+            t = entry[3]()
+            if t is None:
+                continue
+            n = _rounded(t.untyped_storage().nbytes())
+            if n != entry[1]:
+                self._mem(n - entry[1], k, entry[2] if n < entry[1] else "storage resize_ (FSDP2 unshard)")
+                entry[1] = n
+
+    def _drop(self, k: int) -> None:
+        entry = self.mem_live.get(k)
+        if entry is None:
+            return
+        entry[0] -= 1
+        if entry[0] == 0:
+            del self.mem_live[k]
+            self._mem(-entry[1], k, entry[2])
+
+    def _mem(self, delta: int, k: int, op: str) -> None:
+        self.mem_now += delta
+        self.mem_events.append({"t_us": float(len(self.ops)), "step": self.step, "bytes": delta, "addr": k,
+                                "allocated": self.baseline + self.mem_now, "reserved": 0, "op": op})
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        from torch.distributed.tensor import DTensor
+
+        if any(issubclass(t, DTensor) for t in types):
+            return NotImplemented  # DTensor runs the op on its local shards: those are what a rank does
         kwargs = kwargs or {}
+        self._resync()
         out = func(*args, **kwargs)
         name = func._schema.name
+        self._track(_flat_tensors(out), name, func.is_view or name in _NO_WORK and "empty" not in name)
         if name == "_c10d_functional::wait_tensor":
             self._before_read(_flat_tensors(args), self._stream())
             return out
@@ -205,13 +274,17 @@ class StepRecorder(TorchDispatchMode):
 
     def trace(self) -> dict:
         """The recorded step as a step trace of this process's rank (docs/plan.md)."""
+        self._resync()
         for i, o in enumerate(self.ops):
             o.setdefault("t_us", float(i))
             o.setdefault("host_gap_us", 0.0)
         return {"format": STEP_TRACE_FORMAT, "version": STEP_TRACE_VERSION, "source": "logical capture",
                 "rank": dist.get_rank(), "world_size": dist.get_world_size(), "device": 0, "steps": [self.step],
                 "measured_step_us": [], "tokens_per_step": self.tokens, "ops": list(self.ops),
-                "memory": {"baseline_allocated": 0, "events": [], "note": "not captured yet (issue 36)"}}
+                "memory": {"baseline_allocated": self.baseline, "events": list(self.mem_events),
+                           "peak_allocated": self.baseline + max([0] + [e["allocated"] - self.baseline
+                                                                        for e in self.mem_events]),
+                           "rounding": "fake storages' sizes rounded as the npu caching allocator does (512 B)"}}
 
 
 def expand(trace: dict, ranks) -> dict[int, dict]:

@@ -59,3 +59,13 @@ def test_prediction_from_the_capture(captured, tmp_path):
     p = predict(expand(captured, range(WORLD)), hw)
     assert p.step_time_s > 0 and len({r["Index"] for r in p.rows}) == WORLD
     assert all(r["Communication"] > 0 and r["Computing"] > 0 for r in p.rows)
+
+
+def test_capture_memory_balances(captured):
+    # what the step allocates and frees balances: after it, the sharded parameters (baseline) plus AdamW's
+    # two states of the same shards remain; the peak (activations, unsharded blocks) lies above
+    mem = captured["memory"]
+    base = mem["baseline_allocated"]
+    assert base > 0 and mem["events"]
+    assert mem["events"][-1]["allocated"] == 3 * base
+    assert mem["peak_allocated"] > 3 * base

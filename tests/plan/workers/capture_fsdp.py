@@ -52,7 +52,7 @@ with FakeTensorMode(allow_non_fake_inputs=True):
     model.to_empty(device="npu")
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     idx = torch.randint(0, 256, (BATCH, SEQ), device="npu")
-    with StepRecorder(tokens=BATCH * SEQ) as rec:
+    with StepRecorder(tokens=BATCH * SEQ, baseline=model.parameters()) as rec:
         model(idx).float().logsumexp(-1).mean().backward()
         opt.step()
         opt.zero_grad()

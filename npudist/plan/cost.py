@@ -4,11 +4,11 @@ Compute (roofline with launch cost, as Calculon and vTrain model a kernel)::
 
     t = max(flops / (peak[dtype] * eff), (bytes_read + bytes_written) / mem_bw) * share + launch
 
-``eff`` is the hardware's sustained efficiency times, for a GEMM, its tile/wave quantisation:
-an (M, N, K) product runs ceil(M/tm) * ceil(N/tn) tiles in waves of ``cores`` tiles, so the
-fraction of useful work is tiles / (waves * cores) and the padded tiles do useless work:
-eff_gemm = efficiency * (M*N*K) / (waves * cores * tm * tn * tk_padded) * cores ... written out in
-:func:`gemm_efficiency`. ``share`` is how many devices compete for one compute resource.
+``eff`` is the hardware's sustained efficiency; for a GEMM it is also scaled by its tile and wave
+quantisation: a (b x) M x N x K product runs b * ceil(M/tm) * ceil(N/tn) tiles in
+waves = ceil(tiles / cores) waves, so the useful fraction of the work the cores do is
+b*M*N*K / (waves * cores * tm * tn * ceil(K/tk)*tk) (:func:`gemm_efficiency`, at least
+``min_efficiency``). ``share`` is how many devices compete for one compute resource.
 
 Collectives (alpha-beta, nccl-tests' bus-bandwidth factors; S = the nccl-tests size: the larger of
 input and output bytes, n = group size)::

@@ -58,6 +58,7 @@ from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_di
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
+from npudist.profiler import step as profiler_step
 from npudist.watchdog.metrics import record_step
 
 EXIT_SIGTERM = 143  # 128 + SIGTERM: the job was stopped, its checkpoint is saved
@@ -611,6 +612,7 @@ def main(argv=None):
         win_steps, win_time = win_steps + 1, win_time + dt
         record_step(dt, args.batch_size * args.seq_len)  # this rank's tokens (Prometheus, docs/metrics.md)
         stopped = bool(stop.item())
+        profiler_step(tokens=args.batch_size * args.seq_len)  # npurun --profile: end of a step (docs/profiling.md)
         last = step == args.steps or stopped
         if step % args.log_every == 0 or last:
             val_loss = evaluate(model, val)

@@ -155,6 +155,8 @@ PY_LAYERS = {
     "npudist.compat": ("compat", 6),
     "npudist.xp": ("xp", 6),
     "npurun": ("launcher", 6),
+    # the planner: reads step traces (the profiler's format) and hardware files; above all it models
+    "npudist.plan": ("plan", 6),
     "npudist.testing": ("testing", 7),
     # older names of testing tools, kept as re-exports of npudist.testing's modules
     "npudist.dtensor.coverage": ("testing", 7),

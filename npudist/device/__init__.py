@@ -67,8 +67,10 @@ from npudist.device.streams import (
     stream,
 )
 from npudist.device.torch_npu_extras import (
+    aclnn,
     can_device_access_peer,
     config,
+    conv,
     get_autocast_dtype,
     get_mm_bmm_format_nd,
     get_soc_version,
@@ -76,6 +78,7 @@ from npudist.device.torch_npu_extras import (
     is_autocast_enabled,
     is_bf16_supported,
     is_jit_compile_false,
+    matmul,
     max_memory_cached,
     memory_cached,
     mstx,
@@ -96,9 +99,11 @@ from npudist.graph.capture import (
 
 __all__ = [
     "DeferredNpuCallError",
+    "aclnn",
     "amp",
     "can_device_access_peer",
     "config",
+    "conv",
     "get_autocast_dtype",
     "get_mm_bmm_format_nd",
     "get_soc_version",
@@ -107,6 +112,7 @@ __all__ = [
     "is_bf16_supported",
     "is_current_stream_capturing",
     "is_jit_compile_false",
+    "matmul",
     "max_memory_cached",
     "memory_cached",
     "mstx",

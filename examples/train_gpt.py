@@ -149,6 +149,17 @@ def num_params(cfg: GPTConfig) -> int:
         return sum(p.numel() for p in GPT(cfg).parameters())
 
 
+def mp_policy(mp: str) -> MixedPrecisionPolicy:
+    """FSDP2's policy for --mp: 'bf16' = bf16 parameters in forward/backward (all-gathered as bf16),
+    gradients reduced in fp32, as NPU users run it; 'fp32' = no mixed precision.
+    Raises ValueError for any other name."""
+    if mp not in ("bf16", "fp32"):
+        raise ValueError(f"mp must be 'bf16' or 'fp32', got {mp!r}")
+    if mp == "bf16":
+        return MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    return MixedPrecisionPolicy()
+
+
 def build_fsdp_model(cfg: GPTConfig, device, mp="bf16", reshard_after_forward=True, mesh=None, seed=0,
                      compile=False):
     """GPT(cfg) on the meta device, fully_shard per block and at the root, to_empty(device),
@@ -157,10 +168,7 @@ def build_fsdp_model(cfg: GPTConfig, device, mp="bf16", reshard_after_forward=Tr
     float32) or 'fp32'. compile: torch.compile each block's forward (per-block compile: FSDP2's
     all-gather/reduce-scatter hooks stay outside the compiled graphs; parameter names and
     checkpoints are the same as without it). Returns the model (an FSDPModule)."""
-    if mp not in ("bf16", "fp32"):
-        raise ValueError(f"mp must be 'bf16' or 'fp32', got {mp!r}")
-    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if mp == "bf16" \
-        else MixedPrecisionPolicy()
+    policy = mp_policy(mp)
     with torch.device("meta"):
         model = GPT(cfg)
     kw = dict(mp_policy=policy, mesh=mesh)
@@ -547,6 +555,7 @@ def main(argv=None):
         mesh = init_device_mesh(device.type, (world,))
         model = build_fsdp_model(cfg, device, args.mp, not args.no_reshard_after_forward, mesh=mesh,
                                  seed=args.seed, compile=args.compile)
+        say(f"FSDP2 {mp_policy(args.mp)}")
     decay = [p for n, p in model.named_parameters() if p.ndim >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.ndim < 2]
     groups = [{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
@@ -581,6 +590,9 @@ def main(argv=None):
     win_steps, win_time = 0, 0.0
     val_loss = float("nan")
     step = start
+    if device.type == "npu":  # the printed peak is training's, not the data pipeline's (it ran on npu too)
+        torch.npu.synchronize(device)
+        torch.npu.reset_peak_memory_stats(device)
     stopped = False
     while step < args.steps:
         t0 = time.perf_counter()

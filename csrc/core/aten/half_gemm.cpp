@@ -213,7 +213,9 @@ void npuHalfGemm(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   std::optional<std::vector<int64_t>> shape;
   if (call) shape = fastShape(*call);
   // A capturing stream records the op through the fallback (replay runs PyTorch's CPU kernel).
-  if (!shape || C10_UNLIKELY(graph::anyCapture()) || !g_enabled.load(std::memory_order_relaxed)) {
+  bool capturing = shape && C10_UNLIKELY(graph::anyCapture()) && !inDeferredWork() &&
+                   graph::captureOfCurrent(call->a.device().index()) != nullptr;
+  if (!shape || capturing || !g_enabled.load(std::memory_order_relaxed)) {
     npuFallback(op, stack);
     return;
   }

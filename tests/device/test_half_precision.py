@@ -250,3 +250,19 @@ def test_switch_off_runs_the_cpu_half_kernels():
         assert torch.equal(out.cpu(), torch.mm(a, b))
     finally:
         _C._half_kernels_enabled(prev)
+
+
+def test_allow_hf32_switches():
+    """torch_npu's switches exist with its defaults and keep what is set; fp32 stays full fp32."""
+    assert (torch.npu.matmul.allow_hf32, torch.npu.conv.allow_hf32, torch.npu.aclnn.allow_hf32) == (False, True, True)
+    a, b = torch.randn(33, 40), torch.randn(40, 7)
+    try:
+        torch.npu.matmul.allow_hf32 = True
+        assert torch.npu.matmul.allow_hf32 is True
+        assert torch.equal((a.to(NPU) @ b.to(NPU)).cpu(), a @ b)
+    finally:
+        torch.npu.matmul.allow_hf32 = False
+    with pytest.raises(TypeError, match="must be a bool"):
+        torch.npu.conv.allow_hf32 = 1
+    with pytest.raises(AttributeError, match="only allow_hf32"):
+        torch.npu.matmul.allow_tf32 = True

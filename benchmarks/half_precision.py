@@ -22,7 +22,6 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
 from _timing import timed  # noqa: E402  (benchmarks/ is not a package)
@@ -142,16 +141,11 @@ def bench_mlp(args):
 def flagship_worker(args):
     import torch
     import torch.distributed as dist
+    from _ranks import init_npu_rank
 
-    sys.path.insert(0, os.path.join(REPO, "examples"))
+    dev = init_npu_rank()
     from train_gpt import GPTConfig, build_fsdp_model
 
-    import npudist  # noqa: F401
-
-    lr = int(os.environ["LOCAL_RANK"])
-    torch.npu.set_device(lr)
-    dev = torch.device("npu", lr)
-    dist.init_process_group("hccl", device_id=dev)
     cfg = GPTConfig()
     models = {}
     for mp in ("fp32", "bf16"):

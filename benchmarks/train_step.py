@@ -24,7 +24,6 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
 
 
 def rank_main(args):
@@ -32,15 +31,12 @@ def rank_main(args):
     import torch.distributed as dist
     from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 
-    sys.path.insert(0, os.path.join(REPO, "examples"))
+    sys.path.insert(0, HERE)
+    from _ranks import init_npu_rank
+
+    npu = init_npu_rank()
     from train_gpt import GPT, GPTConfig, build_fsdp_model
 
-    import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
-
-    lr = int(os.environ["LOCAL_RANK"])
-    torch.npu.set_device(lr)
-    npu = torch.device("npu", lr)
-    dist.init_process_group("hccl", device_id=npu)
     rank, world = dist.get_rank(), dist.get_world_size()
     # Gloo for cpu tensors; naming npu too is what new_group needs when the default group is
     # bound to an npu (npudist.fsdp.checkpoint_process_group explains)

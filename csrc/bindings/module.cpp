@@ -17,6 +17,7 @@
 #include "core/allocator/alloc_config.h"
 #include "core/allocator/caching_allocator.h"
 #include "core/aten/cpu_kernel_routing.h"
+#include "core/aten/half_gemm.h"
 #include "core/device.h"
 #include "core/deferred.h"
 #include "core/generator.h"
@@ -127,6 +128,16 @@ PYBIND11_MODULE(_C, m) {
   bindings::registerGraph(m);
   bindings::registerXp(m);
   m.def("_route_cpu_kernel_ops", translated([] { return core::routeCpuKernelOpsToFallback(); }));
+  m.def(
+      "_half_gemm_block_bytes", [](int64_t bytes) { return core::setHalfGemmBlockBytes(bytes); },
+      "Sets the fp32 workspace budget (bytes) of the bf16/fp16 GEMM kernels; returns the previous one.");
+  m.def(
+      "_half_kernels_enabled", [](bool on) { return core::setHalfKernelsEnabled(on); },
+      "Turns the bf16/fp16 fp32-accumulating GEMM and convolution kernels on or off (benchmarks); returns the "
+      "previous state.");
+  m.def(
+      "_half_gemm_calls", [] { return core::halfGemmCalls(); },
+      "Calls that took the bf16/fp16 widening path so far (core/aten/half_gemm.h).");
   m.def("_device_count", translated([] { return int(core::deviceCount()); }));
   m.def("_is_in_bad_fork", [] { return core::isInBadFork(); });
   m.def("_is_initialized", [] { return core::isInitialized(); });

@@ -10,6 +10,7 @@
 #include "core/allocator/caching_allocator.h"
 #include "core/aten/convolution.h"
 #include "core/aten/fallback.h"
+#include "core/aten/half_gemm.h"
 #include "core/aten/native_ops.h"
 #include "core/aten/random_ops.h"
 #include "core/guard.h"
@@ -63,6 +64,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("unfold", &at::native::unfold);
   m.impl("view_as_real", &at::native::view_as_real);
   m.impl("view_as_complex", &at::native::view_as_complex);
+  // bf16/fp16 GEMMs with fp32 accumulation (half_gemm.h); other dtypes go on to the fallback.
+  for (const char* name : halfGemmOps()) m.impl(name, torch::CppFunction::makeFromBoxedFunction<&npuHalfGemm>());
 }
 
 // _copy_from resolves conjugate/negative bits itself (copying between CPU

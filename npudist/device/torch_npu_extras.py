@@ -19,9 +19,9 @@ import warnings
 
 import torch
 
-__all__ = ["can_device_access_peer", "config", "get_autocast_dtype", "get_mm_bmm_format_nd", "get_soc_version",
+__all__ = ["aclnn", "can_device_access_peer", "config", "conv", "get_autocast_dtype", "get_mm_bmm_format_nd", "get_soc_version",
            "ipc_collect", "is_autocast_enabled", "is_bf16_supported", "is_current_stream_capturing",
-           "is_jit_compile_false", "max_memory_cached", "memory_cached", "mstx", "reset_max_memory_cached",
+           "is_jit_compile_false", "matmul", "max_memory_cached", "memory_cached", "mstx", "reset_max_memory_cached",
            "set_autocast_dtype", "set_autocast_enabled", "set_compile_mode", "set_mm_bmm_format_nd", "set_option"]
 
 _state = {"jit_compile": False, "mm_bmm_nd": True, "options": {}}
@@ -151,6 +151,37 @@ class _Config:
 
 
 config = _Config()
+
+
+class _Hf32Switch:
+    """``torch.npu.matmul`` / ``torch.npu.conv`` / ``torch.npu.aclnn``: torch_npu's ``allow_hf32`` switch
+    (HF32: the cube unit's reduced-precision mode for float32 inputs, like CUDA's TF32; torch_npu's
+    defaults: matmul False, conv and aclnn True). The value is kept and read back; the simulated npu
+    always computes float32 GEMMs and convolutions in full float32 (the results of allow_hf32=False),
+    and bf16/fp16 ones with float32 accumulation either way (docs/device_api.md, "Half precision").
+
+    Raises:
+        TypeError: allow_hf32 set to something other than a bool.
+    """
+
+    def __init__(self, name: str, default: bool):
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "allow_hf32", default)
+
+    def __setattr__(self, name, value):
+        if name != "allow_hf32":
+            raise AttributeError(f"torch.npu.{self._name} has no attribute '{name}' (only allow_hf32)")
+        if not isinstance(value, bool):
+            raise TypeError(f"torch.npu.{self._name}.allow_hf32 must be a bool, got {type(value).__name__}")
+        object.__setattr__(self, name, value)
+
+    def __repr__(self):
+        return f"torch.npu.{self._name}(allow_hf32={self.allow_hf32})"
+
+
+matmul = _Hf32Switch("matmul", False)
+conv = _Hf32Switch("conv", True)
+aclnn = _Hf32Switch("aclnn", True)
 
 
 class _Mstx:

@@ -6,6 +6,7 @@
 
 #include "core/allocator/cpu_redirect.h"
 #include "core/aten/cpu_alias.h"
+#include "core/aten/half_conv.h"
 #include "core/graph/capture_state.h"
 #include "core/stream.h"
 
@@ -30,6 +31,11 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   waitCurrentStream(device);
   std::optional<at::Tensor> cpu_bias = bias && bias->defined() ? std::optional<at::Tensor>(cpu(*bias)) : bias;
   RedirectToNpu redirect(device);
+  // bf16/fp16: fp32 accumulation, one rounding (half_conv.h), not the CPU's half-precision kernel.
+  if (isHalfConvolution(input, weight, bias))
+    return npu(halfConvolutionCpu(cpu(input), cpu(weight), cpu_bias, stride, padding, dilation, transposed,
+                                  output_padding, groups),
+               device);
   at::Tensor out =
       at::convolution(cpu(input), cpu(weight), cpu_bias, stride, padding, dilation, transposed, output_padding, groups);
   return npu(out, device);
@@ -49,6 +55,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   int64_t out_channels = transposed ? weight.size(1) * groups : weight.size(0);
   std::vector<int64_t> bias_sizes = {out_channels};
   RedirectToNpu redirect(device);
+  if (isHalfConvolution(input, weight, std::nullopt) && grad_output.scalar_type() == input.scalar_type() &&
+      grad_output.is_privateuseone()) {
+    auto [gi, gw, gb] = halfConvolutionBackwardCpu(cpu(grad_output), cpu(input), cpu(weight), bias_sizes, stride,
+                                                   padding, dilation, transposed, output_padding, groups, output_mask);
+    return {npu(gi, device), npu(gw, device), npu(gb, device)};
+  }
   auto [gi, gw, gb] = at::convolution_backward(cpu(grad_output), cpu(input), cpu(weight), bias_sizes, stride, padding,
                                                dilation, transposed, output_padding, groups, output_mask);
   return {npu(gi, device), npu(gw, device), npu(gb, device)};

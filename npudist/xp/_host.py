@@ -239,9 +239,11 @@ ALWAYS = 2   # numpy_first's big=: NumPy's function at any size and thread count
 def numpy_first(np_fn, array_type, big=False, unsigned=True, fp=FP_ALWAYS):
     """Decorator for an xp function whose NumPy counterpart ``np_fn`` takes the same arguments
     and returns new arrays (no views): calls first run ``np_fn`` on zero-copy views of the npu
-    buffers (C: ``npudist._C._XpHostFunc``), its results copied into new npu memory (the npu
-    caching allocator) as xp arrays, so values and dtypes are NumPy's; the xp function runs
-    instead when the call does not qualify.
+    buffers (C: ``npudist._C._XpHostFunc``) and return its results as xp arrays in npu memory, so
+    values and dtypes are NumPy's. Above SMALL elements NumPy allocates through the npu
+    data-memory handler (csrc/core/xp/host_memory.cpp) and a dense result is handed over without
+    a copy; smaller results are copied into new npu memory (the npu caching allocator). The xp
+    function runs instead when the call does not qualify.
 
     Qualifies: exact xp arrays among the arguments (positional or keyword: any strides,
     non-empty, on one npu, no conjugate/negative bit) with at most SMALL elements each — or,

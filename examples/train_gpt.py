@@ -58,6 +58,7 @@ from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_di
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
+from npudist.profiler import step as profiler_step
 from npudist.watchdog.metrics import record_step
 
 EXIT_SIGTERM = 143  # 128 + SIGTERM: the job was stopped, its checkpoint is saved
@@ -426,7 +427,8 @@ def lr_at(step, steps, lr, warmup):
 @torch.no_grad()
 def evaluate(model, batches):
     """Mean validation loss over every rank's batches (nats per byte)."""
-    total = torch.zeros(2, dtype=torch.float64, device=batches[0].device if batches else None)
+    # on the model's device even for a rank without batches: hccl groups take npu tensors only
+    total = torch.zeros(2, dtype=torch.float64, device=next(model.parameters()).device)
     for b in batches:
         _, loss = model(b[:, :-1].long(), b[:, 1:].long())
         total += torch.stack([loss.double().detach() * b.shape[0], torch.tensor(b.shape[0], device=b.device)])
@@ -610,6 +612,7 @@ def main(argv=None):
         win_steps, win_time = win_steps + 1, win_time + dt
         record_step(dt, args.batch_size * args.seq_len)  # this rank's tokens (Prometheus, docs/metrics.md)
         stopped = bool(stop.item())
+        profiler_step(tokens=args.batch_size * args.seq_len)  # npurun --profile: end of a step (docs/profiling.md)
         last = step == args.steps or stopped
         if step % args.log_every == 0 or last:
             val_loss = evaluate(model, val)

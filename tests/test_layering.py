@@ -157,6 +157,7 @@ PY_LAYERS = {
     "npudist._env": ("base", 1),
     "npudist._compat": ("base", 1),
     "npudist._shm_names": ("base", 1),
+    "npudist._cann": ("base", 1),
     # the one torch.library fragment of the "npu" op namespace (dtensor.ops and compat.ops define in it)
     "npudist._op_library": ("base", 1),
     # the NotAvailableOnThisRuntime error and the torch_npu name lists: torch.npu raises it
@@ -178,6 +179,8 @@ PY_LAYERS = {
     "npudist.compat": ("compat", 6),
     "npudist.xp": ("xp", 6),
     "npurun": ("launcher", 6),
+    # the planner: reads step traces (the profiler's format) and hardware files; above all it models
+    "npudist.plan": ("plan", 6),
     "npudist.testing": ("testing", 7),
 }
 

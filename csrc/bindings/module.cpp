@@ -27,6 +27,7 @@
 #include "driver/config.h"
 #include "driver/driver.h"
 #include "driver/stream_queue.h"
+#include "profiler/recorder.h"
 
 namespace py = pybind11;
 using namespace npudist;
@@ -129,6 +130,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("_device_count", translated([] { return int(core::deviceCount()); }));
   m.def("_is_in_bad_fork", [] { return core::isInBadFork(); });
   m.def("_is_initialized", [] { return core::isInitialized(); });
+  m.def("_profiler_set_step_trace", &profiler::setStepTrace,
+        "While torch.profiler records npu activity, also record what a step trace needs (docs/plan.md).");
   m.def("_mark_initialized", translated([] {
           core::checkNotInBadFork();
           core::markInitialized();

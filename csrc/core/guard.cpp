@@ -5,6 +5,7 @@
 #include "core/graph/capture_state.h"
 #include "core/npu_check.h"
 #include "core/stream.h"
+#include "profiler/recorder.h"
 
 namespace npudist::core {
 
@@ -67,12 +68,18 @@ void NpuGuardImpl::record(void** event, const c10::Stream& stream, const c10::De
   }
   NPU_CHECK(drv().recordEvent(static_cast<driver::Event>(*event), driverStream(stream)));
   graph::onEventRecord(*event, stream);  // a capture's fork/join points
+  if (C10_UNLIKELY(profiler::stepTrace()))
+    profiler::recordSync(stream.device_index(), stream.id(), "npu event record",
+                         {{"event", {std::to_string(reinterpret_cast<uintptr_t>(*event)), false}}});
 }
 
 void NpuGuardImpl::block(void* event, const c10::Stream& stream) const {
   if (!event) return;  // never recorded: nothing to wait for
   graph::onEventBlock(event, stream);
   NPU_CHECK(drv().streamWaitEvent(driverStream(stream), static_cast<driver::Event>(event)));
+  if (C10_UNLIKELY(profiler::stepTrace()))
+    profiler::recordSync(stream.device_index(), stream.id(), "npu stream wait event",
+                         {{"event", {std::to_string(reinterpret_cast<uintptr_t>(event)), false}}});
 }
 
 bool NpuGuardImpl::queryEvent(void* event) const {
@@ -86,7 +93,12 @@ bool NpuGuardImpl::queryEvent(void* event) const {
 void NpuGuardImpl::synchronizeEvent(void* event) const {
   if (!event) return;
   graph::checkUnsafeCall("event synchronize");
+  const int64_t from = C10_UNLIKELY(profiler::stepTrace()) ? profiler::nowNs() : 0;
   NPU_CHECK(drv().synchronizeEvent(static_cast<driver::Event>(event)));
+  if (from)  // the host waited: recorded at the end, with how long (docs/plan.md, host gaps)
+    profiler::recordSync(currentDevice(), currentStreamId(currentDevice()), "npu event synchronize",
+                         {{"event", {std::to_string(reinterpret_cast<uintptr_t>(event)), false}},
+                          {"Wait ns", {std::to_string(profiler::nowNs() - from), false}}});
 }
 
 double NpuGuardImpl::elapsedTime(void* event1, void* event2, const c10::DeviceIndex) const {
@@ -109,14 +121,22 @@ void NpuGuardImpl::synchronizeStream(const c10::Stream& stream) const {
       graph::failOnCapturingStream(c, "synchronizing the capturing stream");
     graph::checkUnsafeCall("stream synchronize");
   }
+  const int64_t from = C10_UNLIKELY(profiler::stepTrace()) ? profiler::nowNs() : 0;
   NPU_CHECK(drv().synchronizeStream(driverStream(stream)));
+  if (from)
+    profiler::recordSync(stream.device_index(), stream.id(), "npu stream synchronize",
+                         {{"Wait ns", {std::to_string(profiler::nowNs() - from), false}}});
 }
 
 void NpuGuardImpl::synchronizeDevice(const c10::DeviceIndex device_index) const {
   c10::DeviceIndex d = device_index < 0 ? currentDevice() : device_index;
   checkDeviceIndex(d);
   graph::checkUnsafeCall("device synchronize");
+  const int64_t from = C10_UNLIKELY(profiler::stepTrace()) ? profiler::nowNs() : 0;
   NPU_CHECK(drv().synchronizeDevice(d));
+  if (from)
+    profiler::recordSync(d, currentStreamId(d), "npu device synchronize",
+                         {{"Wait ns", {std::to_string(profiler::nowNs() - from), false}}});
 }
 
 bool NpuGuardImpl::isStreamCapturing(const c10::Stream& stream) const { return graph::isStreamCapturing(stream); }

@@ -115,7 +115,8 @@ std::string describeTimeout(GroupStats& group, Engine& engine, const OpState& op
         "PID`): they are usually stuck elsewhere or took another code path. Every rank dumps its flight recorder to "
      << FlightRecorder::defaultPath(0).substr(0, FlightRecorder::defaultPath(0).size() - 1)
      << "<rank> (TORCH_HCCL_DEBUG_INFO_TEMP_FILE); `torchfrtrace <dir> -p <file prefix>` names the culprit. Raise "
-        "the timeout (init_process_group(timeout=...), HCCL_EXEC_TIMEOUT) only if the work is legitimately slow.";
+        "the timeout (init_process_group(timeout=...), HCCL_EXEC_TIMEOUT, or group.set_timeout(...) on a live group: "
+        "torch's private _set_pg_timeout does not reach hccl) only if the work is legitimately slow.";
   return os.str();
 }
 

@@ -306,6 +306,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHCCL::submit(c10d::OpType type, const
       st.profiler_correlation = profiler::currentCorrelation();
       st.profiler_user_correlation = profiler::currentUserCorrelation();
       st.profiler_stream = comm_stream_.id();
+      if (profiler::stepTrace()) {
+        st.profiler_issue_stream = core::currentStreamId(dev);
+        st.profiler_issue_ns = profiler::nowNs();
+        st.profiler_peer = peer;
+        st.profiler_pg = stats_->name;
+        st.profiler_ranks = stats_->global_ranks;
+      }
       comms.markLaunch(st.profiler_correlation);
     }
   }

@@ -161,6 +161,9 @@ void WorkHCCL::blockCurrentStream() { synchronize(); }
 // task; its next kernel completes it (running it if nobody has started it)
 // and raises the collective's error, if any.
 void WorkHCCL::synchronize() {
+  if (C10_UNLIKELY(profiler::stepTrace()) && state_->device >= 0)  // done or not: the order is what a trace needs
+    profiler::recordCollectiveWait(*state_, state_->device, core::currentStreamId(state_->device),
+                                   core::inDeferredWork());
   if (state_->done.load(std::memory_order_acquire) || !state_->task) {
     if (state_->error) std::rethrow_exception(state_->error);
     return;
@@ -202,7 +205,12 @@ bool WorkHCCL::wait(std::chrono::milliseconds timeout) {
     if (auto shelf = state_->shelf.lock()) shelf->drain();
   }
   if (state_->device < 0 || state_->blocking_wait || timeout != kNoTimeout || blockingWaitRequested()) {
+    const int64_t wait_from = C10_UNLIKELY(profiler::stepTrace()) ? profiler::nowNs() : 0;
     waitBlocking(timeout);
+    // recorded once the host is free again, with how long it waited (the trace's host gaps exclude it)
+    if (wait_from && state_->device >= 0)
+      profiler::recordCollectiveWait(*state_, state_->device, core::currentStreamId(state_->device), true,
+                                     profiler::nowNs() - wait_from);
   } else {
     synchronize();
   }

@@ -86,6 +86,13 @@ struct OpState {
   // that issued the collective, and the communicator stream it runs on.
   uint64_t profiler_correlation = 0, profiler_user_correlation = 0;
   int64_t profiler_stream = -1;
+  // ... and, for a step trace (profiler::stepTrace()), the stream that was
+  // current at issue (the communicator's stream waits for it), the peer of a
+  // send/recv (group rank, -1 otherwise), the group's name and global ranks.
+  int64_t profiler_issue_stream = -1, profiler_issue_ns = 0;
+  int profiler_peer = -1;
+  std::string profiler_pg;
+  std::vector<int64_t> profiler_ranks;
   // The inputs, unless they are the outputs (in-place collectives: one copy
   // of the list is enough); read them through inputList().
   std::vector<at::Tensor> inputs;

@@ -2,6 +2,8 @@
 
 #include <torch/csrc/distributed/c10d/ParamCommsUtils.hpp>
 
+#include <algorithm>
+
 #include "hccl/work.h"
 
 namespace npudist::profiler {
@@ -104,6 +106,29 @@ void describeCollective(DeviceScope& scope, const hccl::OpState& state, const st
   scope.arg("bytes", std::to_string(state.bytes));
   scope.arg("Process Group Name", pg_name, true);
   scope.arg("Seq", std::to_string(state.is_p2p ? state.p2p_seq : state.collective_seq));
+  if (state.profiler_issue_stream >= 0) {  // a step trace's fields (docs/plan.md)
+    std::string ranks = "[";
+    for (size_t i = 0; i < state.profiler_ranks.size(); ++i)
+      ranks += (i ? "," : "") + std::to_string(state.profiler_ranks[i]);
+    scope.arg("Group ranks", ranks + "]");
+    scope.arg("Peer", std::to_string(state.profiler_peer));
+    scope.arg("Issue stream", std::to_string(state.profiler_issue_stream));
+    // The collective was issued this long before it started (its place in the issue order).
+    scope.arg("Issue delay ns", std::to_string(std::max<int64_t>(0, scope.event().start_ns - state.profiler_issue_ns)));
+    scope.arg("Out bytes", std::to_string(int64_t(numel(state.outputs)) * int64_t(c10::elementSize(dtypeOf(state)))));
+    scope.arg("In bytes",
+              std::to_string(int64_t(numel(state.inputList())) * int64_t(c10::elementSize(dtypeOf(state)))));
+  }
+}
+
+void recordCollectiveWait(const hccl::OpState& state, int device, int64_t stream, bool blocking, int64_t waited_ns) {
+  if (!stepTrace() || state.profiler_issue_stream < 0) return;
+  recordSync(device, stream, "npu stream wait collective",
+             {{"Process Group Name", {state.profiler_pg, true}},
+              {"Seq", {std::to_string(state.is_p2p ? state.p2p_seq : state.collective_seq), false}},
+              {"is_p2p", {state.is_p2p ? "true" : "false", false}},
+              {"blocking", {blocking ? "true" : "false", false}},
+              {"Wait ns", {std::to_string(waited_ns), false}}});
 }
 
 }  // namespace npudist::profiler

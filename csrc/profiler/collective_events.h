@@ -69,4 +69,8 @@ const char* workTitle(const std::string& name);
 // Names the device event of a collective and adds its fields.
 void describeCollective(DeviceScope& scope, const hccl::OpState& state, const std::string& pg_name);
 
+// For a step trace: `stream` of `device` was made to wait for the collective
+// (Work.wait(); blocking: the calling thread waited for it too, for `waited_ns`).
+void recordCollectiveWait(const hccl::OpState& state, int device, int64_t stream, bool blocking, int64_t waited_ns = 0);
+
 }  // namespace npudist::profiler

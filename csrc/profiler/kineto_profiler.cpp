@@ -46,6 +46,7 @@ libkineto::ActivityType activityTypeOf(EventKind k) {
     case EventKind::kGraphReplay:
       return libkineto::ActivityType::CONCURRENT_KERNEL;
     case EventKind::kLaunch:
+    case EventKind::kSync:
       return libkineto::ActivityType::PRIVATEUSE1_RUNTIME;
   }
   return libkineto::ActivityType::CONCURRENT_KERNEL;
@@ -63,6 +64,8 @@ const char* categoryOf(EventKind k) {
       return "graph";
     case EventKind::kLaunch:
       return "launch";
+    case EventKind::kSync:
+      return "sync";
   }
   return "kernel";
 }
@@ -131,7 +134,7 @@ class NpuSession : public libkineto::IActivityProfilerSession {
         if (e.correlation) hostSide(e, e.name.c_str());
         continue;
       }
-      if (e.correlation && e.kind != EventKind::kCollective)
+      if (e.correlation && e.kind != EventKind::kCollective && e.kind != EventKind::kSync)
         hostSide(e, e.kind == EventKind::kMemcpy        ? "npuMemcpy"
                     : e.kind == EventKind::kGraphReplay ? "npuGraphLaunch"
                                                         : "npuLaunchKernel");
@@ -162,7 +165,7 @@ class NpuSession : public libkineto::IActivityProfilerSession {
           a.addMetadata(k, v.first);
         }
       }
-      buffer_->gpuOpCount++;
+      if (e.kind != EventKind::kSync) buffer_->gpuOpCount++;
       for (uint64_t user : annotations_ ? e.user_ranges : std::vector<uint64_t>{}) {
         auto key = std::make_tuple(user, e.device, e.stream);
         auto it = ranges.find(key);

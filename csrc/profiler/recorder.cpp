@@ -13,7 +13,8 @@ namespace npudist::profiler {
 
 namespace detail {
 std::atomic<int> g_active{0};
-}
+std::atomic<bool> g_step_trace{false};
+}  // namespace detail
 
 namespace {
 
@@ -96,6 +97,23 @@ std::vector<DeviceEvent> endSession() {
     g_events = nullptr;
   }
   return out;
+}
+
+void setStepTrace(bool on) { detail::g_step_trace.store(on, std::memory_order_relaxed); }
+
+void recordSync(int device, int64_t stream, const char* name,
+                std::vector<std::pair<std::string, std::pair<std::string, bool>>> args) {
+  if (!stepTrace() || device < 0) return;
+  DeviceEvent e;
+  e.kind = EventKind::kSync;
+  e.device = device;
+  e.stream = stream;
+  e.correlation = currentCorrelation();
+  e.host_tid = hostThreadId();
+  e.start_ns = e.end_ns = nowNs();
+  e.name = name;
+  e.args = std::move(args);
+  record(std::move(e));
 }
 
 void DeviceScope::begin(EventKind kind, int device, int64_t stream) {

@@ -24,6 +24,7 @@ enum class EventKind : uint8_t {
   kCollective,   // an hccl collective on its communicator's stream
   kGraphReplay,  // an npu graph replay
   kLaunch,       // host side: a thread issuing deferred device work (a collective)
+  kSync,         // an instant on a stream: an event recorded, a stream made to wait (step traces only)
 };
 
 struct DeviceEvent {
@@ -43,10 +44,22 @@ struct DeviceEvent {
 
 namespace detail {
 extern std::atomic<int> g_active;
-}
+extern std::atomic<bool> g_step_trace;
+}  // namespace detail
 
 // True while a profiler session that wants npu activity is recording.
 inline bool active() { return detail::g_active.load(std::memory_order_relaxed) > 0; }
+
+// True while recording for a step trace (npudist.plan, docs/plan.md): kernels
+// then also carry their inputs' and outputs' shapes, dtypes, strides and bytes,
+// and stream synchronisation is recorded (kSync events). Off for plain
+// torch.profiler sessions, which keep their cost and their rows unchanged.
+inline bool stepTrace() { return active() && detail::g_step_trace.load(std::memory_order_relaxed); }
+void setStepTrace(bool on);
+
+// Records a kSync instant `name` on (device, stream) with `args`, when stepTrace().
+void recordSync(int device, int64_t stream, const char* name,
+                std::vector<std::pair<std::string, std::pair<std::string, bool>>> args);
 
 // c10::getTime() in ns (the profiler's clock).
 int64_t nowNs();

@@ -11,6 +11,8 @@ torch.distributed.elastic's agent; this module adds npurun's:
   the user set wins.
 - ``NPUDIST_METRICS_DIR`` (with ``--metrics-port``): the directory where each rank announces
   its metrics endpoint for npurun's node endpoint (launcher/npurun/metrics.py).
+- ``ASCEND_HOME_PATH``, ``ASCEND_TOOLKIT_HOME``, ``ASCEND_AICPU_PATH``: where unset, npudist's
+  CANN-style home (npudist/_cann.py), as CANN's set_env.sh would have exported them.
 - ``ASCEND_RT_VISIBLE_DEVICES``, ``NPUDIST_DEVICE_COUNT``, ``NPUDIST_HOSTNAME``: passed
   through unchanged; local rank i uses visible npu i.
 """
@@ -19,7 +21,7 @@ from __future__ import annotations
 import os
 import secrets
 
-from npudist import _env
+from npudist import _cann, _env
 
 JOB_TAG = "NPUDIST_JOB_TAG"
 METRICS_DIR = "NPUDIST_METRICS_DIR"  # --metrics-port: where ranks announce their endpoints (metrics.py)
@@ -66,12 +68,13 @@ def device_map(nproc: int) -> list[tuple[int, str]]:
 
 
 def launcher_env(tag: str, profile_dir: str | None = None, profile_steps: str | None = None) -> dict[str, str]:
-    """Variables npurun sets in its own environment so every rank inherits them.
+    """Variables npurun sets in its own environment so every rank inherits them (the module docstring's).
 
     With ``--profile DIR`` the ranks get ``NPUDIST_PROFILE_DIR`` (absolute) and
     ``NPUDIST_PROFILE_STEPS`` (npudist.profiler.step reads them).
     """
     env = {JOB_TAG: tag}
+    env.update(_cann.apply(dict(os.environ)))  # CANN's variables where unset (npudist/_cann.py)
     if profile_dir:
         env["NPUDIST_PROFILE_DIR"] = os.path.abspath(profile_dir)
         if profile_steps:

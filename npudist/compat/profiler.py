@@ -176,9 +176,6 @@ class profile(_tp.profile):
             if bad:
                 raise ValueError(f"torch_npu.profiler.profile: unsupported activities {bad}; use "
                                  "ProfilerActivity.CPU and/or ProfilerActivity.NPU")
-        if activities is None or ProfilerActivity.NPU in activities:
-            _warn_once("npu_events", "torch_npu.profiler: npu device events (kernels, copies, collectives) are not "
-                                     "recorded yet on this runtime; host-side operator events are")
         super().__init__(activities=activities, schedule=schedule, on_trace_ready=on_trace_ready,
                          record_shapes=record_shapes, profile_memory=profile_memory, with_stack=with_stack,
                          with_flops=with_flops, with_modules=with_modules)

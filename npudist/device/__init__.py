@@ -4,6 +4,8 @@ Devices, streams and events follow the execution model in docs/architecture.md: 
 is synchronous; streams order deferred work (collectives); ``Event.record``
 marks the point after everything the stream was made to wait for.
 
+Legacy tensor types (``torch.npu.FloatTensor``, ...): npudist.device.tensor_types.
+
 Memory: the caching allocator's statistics, summary, limits and snapshots
 (``torch.npu.memory``), see docs/memory.md.
 """
@@ -66,6 +68,18 @@ from npudist.device.streams import (
     set_stream,
     stream,
 )
+from npudist.device.tensor_types import (
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
 from npudist.device.torch_npu_extras import (
     can_device_access_peer,
     config,
@@ -95,6 +109,16 @@ from npudist.graph.capture import (
 )
 
 __all__ = [
+    "BFloat16Tensor",
+    "BoolTensor",
+    "ByteTensor",
+    "CharTensor",
+    "DoubleTensor",
+    "FloatTensor",
+    "HalfTensor",
+    "IntTensor",
+    "LongTensor",
+    "ShortTensor",
     "DeferredNpuCallError",
     "amp",
     "can_device_access_peer",

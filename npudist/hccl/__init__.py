@@ -6,8 +6,12 @@
     dist.get_default_backend_for_device("npu") == "hccl"  # True
     dist.all_reduce(torch.ones(4, device="npu"))
 
-hccl groups accept npu and cpu tensors (npu memory is host memory, one engine
-serves both); Gloo stays PyTorch's default backend for cpu. Within a host,
+hccl is registered for npu only, as torch_npu registers it (and torch nccl for cuda):
+``init_process_group("hccl")`` gives a group whose default device is npu, and a cpu
+tensor on it fails as on torch_npu (c10d: no backend for device type cpu). hccl's
+engine serves cpu tensors too (npu memory is host memory): name it for cpu to use
+that, ``init_process_group("cpu:hccl,npu:hccl")``; ``"cpu:gloo,npu:hccl"`` gives
+PyTorch's Gloo for cpu beside it. Within a host,
 ranks exchange data through shared memory; a group spanning hosts (host
 identity: ``NPUDIST_HOSTNAME`` or the hostname) runs all_reduce and broadcast
 hierarchically with Gloo between one leader per host, and its other
@@ -83,9 +87,10 @@ def _create(dist_backend_opts, backend_options) -> ProcessGroupHCCL:
 def _register() -> None:
     if "HCCL" in dist.Backend._plugins:
         return
-    # A list, not a string: register_backend iterates it. Listing "cpu" lets hccl
-    # groups take cpu tensors while gloo stays the default backend for cpu.
-    dist.Backend.register_backend("hccl", _create, extended_api=True, devices=["npu", "cpu"])
+    # A list, not a string: register_backend iterates it. npu only, as torch_npu: a
+    # group created as "hccl" then defaults to npu (object collectives, barrier, DCP);
+    # "cpu:hccl,npu:hccl" still reaches hccl's cpu path.
+    dist.Backend.register_backend("hccl", _create, extended_api=True, devices=["npu"])
 
 
 _register()

@@ -53,10 +53,19 @@ def check_not_gaudi() -> None:
 
 
 def register() -> None:
-    """Adds hccl to the suite's plugin, ddp, subgroup and gpu feature sets (idempotent)."""
+    """Adds hccl to the suite's plugin, ddp, subgroup and gpu feature sets (idempotent).
+
+    The suite puts cpu tensors through its BACKEND group, and the only name it knows hccl by is
+    "hccl" (its tables are keyed by it), while npudist registers hccl for npu only, as torch_npu
+    does. Here, for the suite only, "hccl" groups also take cpu tensors: the capability entry
+    register_backend wrote lists cpu too, which is what naming "cpu:hccl,npu:hccl" gives a user.
+    """
     check_not_gaudi()
     for name in FEATURE_SETS:
         common_distributed.DistTestCases.backend_feature[name].add("hccl")
+    capability = dist.Backend.backend_capability["hccl"]
+    if "cpu" not in capability:
+        capability.append("cpu")
 
 
 register()

@@ -139,21 +139,83 @@ def test_fusion_attention_matches_sdpa(device, layout, mode):
         mask = mask.to(device)
     scale = 1 / math.sqrt(4)
     sparse = 2 if mode == "causal" else 0
+    fa_mask = COMPRESSED.to(device) if mode == "causal" else mask  # modes 2-4 take torch_npu's compressed mask
     out, smax, ssum, sout, seed, offset, numels = ops.npu_fusion_attention(
-        q, k, v, 4, layout, atten_mask=mask, scale=scale, sparse_mode=sparse)
+        q, k, v, 4, layout, atten_mask=fa_mask, scale=scale, sparse_mode=sparse)
     torch.testing.assert_close(out, ref_attention(q, k, v, 4, layout, mask, scale, mode == "causal"))
     assert smax.shape == ssum.shape == (2, 4, sq, 8) and sout.numel() == 0
     assert (seed, offset, numels) == (0, 0, 2 * 4 * sq * skv)
     assert torch.autograd.gradcheck(
-        lambda a, b, c: ops.npu_fusion_attention(a, b, c, 4, layout, atten_mask=mask, scale=scale,
+        lambda a, b, c: ops.npu_fusion_attention(a, b, c, 4, layout, atten_mask=fa_mask, scale=scale,
                                                  sparse_mode=sparse)[0],
         (q.requires_grad_(), k.requires_grad_(), v.requires_grad_()))
+
+
+# torch_npu's compressed mask for sparse_mode 2-4 (op-plugin docs/context/torch_npu-npu_fusion_attention.md)
+COMPRESSED = torch.ones(2048, 2048, dtype=torch.bool).triu(1)
+
+
+def documented_mask(mode, sq, skv, pre, nxt, explicit=None):
+    """The mask op-plugin's documentation gives each mode (True = masked), written out element by element."""
+    m = torch.zeros(sq, skv, dtype=torch.bool)
+    for i in range(sq):
+        for j in range(skv):
+            if mode == 0:  # band around the diagonal from the upper-left corner, and the mask given
+                m[i, j] = bool(explicit[i, j]) or j - i > nxt or i - j > pre
+            elif mode == 1:
+                m[i, j] = bool(explicit[i, j])
+            elif mode == 2:  # causal, upper-left
+                m[i, j] = j > i
+            elif mode == 3:  # causal, lower-right
+                m[i, j] = j > i + (skv - sq)
+            else:  # 4: band from the lower-right corner
+                d = j - i - (skv - sq)
+                m[i, j] = d > nxt or d < -pre
+    return m
+
+
+@pytest.mark.parametrize("sq,skv", [(6, 6), (5, 8), (8, 5)])
+@pytest.mark.parametrize("mode,pre,nxt", [(0, 2, 1), (0, 65536, 0), (0, 3, -1), (1, 1, 1), (2, 65536, 0),
+                                          (3, 65536, 0), (4, 2, 1), (4, 1, 0), (4, 4, -2)])
+def test_fusion_attention_sparse_modes_as_documented(mode, pre, nxt, sq, skv):
+    q, k, v = rnd(2, 4, sq, 8, device="cpu"), rnd(2, 2, skv, 8, device="cpu", seed=1), rnd(2, 2, skv, 8, device="cpu", seed=2)
+    explicit = torch.rand(sq, skv, generator=torch.Generator().manual_seed(3)) > 0.8
+    expected = documented_mask(mode, sq, skv, pre, nxt, explicit)
+    if bool(expected.all(-1).any()):
+        pytest.skip("a fully masked row: torch_npu leaves its output undefined")
+    given = COMPRESSED if mode in (2, 3, 4) else explicit
+    out = ops.npu_fusion_attention(q.npu(), k.npu(), v.npu(), 4, "BNSD", atten_mask=given.npu(), scale=0.3,
+                                   pre_tockens=pre, next_tockens=nxt, sparse_mode=mode)[0]
+    torch.testing.assert_close(out.cpu(), ref_attention(q, k, v, 4, "BNSD", expected, 0.3, False))
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2, 3, 4])
+def test_fusion_attention_without_a_mask_computes_everything(mode):
+    # torch_npu: with atten_mask None, sparse_mode, pre_tockens and next_tockens take no effect.
+    q, k, v = rnd(1, 5, 16), rnd(1, 7, 16, seed=1), rnd(1, 7, 16, seed=2)
+    out = ops.npu_fusion_attention(q, k, v, 2, "BSH", scale=0.25, pre_tockens=1, next_tockens=0, sparse_mode=mode)[0]
+    torch.testing.assert_close(out, ref_attention(q, k, v, 2, "BSH", None, 0.25, False))
+
+
+def test_fusion_attention_band_mask_with_tokens_and_its_gradient():
+    # sparse_mode 0 with an explicit band mask and pre/next_tockens that agree with it (the documented
+    # pairing), forward and backward against SDPA with that mask.
+    s = 12
+    band = torch.ones(s, s, dtype=torch.bool).triu(3 + 1) | torch.ones(s, s, dtype=torch.bool).tril(-3 - 1)
+    q, k, v = rnd(1, 2, s, 4), rnd(1, 2, s, 4, seed=1), rnd(1, 2, s, 4, seed=2)
+    assert torch.autograd.gradcheck(
+        lambda a, b, c: ops.npu_fusion_attention(a, b, c, 2, "BNSD", atten_mask=band.npu(), scale=0.5,
+                                                 pre_tockens=3, next_tockens=3, sparse_mode=0)[0],
+        (q.requires_grad_(), k.requires_grad_(), v.requires_grad_()))
+    out = ops.npu_fusion_attention(q, k, v, 2, "BNSD", atten_mask=band.npu(), scale=0.5, pre_tockens=3,
+                                   next_tockens=3, sparse_mode=0)[0]
+    torch.testing.assert_close(out, ref_attention(q, k, v, 2, "BNSD", band.npu(), 0.5, False))
 
 
 def test_fusion_attention_lower_right_causal():
     q, k, v = rnd(1, 3, 8), rnd(1, 5, 8, seed=1), rnd(1, 5, 8, seed=2)
     mask = torch.ones(3, 5, dtype=torch.bool).triu(5 - 3 + 1).npu()
-    a = ops.npu_fusion_attention(q, k, v, 2, "BSH", scale=0.5, sparse_mode=3)[0]
+    a = ops.npu_fusion_attention(q, k, v, 2, "BSH", atten_mask=COMPRESSED.npu(), scale=0.5, sparse_mode=3)[0]
     b = ops.npu_fusion_attention(q, k, v, 2, "BSH", atten_mask=mask, scale=0.5)[0]
     torch.testing.assert_close(a, b)
 
@@ -187,8 +249,14 @@ def test_fusion_attention_dropout_is_seeded_and_differentiable():
     (dict(padding_mask=torch.zeros(1)), "padding_mask"),
     (dict(prefix=[1]), "prefix"),
     (dict(actual_seq_qlen=[4]), "actual_seq_qlen"),
-    (dict(sparse_mode=4), "sparse_mode=4"),
-    (dict(pre_tockens=10), "band attention"),
+    (dict(sparse_mode=5), "sparse_mode=5 is not supported: prefix"),
+    (dict(sparse_mode=6), "sparse_mode=6 is not supported: prefix"),
+    (dict(sparse_mode=7), "sparse_mode=7 is not supported: .*varlen"),
+    (dict(sparse_mode=8), "sparse_mode=8 is not supported: .*varlen"),
+    (dict(sparse_mode=9), "sparse_mode=9 is not one of torch_npu's modes"),
+    (dict(sparse_mode=2, atten_mask=torch.ones(4, 4, dtype=torch.bool).triu(1)), "sparse_mode=2 takes .*2048"),
+    (dict(sparse_mode=4, atten_mask=torch.ones(4, 4, dtype=torch.bool)), "sparse_mode=4 takes .*2048"),
+    (dict(atten_mask=torch.zeros(4, 4, dtype=torch.bool), pre_tockens=-3, next_tockens=1), "no key to attend to"),
     (dict(keep_prob=1.5), "keep_prob"),
 ], ids=lambda v: v if isinstance(v, str) else None)
 def test_fusion_attention_unsupported_arguments_raise(kwargs, match):

@@ -30,3 +30,31 @@ def test_recv_anysource_across_hosts():
         res = r.results(i)[-1]
         assert res["nfail"] == 0, res
     assert r.results(0)[-1]["checks"] >= 4 * 3, r.results(0)[-1]  # rank 0 receives and checks
+
+
+@pytest.mark.timeout(200)
+def test_ddp_records_npu_timings():
+    # The reducer's timer for npu (c10d TimerRegistry, PrivateUse1; csrc/hccl/ddp_timer.cpp), as torch_npu
+    # registers one: DDP's logging data has its timings and DDP does not warn that it cannot time npu.
+    r = launch("ddp_timer.py", 2, timeout=150)
+    assert r.returncodes == [0] * 2, r.explain()
+    for rank in range(2):
+        times = r.results(rank)[0]["times"]
+        assert all(isinstance(v, int) and v > 0 for v in times.values()), times
+        # a forward of this size takes well under a second of npu (host) time, in ns
+        assert times["forward_compute_time"] < 10 ** 10, times
+        assert times["backward_compute_time"] >= times["backward_compute_comm_overlap_time"] >= 0, times
+    for err in r.stderr:
+        assert "Time stats are currently only collected" not in err, err[-3000:]
+
+
+@pytest.mark.timeout(200)
+def test_public_set_timeout_reaches_hccl():
+    r = launch("set_timeout.py", 2, timeout=150)
+    assert r.returncodes == [0] * 2, r.explain()
+    res = r.results(0)[0]
+    # torch 2.13's _set_pg_timeout passes timeouts to NCCL and Gloo only (docs/collectives.md, "Timeouts")
+    assert any("only supported for either nccl or gloo" in w for w in res["private_warnings"]), res
+    assert res["error"] is not None and "collective timeout" in res["error"], res
+    assert "group.set_timeout(...)" in res["error"], res  # the timeout error names the public way to change it
+    assert res["seconds"] < 60, res  # the lowered 3 s, not the 120 s the group began with

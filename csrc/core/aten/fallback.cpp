@@ -73,13 +73,22 @@ class FallbackCall {
     checkCpuMixing();
     c10::DeviceIndex device = device_ >= 0 ? device_ : currentDevice();
     c10::DeviceGuard guard(npuDevice(device));
+    // A step trace separates the host's own time from waiting for the stream (docs/plan.md).
+    const int64_t wait_from = C10_UNLIKELY(profiler::stepTrace()) ? profiler::nowNs() : 0;
     waitCurrentStream(device);
     {
       profiler::DeviceScope timed(profiler::EventKind::kKernel, device);
+      const bool shapes = C10_UNLIKELY(timed.on()) && profiler::stepTrace();
+      if (shapes && wait_from) timed.arg("Wait ns", std::to_string(timed.event().start_ns - wait_from));
       if (C10_UNLIKELY(timed.on())) timed.event().name = profiler::kernelName(schema.name());
+      if (shapes) profiler::describeKernelInputs(timed, stack_->data() + first, num_args);
       std::optional<RedirectToNpu> redirect;
       if (!cpu_target_) redirect.emplace(device);
       op_.redispatchBoxed(c10::DispatchKeySet(cpu_key_), stack_);
+      if (shapes) {
+        size_t n = schema.returns().size();
+        profiler::describeKernelOutputs(timed, stack_->data() + stack_->size() - n, n);
+      }
     }
     for (const AliasedStorage& s : storages_) syncStorageBack(s.npu, s.cpu);
     for (const AliasedTensor& a : tensors_) {

@@ -9,9 +9,15 @@ import torch
 import npudist  # registers npu when TORCH_DEVICE_BACKEND_AUTOLOAD=0
 import npudist.compat.ops  # torch.ops.npu.npu_grouped_matmul, npu_moe_*, ...
 import npudist.dtensor  # noqa: F401  (the fused four; DTensor strategies register when DTensor is imported)
+from npudist import _cann
 from npudist.compat import torch_npu_api as _api
 
 npu = torch.npu
+# CANN's environment, as set_env.sh and torch_npu give it (npudist/_cann.py): ASCEND_HOME_PATH and
+# its siblings where unset, and torch.version.cann read from the version file there.
+_cann.apply()
+if getattr(torch.version, "cann", None) is None:
+    torch.version.cann = _cann.version()
 _SUBPACKAGES = ("contrib", "optim", "profiler", "utils")
 __version__ = _api.version()
 _api.install_submodules(__name__)

@@ -9,7 +9,15 @@ BNSD, BSND; grouped-query attention when k/v have fewer heads). softmax_max / so
 each softmax row's max and sum broadcast to (B, N, Sq, 8), softmax_out is empty (torch_npu's
 shapes); they and the ints are not differentiable. The dropout seed comes from the device's
 default generator. Not implemented (NotImplementedError naming the argument): pse,
-padding_mask, prefix, actual_seq_qlen/kvlen, band masks (pre/next_tockens) and sparse_mode 4-8.
+padding_mask, prefix, actual_seq_qlen/kvlen (TND) and sparse_mode 5-8 (prefix and varlen).
+
+Masks and tokens follow torch_npu's documentation of the op (op-plugin,
+docs/context/torch_npu-npu_fusion_attention.md; see :func:`resolve_mask`): with atten_mask=None
+nothing is masked whatever sparse_mode and pre/next_tockens say; 0 takes atten_mask and
+computes only the band pre_tockens/next_tockens around the diagonal (upper-left origin);
+1 takes atten_mask as given and ignores the tokens; 2, 3 and 4 take torch_npu's compressed
+(2048, 2048) upper-triangular mask and mean causal from the upper-left corner, causal from the
+lower-right corner, and the pre/next_tockens band from the lower-right corner.
 
 Sharding: Shard on batch (every layout) or on heads (BNSD and BSND, where the head count comes
 from the tensor); the softmax statistics follow on their dim 0 or 1; atten_mask is sharded
@@ -46,7 +54,15 @@ define(SCHEMAS, tags={"npu_fusion_attention": (torch.Tag.nondeterministic_seeded
 LAYOUTS = ("BSH", "SBH", "BNSD", "BSND")
 # torch_npu's sparse_mode values: 0 defaultMask, 1 allMask, 2 leftUpCausal, 3 rightDownCausal,
 # 4 band, 5 prefix, 6 prefix (compressed), 7 rightDownCausal band, 8 band leftUpCausal.
-SUPPORTED_SPARSE_MODES = (0, 1, 2, 3)
+SUPPORTED_SPARSE_MODES = (0, 1, 2, 3, 4)
+_UNSUPPORTED_SPARSE_MODES = {
+    5: "prefix (uncompressed) needs the prefix argument, which npudist does not implement",
+    6: "prefix (compressed) needs the prefix argument, which npudist does not implement",
+    7: "torch_npu documents it for varlen (input_layout TND) only, which npudist does not implement",
+    8: "torch_npu documents it for varlen (input_layout TND) only, which npudist does not implement",
+}
+# Modes 2-4 take torch_npu's compressed mask: torch.triu(torch.ones(2048, 2048, dtype=torch.bool), 1).
+COMPRESSED_MASK_SHAPE = (2048, 2048)
 
 
 def check_args(query, key, value, head_num, input_layout, pse, padding_mask, atten_mask, keep_prob,
@@ -61,14 +77,21 @@ def check_args(query, key, value, head_num, input_layout, pse, padding_mask, att
     if unsupported:
         raise NotImplementedError(f"npu_fusion_attention: argument(s) {', '.join(unsupported)} are not supported by "
                                   f"npudist; pass None (supported: query, key, value, head_num, input_layout, "
-                                  f"atten_mask, scale, keep_prob, sparse_mode 0-3)")
+                                  f"atten_mask, scale, keep_prob, pre_tockens, next_tockens, sparse_mode 0-4)")
+    if sparse_mode in _UNSUPPORTED_SPARSE_MODES:
+        raise NotImplementedError(f"npu_fusion_attention: sparse_mode={sparse_mode} is not supported: "
+                                  f"{_UNSUPPORTED_SPARSE_MODES[sparse_mode]}; supported are 0 (defaultMask), "
+                                  f"1 (allMask), 2 (leftUpCausal), 3 (rightDownCausal), 4 (band)")
     if sparse_mode not in SUPPORTED_SPARSE_MODES:
-        raise NotImplementedError(f"npu_fusion_attention: sparse_mode={sparse_mode} is not supported; supported are "
-                                  f"0 (atten_mask as given), 1 (all mask), 2 (causal, upper-left), "
-                                  f"3 (causal, lower-right)")
-    if sparse_mode in (0, 1) and (pre_tockens != INT_MAX or next_tockens != INT_MAX):
-        raise NotImplementedError("npu_fusion_attention: band attention (pre_tockens/next_tockens other than "
-                                  "2147483647) is not supported; pass an explicit atten_mask instead")
+        raise ValueError(f"npu_fusion_attention: sparse_mode={sparse_mode} is not one of torch_npu's modes 0-8")
+    if atten_mask is not None and sparse_mode in (0, 4) and pre_tockens + next_tockens < 0:
+        raise ValueError(f"npu_fusion_attention: sparse_mode={sparse_mode} with pre_tockens={pre_tockens} and "
+                         f"next_tockens={next_tockens} leaves no key to attend to; torch_npu requires the band to "
+                         f"be non-empty (pre_tockens >= -next_tockens)")
+    if atten_mask is not None and sparse_mode in (2, 3, 4) and tuple(atten_mask.shape) != COMPRESSED_MASK_SHAPE:
+        raise ValueError(f"npu_fusion_attention: sparse_mode={sparse_mode} takes torch_npu's compressed (2048, 2048) "
+                         f"mask, torch.triu(torch.ones(2048, 2048, dtype=torch.bool), diagonal=1), got atten_mask "
+                         f"of shape {tuple(atten_mask.shape)}; pass a full mask with sparse_mode=1 instead")
     if not 0.0 <= keep_prob <= 1.0:
         raise ValueError(f"npu_fusion_attention: keep_prob must be in [0, 1], got {keep_prob}")
     dims = 3 if input_layout in ("BSH", "SBH") else 4
@@ -148,6 +171,31 @@ def _mask(atten_mask, sparse_mode, sq, skv, device):
         raise ValueError(f"npu_fusion_attention: atten_mask of shape {tuple(atten_mask.shape)} does not broadcast "
                          f"to (B, N, Sq, Skv) = (*, *, {sq}, {skv})") from None
     return m
+
+
+def resolve_mask(atten_mask, sparse_mode, pre_tockens, next_tockens, sq, skv, device):
+    """The mask torch_npu applies for ``sparse_mode`` and the tokens (True = masked out), or None.
+
+    As op-plugin's docs/context/torch_npu-npu_fusion_attention.md documents the modes: with
+    atten_mask None nothing is masked (sparse_mode and the tokens take no effect). 0: atten_mask,
+    and only keys j with -pre_tockens <= j - i <= next_tockens are computed for query i (origin
+    upper-left; torch_npu asks that mask and tokens agree). 1: atten_mask as given, tokens
+    ignored. 2: causal from the upper-left corner (j > i masked). 3: causal from the lower-right
+    corner (j > i + Skv - Sq masked). 4: the pre/next_tockens band from the lower-right corner.
+    Modes 2-4 take the compressed (2048, 2048) mask, whose content the mode implies. Returns a
+    bool tensor broadcastable to (B, N, Sq, Skv); check_args has validated the arguments.
+    """
+    if atten_mask is None:
+        return None
+    if sparse_mode == 1 or (sparse_mode == 0 and pre_tockens >= sq and next_tockens >= skv):
+        return atten_mask
+    rel = torch.arange(skv, device=device)[None, :] - torch.arange(sq, device=device)[:, None]  # j - i
+    if sparse_mode == 0:
+        return atten_mask.bool() | (rel > next_tockens) | (rel < -pre_tockens)
+    rel = rel if sparse_mode == 2 else rel - (skv - sq)  # 3 and 4 count from the lower-right corner
+    if sparse_mode in (2, 3):
+        return rel > 0
+    return (rel > next_tockens) | (rel < -pre_tockens)
 
 
 def _expand_kv(k, n):
@@ -235,6 +283,13 @@ def _draw_seed(device):
     return int(torch.randint(0, 2 ** 31 - 1, (), device=device).item())
 
 
+def _kernel_mask(query, key, head_num, input_layout, atten_mask, sparse_mode, pre_tockens, next_tockens):
+    # The mode and tokens become an explicit mask, which attention() then applies as sparse_mode 1.
+    sq = _bnsq(query, head_num, input_layout)[2]
+    return resolve_mask(atten_mask, sparse_mode, pre_tockens, next_tockens, sq, key_len(key, input_layout),
+                        query.device)
+
+
 @kernel("npu_fusion_attention")
 def fusion_attention(query, key, value, head_num, input_layout, pse=None, padding_mask=None, atten_mask=None,
                      scale=1.0, keep_prob=1.0, pre_tockens=INT_MAX, next_tockens=INT_MAX, inner_precise=0,
@@ -243,8 +298,8 @@ def fusion_attention(query, key, value, head_num, input_layout, pse=None, paddin
     check_args(query, key, value, head_num, input_layout, pse, padding_mask, atten_mask, keep_prob,
                pre_tockens, next_tockens, prefix, actual_seq_qlen, actual_seq_kvlen, sparse_mode)
     seed = _draw_seed(query.device) if keep_prob < 1.0 else 0
-    out, smax, ssum, sout = attention(query, key, value, head_num, input_layout, atten_mask, scale, keep_prob,
-                                      sparse_mode, seed)
+    mask = _kernel_mask(query, key, head_num, input_layout, atten_mask, sparse_mode, pre_tockens, next_tockens)
+    out, smax, ssum, sout = attention(query, key, value, head_num, input_layout, mask, scale, keep_prob, 1, seed)
     return out, smax, ssum, sout, seed, 0, smax.shape[0] * smax.shape[1] * smax.shape[2] * key_len(key, input_layout)
 
 
@@ -259,8 +314,9 @@ def fusion_attention_grad(query, key, value, dy, head_num, input_layout, *, pse=
     if softmax_max is None or softmax_sum is None:
         raise ValueError("npu_fusion_attention_grad: softmax_max and softmax_sum (outputs 1 and 2 of "
                          "npu_fusion_attention) are required")
-    dq, dk, dv = attention_grad(query, key, value, dy, head_num, input_layout, atten_mask, softmax_max,
-                                softmax_sum, scale_value, keep_prob, sparse_mode, seed)
+    mask = _kernel_mask(query, key, head_num, input_layout, atten_mask, sparse_mode, pre_tockens, next_tockens)
+    dq, dk, dv = attention_grad(query, key, value, dy, head_num, input_layout, mask, softmax_max,
+                                softmax_sum, scale_value, keep_prob, 1, seed)
     return dq, dk, dv, query.new_empty(0)
 
 

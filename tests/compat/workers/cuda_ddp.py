@@ -1,14 +1,18 @@
 """A DDP training script written for CUDA; the only change is the two torch_npu imports at the top."""
+# The imports stand as a user's script has them (torch_npu's lines first): their order is the point.
+# isort: skip_file
+import torch_npu  # noqa: F401  (the one line a CUDA script adds for npu)
+from torch_npu.contrib import transfer_to_npu  # noqa: F401  (importing it redirects cuda calls to npu)
+
 import os
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
-import torch_npu  # noqa: F401  (the one line a CUDA script adds for npu)
-from _report import report
 from torch.nn.parallel import DistributedDataParallel as DDP
-from torch_npu.contrib import transfer_to_npu  # noqa: F401  (importing it redirects cuda calls to npu)
+
+from _report import report
 
 
 def main():

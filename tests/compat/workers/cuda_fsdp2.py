@@ -1,14 +1,18 @@
 """An FSDP2 training script written for CUDA; the only change is the two torch_npu imports at the top."""
+# The imports stand as a user's script has them (torch_npu's lines first): their order is the point.
+# isort: skip_file
+import torch_npu  # noqa: F401  (the one line a CUDA script adds for npu)
+from torch_npu.contrib import transfer_to_npu  # noqa: F401  (importing it redirects cuda calls to npu)
+
 import os
 
 import torch
 import torch.distributed as dist
-import torch_npu  # noqa: F401  (the one line a CUDA script adds for npu)
-from _report import report
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
 from torch.testing._internal.distributed._tensor.common_dtensor import ModelArgs, Transformer
-from torch_npu.contrib import transfer_to_npu  # noqa: F401  (importing it redirects cuda calls to npu)
+
+from _report import report
 
 
 def main():

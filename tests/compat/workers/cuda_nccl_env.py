@@ -3,6 +3,8 @@ TORCH_NCCL_ASYNC_ERROR_HANDLING=0 — "keep the process, I handle the error" —
 init_process_group) and then sees a collective time out: rank 1 never joins rank 0's all_reduce.
 Reports what rank 0 caught and the TORCH_HCCL_* twins; rank 0 lives on past the point where the
 watchdog's default (3: end the process) would have ended it."""
+# The imports stand as a user's script has them (torch_npu's lines first): their order is the point.
+# isort: skip_file
 import os
 
 os.environ["TORCH_NCCL_BLOCKING_WAIT"] = "1"
@@ -13,9 +15,9 @@ import json
 import time
 
 import torch
-import torch.distributed as dist
 import torch_npu  # noqa: F401  (as a torch_npu script starts)
 from torch_npu.contrib import transfer_to_npu  # noqa: F401  (turns the redirection on)
+import torch.distributed as dist
 
 rank = int(os.environ["RANK"])
 torch.cuda.set_device(rank)

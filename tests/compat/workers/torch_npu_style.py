@@ -3,12 +3,15 @@ torch_npu.npu.amp and torch_npu.profiler. Runs on 1 rank or more (hccl when WORL
 
 argv[1]: the directory for the profiler traces.
 """
+# The imports stand as a user's script has them (torch_npu's lines first): their order is the point.
+# isort: skip_file
 import os
 import sys
 
 import torch
-import torch.distributed as dist
 import torch_npu
+import torch.distributed as dist
+
 from _report import report
 
 local_rank = int(os.environ.get("LOCAL_RANK", "0"))

@@ -76,6 +76,7 @@ for dim in (-1, 1):
         chk.run(f"swiglu dim {dim} S({d})", lambda: check(f"swiglu dim {dim} S({d})",
                                                            lambda a: ops.npu_swiglu(a, dim=dim), [x], [S(d)], expect))
 
+COMPRESSED = torch.ones(2048, 2048, dtype=torch.bool).triu(1).npu()
 # npu_fusion_attention: batch for every layout, heads for BNSD/BSND; GQA (4 query heads, 2 kv heads)
 B, SQ, N, NKV, D = 2, 4, 4, 2, 4
 shapes = {"BSH": ((B, SQ, N * D), (B, SQ, NKV * D)), "SBH": ((SQ, B, N * D), (SQ, B, NKV * D)),
@@ -85,11 +86,13 @@ for layout, (qs, ks) in shapes.items():
     q, k, v = rnd(*qs), rnd(*ks), rnd(*ks)
     for d in splits[layout] + [None]:
         p = S(d) if d is not None else S(qs.index(SQ) if layout != "SBH" else 0)  # None: sequence split
-        for sparse in (0, 3):
+        for sparse in (0, 3):  # 3 with torch_npu's compressed causal mask (replicated)
             what = f"fusion_attention {layout} {p} sparse_mode={sparse}"
-            def fn(a, b, e):
-                return ops.npu_fusion_attention(a, b, e, N, layout, scale=D ** -0.5, sparse_mode=sparse)[0]
-            chk.run(what, lambda: check(what, fn, [q, k, v], [p, p, p], p if d is not None else None))
+            def fn(a, b, e, m):
+                return ops.npu_fusion_attention(a, b, e, N, layout, atten_mask=m if sparse else None,
+                                                scale=D ** -0.5, sparse_mode=sparse)[0]
+            chk.run(what, lambda: check(what, fn, [q, k, v, COMPRESSED], [p, p, p, R], p if d is not None else None,
+                                        grad_of=[0, 1, 2]))
     # an explicit (B, 1, Sq, Skv) mask, sharded with the batch
     mask = torch.rand(B, 1, SQ, SQ, generator=gen) > 0.7
     mask[..., 0] = False

@@ -45,7 +45,10 @@ class Attention(nn.Module):
         q, k, v = (w(x).view(b, s, -1, self.hd) for w in (self.wq, self.wk, self.wv))
         cos, sin = _like(cos, q), _like(sin, q)
         q, k = ops.npu_rotary_mul(q, cos, sin), ops.npu_rotary_mul(k, cos, sin)
-        out = ops.npu_fusion_attention(q, k, v, q.shape[2], "BSND", scale=self.hd ** -0.5, sparse_mode=2)[0]
+        # sparse_mode 2 (causal) takes torch_npu's compressed mask (None would mean no mask at all)
+        causal = _like(torch.ones(2048, 2048, dtype=torch.bool, device=q.device).triu(1), q)
+        out = ops.npu_fusion_attention(q, k, v, q.shape[2], "BSND", atten_mask=causal, scale=self.hd ** -0.5,
+                                       sparse_mode=2)[0]
         return self.wo(out.reshape(b, s, -1))
 
 

@@ -24,11 +24,16 @@ INTS = [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8]
 ALL_DTYPES = FLOATS + INTS + [torch.bool]
 
 
-def init(device_id=True, **kw):
+# hccl is registered for npu only (as torch_npu registers it); workers whose point is hccl's cpu
+# path name it for cpu too.
+CPU_AND_NPU = "cpu:hccl,npu:hccl"
+
+
+def init(device_id=True, backend="hccl", **kw):
     torch.npu.set_device(RANK % torch.npu.device_count())
     if device_id:
         kw.setdefault("device_id", torch.device("npu", torch.npu.current_device()))
-    dist.init_process_group("hccl", **kw)
+    dist.init_process_group(backend, **kw)
 
 
 def make(rank, shape, dtype, seed, device, kind="any"):

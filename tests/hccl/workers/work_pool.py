@@ -8,12 +8,12 @@ Collectives go through the ProcessGroup API with asyncOp=False (c10d's synchrono
 Work Python can keep) and through dist.* (whose Work Python drops at once: those get recycled)."""
 import torch
 import torch.distributed as dist
-from common import RANK, WORLD, Checker, init, make, report
+from common import CPU_AND_NPU, RANK, WORLD, Checker, init, make, report
 
 import npudist
 
 chk = Checker()
-init()
+init(backend=CPU_AND_NPU)  # cpu tensors through hccl are part of the point
 PG = dist.group.WORLD
 TOTAL = float(sum(range(1, WORLD + 1)))
 

@@ -60,7 +60,8 @@ try:
     dist.all_reduce(torch.ones(2, device=dev), op=dist.ReduceOp.BAND)  # invalid for float
 except ValueError as e:
     rejected = str(e)[:40]
-sub = dist.new_group(list(range(world)), group_desc="fr_sub")
+# hccl serves cpu tensors only where named for cpu (it is registered for npu, as in torch_npu)
+sub = dist.new_group(list(range(world)), group_desc="fr_sub", backend="cpu:hccl,npu:hccl")
 dist.all_reduce(x, group=sub)
 c = torch.ones(3, dtype=torch.bfloat16)  # a cpu tensor
 dist.all_reduce(c, group=sub)

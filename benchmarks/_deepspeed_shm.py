@@ -1,4 +1,4 @@
-"""DeepSpeed's CPU shared-memory all_reduce, built at benchmark time (issue #23).
+"""DeepSpeed's CPU shared-memory all_reduce, built at benchmark time.
 
 The strongest shared-memory all_reduce on CPUs that users already run is
 DeepSpeed's (`csrc/cpu/comm/shm.cpp`, reached through

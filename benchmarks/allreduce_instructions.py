@@ -1,4 +1,4 @@
-"""Instructions per all_reduce, counted by valgrind's callgrind (issue #23).
+"""Instructions per all_reduce, counted by valgrind's callgrind.
 
 Timings on the shared 2-core machines swing by 2x; instruction counts do not.
 This runs one single-rank process per configuration under
@@ -33,7 +33,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 
@@ -42,12 +41,6 @@ from _callgrind import helper_lib
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 MODES = ["hccl", "hccl_untracked", "fake", "deepspeed"]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def child(mode, iters, numel, lib, warmup):
@@ -94,6 +87,8 @@ def child(mode, iters, numel, lib, warmup):
 
 def run(mode, iters, numel, lib, warmup, out_file, env, cache_sim=False):
     """Per call: instructions, or with cache_sim a dict of callgrind's events (Ir, D1mr, D1mw, ...)."""
+    from npudist.testing.multiproc import free_port  # not at module level: --child sets its env before torch
+
     cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no",
            f"--callgrind-out-file={out_file}"] + (["--cache-sim=yes"] if cache_sim else []) + [
            sys.executable, os.path.abspath(__file__), "--child", mode,

@@ -1,4 +1,4 @@
-"""PyTorch's distributed test suite on hccl and on Gloo, side by side (issue #20).
+"""PyTorch's distributed test suite on hccl and on Gloo, side by side.
 
 Runs ``torch/testing/_internal/distributed/distributed_test.py``
 (``DistributedTest._DistTestBase`` with ``TestDistBackend``, one spawned
@@ -40,7 +40,7 @@ SUITE = os.path.join(REPO, "tests", "conformance", "c10d_suite.py")
 DOC = os.path.join(REPO, "docs", "collectives.md")
 DOC_SECTION = "## PyTorch's distributed test suite"
 
-# Tests whose names say which subset they belong to (issue #20, part 3: odd world sizes).
+# Tests whose names say which subset they belong to (the collectives subset, run at odd world sizes).
 COLLECTIVES_K = " or ".join(("test_all_reduce", "test_all_gather", "test_reduce", "test_broadcast", "test_scatter",
                              "test_gather", "test_all_to_all", "test_barrier", "test_send_recv", "test_isend",
                              "test_irecv", "test_batch_isend_irecv"))

@@ -15,7 +15,7 @@ collectives); writes JSON.
         [--ops all_reduce all_gather ...] [--json benchmarks/results/collectives.json]
         [--vs-deepspeed] [--dtypes float32 bfloat16] [--no-gloo] [--zero-copy-compare]
 
---vs-deepspeed (issue #23) adds, for all_reduce, two columns measured in the
+--vs-deepspeed adds, for all_reduce, two columns measured in the
 same rank processes and interleaved with hccl: DeepSpeed's CPU shared-memory
 all_reduce (deepspeed 0.19.8 from PyPI, built at benchmark time, see
 benchmarks/_deepspeed_shm.py; cpu tensors, no c10d in its path; if the build
@@ -44,7 +44,7 @@ op 1.5-3x slower (3.5 -> 5-11 us per call in back-to-back runs; likely its
 never-yielding spin right after the ranks wake from the barrier), which
 flattered hccl.
 
---zero-copy-compare (issue #24) adds "hccl staged": the same hccl group on
+--zero-copy-compare adds "hccl staged": the same hccl group on
 the same npu tensors with zero-copy turned off for that measurement
 (npudist._C._hccl_set_zero_copy(False) on every rank, as
 NPUDIST_HCCL_ZERO_COPY=0 would), interleaved with the default (zero-copy)

@@ -1,4 +1,4 @@
-"""torch.compile on npu (issue #17): Inductor's C++ kernels on npu memory vs on cpu, vs eager.
+"""torch.compile on npu: Inductor's C++ kernels on npu memory vs on cpu, vs eager.
 
 A. One GPT decoder block (examples/train_gpt.py's Block: d_model 256, 4 heads, batch 8, seq 64,
    fp32), forward + backward, in one process: compiled npu (backend "inductor"), npugraphs npu

@@ -1,4 +1,4 @@
-"""Cost of torch.profiler's npu activity (issue #18), measured side by side in one run.
+"""Cost of torch.profiler's npu activity, measured side by side in one run.
 
 (1) The flagship-like GPT step (benchmarks/_models.py: 4 layers, d_model 256, sequence 128,
     batch 8, fp32, forward + backward + AdamW) on npu with the profiler active
@@ -17,7 +17,6 @@
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -84,13 +83,9 @@ dist.destroy_process_group()
 """
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def allreduce_8b(repo, iters, reps, timeout=240):
+    from npudist.testing.multiproc import free_port
+
     python = os.path.join(repo, ".venv", "bin", "python")
     port = free_port()
     procs = []

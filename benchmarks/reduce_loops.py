@@ -1,4 +1,4 @@
-"""CPU time of hccl's reduction loops (csrc/hccl/reduce.cpp), this tree vs a git revision (issue #23).
+"""CPU time of hccl's reduction loops (csrc/hccl/reduce.cpp), this tree vs a git revision.
 
 Compiles a small C++ harness (g++ -O2, as the extension) against reduce.cpp of
 the working tree and of --base (default HEAD~3; `git show REV:csrc/hccl/reduce.cpp`),

@@ -158,7 +158,7 @@ def main():
     p.add_argument("--points", type=point, nargs="+", default=[(1, 64), (8, 64)], help="BATCHxSEQ per rank")
     p.add_argument("--no-profile", dest="profile", action="store_false")
     p.add_argument("--zero-copy-compare", action="store_true",
-                   help="also time the npu side with hccl's zero-copy collectives off (issue #24), interleaved")
+                   help="also time the npu side with hccl's zero-copy collectives off, interleaved")
     p.add_argument("--json", default=os.path.join(HERE, "results", "train_step.json"))
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)

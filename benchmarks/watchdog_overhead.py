@@ -1,6 +1,6 @@
 """Cost of the hccl watchdog, flight recorder and metrics on a 4 KiB all_reduce.
 
-Issue #9's figure: all_reduce latency of 4 KiB (1024 float32) on 2 ranks with
+The figure: all_reduce latency of 4 KiB (1024 float32) on 2 ranks with
 everything on (watchdog thread and heartbeat monitor, flight recorder at its
 default 2000 entries, per-collective counters and histogram, each rank serving
 its Prometheus endpoint and being scraped every --scrape-interval seconds,

@@ -1,4 +1,4 @@
-"""Instructions per call of xp's fixed per-op cost on 16-element arrays, against NumPy (issue #21 step 6).
+"""Instructions per call of xp's fixed per-op cost on 16-element arrays, against NumPy.
 
 Timings on the shared 2-core machines swing by 2x; instruction counts do not. One process runs
 under ``valgrind --tool=callgrind`` with instrumentation switched on (through a tiny helper

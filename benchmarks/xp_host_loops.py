@@ -8,7 +8,7 @@ alternate in one process: NumPy; xp as shipped (C fast paths, ``npudist.xp._host
 xp with the Python host path only (``FAST = False``: the previous pass, "python"); xp on
 PyTorch's kernels only (``ENABLED = False``). Each xp call is followed by
 ``npudist._C._synchronize(device)`` as in xp_vs_numpy's default. Reported: per-op cost ratio xp / NumPy per
-variant (lower is better; issue 21's bar at 16 elements: <= 3) and the speed NumPy / xp at
+variant (lower is better; the bar at 16 elements: <= 3) and the speed NumPy / xp at
 --size (higher is better; bar >= 1.0), medians over --reps repetitions of ~20 ms each, with
 --threads torch intra-op threads (default 1: the per-rank case).
 

@@ -1,4 +1,4 @@
-"""Costs around negative-stride views (issue 21, npudist/xp/_negview.py).
+"""Costs around negative-stride views (npudist/xp/_negview.py).
 
 Two groups of per-call costs on 16-element arrays, each next to NumPy's same call in the same run
 (interleaved reps, median):

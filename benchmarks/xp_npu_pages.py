@@ -4,7 +4,7 @@ driver's default for mappings up to NPUDIST_DEVICE_HUGE_PAGES, 64 MiB) and npu m
 pages (slices of one tensor whose segment is larger than that limit; run with the default
 NPUDIST_DEVICE_HUGE_PAGES). Same operands' values, same
 NumPy call with ``out=``, one thread; the page size is checked in /proc/self/smaps. It isolates what
-the kind of memory costs a loop streaming over it (issue 21 step 6; docs/xp.md).
+the kind of memory costs a loop streaming over it (docs/xp.md).
 
     python benchmarks/xp_npu_pages.py [--n 1000000] [--reps 40] [--json benchmarks/results/xp_npu_pages.json]
 """

@@ -2,7 +2,7 @@
 thread each side, in child processes started alternately with NPUDIST_DEVICE_HUGE_PAGES=0 and with the
 default (2 MiB pages for mappings up to 64 MiB), so the page size is the only difference. Each child
 times NumPy and xp interleaved and reports the best-time speed NumPy / xp (>1: xp faster). Shows what
-the driver's 2 MiB pages are worth to xp's NumPy-loop paths (issue 21 step 6; docs/xp.md).
+the driver's 2 MiB pages are worth to xp's NumPy-loop paths (docs/xp.md).
 
     python benchmarks/xp_page_size_ab.py [--rounds 2] [--reps 25] [--json benchmarks/results/xp_page_size_ab.json]
 """

@@ -1,4 +1,4 @@
-"""Instructions per call of every 16-element xp_vs_numpy row, xp and NumPy side by side (issue #21 step 6).
+"""Instructions per call of every 16-element xp_vs_numpy row, xp and NumPy side by side.
 
 Timings on the shared 2-core machine swing by 2x; instruction counts, counted by valgrind's
 callgrind, do not. One process runs under ``valgrind --tool=callgrind`` with instrumentation off;

@@ -1,4 +1,4 @@
-"""One rule for environment variables (issue #25): npudist/_env.py and its C++ mirror
+"""One rule for environment variables: npudist/_env.py and its C++ mirror
 csrc/util/env.{h,cpp} parse alike, a bad value is an error naming the variable, the value and
 what is allowed, every reader goes through them, and docs/env_vars.md lists exactly the
 variables the code reads."""

@@ -528,7 +528,7 @@ class HostDriver final : public Driver {
   // Backs a new mapping [p, p+size) (2 MiB aligned) with 2 MiB pages, as device memory is on
   // hardware and as NumPy's large arrays are (it asks for transparent huge pages): with 4 KiB
   // pages a loop streaming over a few MiB of npu memory spends 20-25 % more time than over
-  // NumPy's own memory (TLB misses; measured, BENCHMARKS.md issue 21). memfd pages are shmem,
+  // NumPy's own memory (TLB misses; measured by benchmarks/xp_npu_pages.py). memfd pages are shmem,
   // which the system's shmem_enabled=never setting keeps at 4 KiB on fault; MADV_COLLAPSE builds
   // 2 MiB pages for the file regardless of that setting, but only where a page is present, so
   // one page per granule is populated first (MADV_POPULATE_WRITE: no data changes). This

@@ -15,25 +15,32 @@
 namespace npudist::hccl {
 namespace {
 
-// `unit` documents the call sites (seconds, MiB, bytes): see docs/env_vars.md.
-int64_t envInt(const char* name, int64_t def, int64_t lo, int64_t hi, const char* /*unit*/) {
-  return env::getInt(name, def, lo, hi);
+// Readers per unit (docs/env_vars.md): the variable is a whole number of seconds, MiB or bytes,
+// bounded in that unit; the reader returns it as the quantity the engine uses.
+std::chrono::milliseconds envSeconds(const char* name, int64_t def, int64_t lo, int64_t hi) {
+  return std::chrono::seconds(env::getInt(name, def, lo, hi));
+}
+
+size_t envMiB(const char* name, int64_t def, int64_t lo, int64_t hi) {
+  return size_t(env::getInt(name, def, lo, hi)) << 20;
+}
+
+size_t envBytes(const char* name, int64_t def, int64_t lo, int64_t hi) {
+  return size_t(env::getInt(name, def, lo, hi));
 }
 
 std::vector<uint8_t> bytesOf(const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); }
 
 }  // namespace
 
-std::chrono::milliseconds connectTimeout() {
-  return std::chrono::milliseconds(envInt("HCCL_CONNECT_TIMEOUT", 120, 1, 7 * 24 * 3600, "seconds") * 1000);
-}
+std::chrono::milliseconds connectTimeout() { return envSeconds("HCCL_CONNECT_TIMEOUT", 120, 1, 7 * 24 * 3600); }
 
-size_t stagingSlotBytes() { return size_t(envInt("HCCL_BUFFSIZE", 8, 1, 4096, "MiB")) << 19; }  // half each
+size_t stagingSlotBytes() { return envMiB("HCCL_BUFFSIZE", 8, 1, 4096) / 2; }  // two slots share it
 
-size_t oneshotBytes() { return size_t(envInt("NPUDIST_HCCL_ONESHOT_BYTES", 65536, 0, 1 << 26, "bytes")); }
+size_t oneshotBytes() { return envBytes("NPUDIST_HCCL_ONESHOT_BYTES", 65536, 0, 1 << 26); }
 
 std::chrono::milliseconds execTimeout() {
-  static const auto t = std::chrono::milliseconds(envInt("HCCL_EXEC_TIMEOUT", 0, 0, 7 * 24 * 3600, "seconds") * 1000);
+  static const auto t = envSeconds("HCCL_EXEC_TIMEOUT", 0, 0, 7 * 24 * 3600);
   return t;
 }
 

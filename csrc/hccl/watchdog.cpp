@@ -31,7 +31,11 @@ constexpr int64_t kPollNs = 100'000'000;           // the loop's period, as Proc
 constexpr int64_t kStorePollNs = 1'000'000'000;    // job-wide dump requests
 constexpr int64_t kStuckGraceNs = 10'000'000'000;  // past its timeout, an unfinished collective is aborted
 
+// A duration in whole seconds, bounded in seconds.
 int64_t envSeconds(const char* name, int64_t def, int64_t lo, int64_t hi) { return env::getInt(name, def, lo, hi); }
+
+// A signal number (1-64), or 0 for none.
+int envSignal(const char* name, int def) { return int(env::getInt(name, def, 0, 64)); }
 
 bool envFlag(const char* name, bool def) { return env::getBool(name, def); }
 
@@ -73,7 +77,8 @@ void logLine(const std::string& s) {
 }  // namespace
 
 ErrorHandling asyncErrorHandling() {
-  static const ErrorHandling mode = ErrorHandling(envSeconds("TORCH_HCCL_ASYNC_ERROR_HANDLING", 3, 0, 3));
+  // A mode number, as torch's TORCH_NCCL_ASYNC_ERROR_HANDLING: 0..3 (ErrorHandling).
+  static const ErrorHandling mode = ErrorHandling(env::getInt("TORCH_HCCL_ASYNC_ERROR_HANDLING", 3, 0, 3));
   return mode;
 }
 
@@ -233,7 +238,7 @@ void Watchdog::attach(const std::shared_ptr<GroupStats>& group, const c10::intru
   const int64_t heartbeat_timeout_s = envSeconds("TORCH_HCCL_HEARTBEAT_TIMEOUT_SEC", 480, 1, 7 * 86400);
   const int64_t straggler_period_s = envSeconds("NPUDIST_HCCL_STRAGGLER_LOG_SEC", 60, 0, 86400);
   const bool dump_on_failure = envFlag("TORCH_HCCL_DUMP_ON_TIMEOUT", true);
-  const int dump_signal = int(envSeconds("NPUDIST_HCCL_DUMP_SIGNAL", SIGUSR1, 0, 64));
+  const int dump_signal = envSignal("NPUDIST_HCCL_DUMP_SIGNAL", SIGUSR1);
   asyncErrorHandling();
   std::lock_guard<std::mutex> l(d.mu);
   if (d.started) return;

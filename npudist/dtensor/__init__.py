@@ -8,8 +8,7 @@ torch.distributed.tensor is imported (at once if it already is), so neither this
 ``npudist.dtensor.ops`` imports DTensor itself. See docs/dtensor.md.
 
 The DTensor op sweep and coverage report are test tools: ``python -m
-npudist.testing.dtensor_coverage`` (``npudist.dtensor.coverage`` / ``.sweep`` /
-``.fused_ops`` / ``.strategies`` are deprecated aliases for one release).
+npudist.testing.dtensor_coverage`` (npudist.testing.dtensor_sweep runs the sweep).
 """
 from npudist.dtensor import ops
 from npudist.dtensor.ops import register_strategies

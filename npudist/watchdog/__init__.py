@@ -14,27 +14,15 @@ Python:
 
 The Prometheus export of these and other series is the subpackage
 :mod:`npudist.watchdog.metrics` (``record_step``, ``start_http_server``, ``registry``).
-The names ``npudist.watchdog.record_step`` / ``start_http_server`` / ``MetricsServer`` /
-``registry`` and the modules ``npudist.watchdog.server``, ``.steps``, ``.autostart`` ... are
-deprecated aliases of the metrics ones, kept for one release.
 """
-import warnings
-
 from npudist.watchdog.flight_recorder import dump_flight_recorder, flight_recorder_trace, request_job_dump
 from npudist.watchdog.status import stragglers, watchdog_status
 
 __all__ = ["watchdog_status", "stragglers", "dump_flight_recorder", "flight_recorder_trace", "request_job_dump",
            "metrics"]
 
-_MOVED = ("record_step", "start_http_server", "MetricsServer", "registry")
-
 
 def __getattr__(name):
-    if name in _MOVED:
-        warnings.warn(f"npudist.watchdog.{name} is deprecated; use npudist.watchdog.metrics.{name}",
-                      DeprecationWarning, stacklevel=2)
-        from npudist.watchdog import metrics
-        return getattr(metrics, name)
     if name == "metrics":
         import importlib
         return importlib.import_module("npudist.watchdog.metrics")

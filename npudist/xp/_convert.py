@@ -13,7 +13,6 @@ from ._dtypes import DEMOTE_TORCH, NP_TO_TORCH, TORCH_TO_NP, cast, np_dtype, to_
 from ._negview import strides_of
 from ._unsigned import UINT, as_uint
 
-_UINT = frozenset(UINT)
 _PY_SCALAR_DTYPE = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}
 
 
@@ -36,7 +35,7 @@ def is_python_scalar(x):
 
 def as_tensor(obj, dtype=None, copy=None, device=None):
     t = _as_tensor(obj, dtype, copy, device)
-    return as_uint(t) if t.dtype in _UINT else t
+    return as_uint(t) if t.dtype in UINT else t
 
 
 def _as_tensor(obj, dtype=None, copy=None, device=None):

@@ -41,14 +41,13 @@ from ._ufunc import ufunc as _engine
 from ._ufunc_kernels import _B, _U, ALIASES, _divmod
 from ._unsigned import UINT, as_uint, owns_memory
 
-_UINT = frozenset(UINT)
 _NEG = _negview.NegStrided
 
 
 def wrap(t):
     """torch tensor (supported dtype, any device) -> xp.ndarray sharing its memory."""
     a = object.__new__(ndarray)
-    a._t = as_uint(t) if t.dtype in _UINT else t
+    a._t = as_uint(t) if t.dtype in UINT else t
     return a
 
 

@@ -1,4 +1,4 @@
-"""NumPy's own loops on npu memory: the ufunc engine's fast path (issue 21 step 6).
+"""NumPy's own loops on npu memory: the ufunc engine's fast path.
 
 On the host driver npu memory is host memory, so a C-contiguous npu tensor can be read and written
 by NumPy through a zero-copy ``numpy.ndarray`` view of its buffer. For small arrays PyTorch's
@@ -34,7 +34,7 @@ from npudist import _C
 
 from . import _config
 from ._dtypes import TORCH_TO_NP
-from ._unsigned import UIntTensor, as_uint
+from ._unsigned import UINT, UIntTensor, as_uint
 
 try:  # NumPy 2's FP-error state is a context variable; setting it directly costs ~0.2 us
     from numpy._core._multiarray_umath import _extobj_contextvar as _ERR
@@ -82,13 +82,12 @@ def new_result(shape, tdt, device, like, nd):
     ptr = t.data_ptr()
     v = np.ndarray(shape, TORCH_TO_NP[tdt], _BIG.from_address(ptr))
     r = object.__new__(nd)
-    u = t.as_subclass(_UINTT) if tdt in _UINT_TDT else t
+    u = t.as_subclass(_UINTT) if tdt in UINT else t
     r._t = u
     r._h = (u, ptr, v, t, device, tdt)
     return r, v
 
 
-_UINT_TDT = frozenset({torch.uint16, torch.uint32, torch.uint64})
 _DEVICES = {}
 
 # False: every ufunc call takes the PyTorch path (benchmarks/xp_host_loops.py times both sides).
@@ -112,7 +111,6 @@ NUMPY_FASTER = frozenset({
     "right_shift", "floor", "ceil", "trunc", "rint", "isnan", "isinf", "isfinite", "signbit", "copysign",
     "divmod", "conjugate",
 })
-_UNSIGNED = frozenset({torch.uint16, torch.uint32, torch.uint64})
 _F32_F64 = frozenset({torch.float32, torch.float64})
 # ufuncs whose NumPy loop beats PyTorch's CPU kernel per thread at 1M elements for some dtypes only
 # (the dtype of the first operand): NumPy's SIMD transcendental functions (measured one thread each
@@ -146,7 +144,7 @@ def host_small(name, loop):
     lexicographic complex comparisons; otherwise PyTorch's kernel is as fast."""
     if name in MULTI_OP:
         return True
-    return any(type(d) is torch.dtype and (d in _UNSIGNED or d in _COMPLEX and name in LEX) for d in loop)
+    return any(type(d) is torch.dtype and (d in UINT or d in _COMPLEX and name in LEX) for d in loop)
 
 
 def numpy_faster(name, loop):
@@ -156,7 +154,7 @@ def numpy_faster(name, loop):
     first dtype is listed (NumPy's loops are single-threaded: with more threads PyTorch's kernels
     are the faster side)."""
     for d in loop:
-        if type(d) is torch.dtype and d in _UNSIGNED:
+        if type(d) is torch.dtype and d in UINT:
             return True
     if torch.get_num_threads() != 1:
         return False
@@ -239,9 +237,11 @@ ALWAYS = 2   # numpy_first's big=: NumPy's function at any size and thread count
 def numpy_first(np_fn, array_type, big=False, unsigned=True, fp=FP_ALWAYS):
     """Decorator for an xp function whose NumPy counterpart ``np_fn`` takes the same arguments
     and returns new arrays (no views): calls first run ``np_fn`` on zero-copy views of the npu
-    buffers (C: ``npudist._C._XpHostFunc``), its results copied into new npu memory (the npu
-    caching allocator) as xp arrays, so values and dtypes are NumPy's; the xp function runs
-    instead when the call does not qualify.
+    buffers (C: ``npudist._C._XpHostFunc``) and return its results as xp arrays in npu memory, so
+    values and dtypes are NumPy's. Above SMALL elements NumPy allocates through the npu
+    data-memory handler (csrc/core/xp/host_memory.cpp) and a dense result is handed over without
+    a copy; smaller results are copied into new npu memory (the npu caching allocator). The xp
+    function runs instead when the call does not qualify.
 
     Qualifies: exact xp arrays among the arguments (positional or keyword: any strides,
     non-empty, on one npu, no conjugate/negative bit) with at most SMALL elements each — or,

@@ -3,7 +3,7 @@ choose, select, unravel_index, ...)."""
 import numpy as np
 import torch
 
-from . import _host  # NumPy's functions on npu memory first (issue 21 step 6)
+from . import _host  # NumPy's functions on npu memory first (where measured faster)
 from ._config import device
 from ._core import (
     ndarray,

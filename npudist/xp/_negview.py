@@ -30,7 +30,6 @@ import torch
 from ._unsigned import UINT, UIntTensor
 
 _BITS = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
-_UINT = frozenset(UINT)
 _NoTF = torch._C.DisableTorchFunction   # (DisableTorchFunctionSubclass makes npu ops ~30x slower here)
 T = torch.Tensor
 
@@ -78,7 +77,7 @@ def _unwrap(x, ms):
         if all(m is not k for k in ms):
             ms.append(m)
         with _NoTF():
-            return x.as_subclass(UIntTensor if x.dtype in _UINT else T)
+            return x.as_subclass(UIntTensor if x.dtype in UINT else T)
     if tp is tuple or tp is list:
         if any(type(v) in (NegStrided, tuple, list, dict) for v in x):
             return tp(_unwrap(v, ms) for v in x)

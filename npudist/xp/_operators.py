@@ -46,7 +46,7 @@ _UNARY = {"__neg__", "__pos__", "__abs__", "__invert__"}
 
 def bind_operators():
     """ndarray's ufunc operators as npudist._C._XpUfuncOp objects: ``a + b`` runs the ufunc's C fast
-    path without a Python frame (the 16-element per-op cost, issue 21), and the Python operator
+    path without a Python frame (the fixed cost of a 16-element call), and the Python operator
     npudist.xp._core defines, kept as the fallback, whenever that path declines. Without the extension's type
     the Python operators stay."""
     for dunder, (name, reflected) in OPERATORS.items():   # (a @ b checks in _core's __matmul__)

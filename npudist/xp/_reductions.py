@@ -8,11 +8,11 @@ import warnings
 import numpy as np
 import torch
 
-from . import _host  # NumPy's functions on npu memory first (issue 21 step 6)
+from . import _host  # NumPy's functions on npu memory first (where measured faster)
 from ._core import OPS, f64, ndarray, normalize_axes, normalize_axis, result, tensor_of, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, complex_to_real, sum_dtype, to_dtype
+from ._unsigned import UINT
 
-_UINT_ACC = {torch.uint16, torch.uint32, torch.uint64}
 _ACC_UP = {torch.uint16: torch.int64, torch.uint32: torch.int64, torch.uint64: torch.int64, torch.bool: torch.int64, torch.int8: torch.int64, torch.int16: torch.int64, torch.int32: torch.int64,
            torch.uint8: torch.int64}
 
@@ -63,7 +63,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=Tru
         r = t.any(dim=axes, keepdim=keepdims) if t.ndim else t.clone()
     else:
         # unsigned sums accumulate in int64 bits: the same bits as NumPy's modular uint64 sum
-        acc = torch.int64 if tdt in _UINT_ACC else tdt
+        acc = torch.int64 if tdt in UINT else tdt
         r = f64(torch.sum, t, dim=axes, keepdim=keepdims, dtype=acc)
         r = r if acc is tdt else r.to(tdt)
     if initial is not None and initial != 0:
@@ -76,7 +76,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=Tr
     t = _t(a)
     dt = sum_dtype(TORCH_TO_NP[t.dtype]) if dtype is None else to_dtype(dtype)
     tdt = NP_TO_TORCH[dt]
-    acc = torch.int64 if tdt in _UINT_ACC else tdt     # unsigned: the same bits, modulo 2**64
+    acc = torch.int64 if tdt in UINT else tdt     # unsigned: the same bits, modulo 2**64
     t = _mask(t, where, 1).to(acc)
     axes = normalize_axes(axis, t.ndim)
     if not axes:

@@ -7,7 +7,7 @@ from collections import namedtuple
 import numpy as np
 import torch
 
-from . import _host  # NumPy's functions on npu memory first (issue 21 step 6)
+from . import _host  # NumPy's functions on npu memory first (where measured faster)
 from ._core import ndarray, normalize_axis, tensor_of, wrap
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 

@@ -24,7 +24,6 @@ _INT_TDT = {torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torc
 _UPCAST = {torch.float16: torch.float32, torch.int8: torch.int64, torch.int16: torch.int64,
            torch.int32: torch.int64, torch.uint8: torch.int64, torch.bool: torch.uint8}
 _PY_TYPES = (int, float, complex, bool)
-_UINT_SET = frozenset(UINT)
 _BOOL = np.dtype(bool)
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 _NO = object()   # the host fast path declined: take the PyTorch path
@@ -96,13 +95,6 @@ def _scalar_tensor(o, tdt):
         _SCALARS.clear()
     _SCALARS[key] = t
     return t
-
-
-def _key_type(x):
-    if isinstance(x, torch.Tensor):
-        return TORCH_TO_NP[x.dtype]
-    tp = type(x)
-    return _BOOL if tp is bool else tp
 
 
 class ufunc(_UfuncBase):
@@ -252,7 +244,7 @@ class ufunc(_UfuncBase):
                                         torch.tensor(x, dtype=wide, device=device) for x in ops[i:])
                             break
                         raise OverflowError(f"Python integer {o} out of bounds for {TORCH_TO_NP[tdt]}")
-                if tdt not in _UINT_SET:
+                if tdt not in UINT:
                     conv.append(_scalar_tensor(o, tdt))
                 elif self._scalar_ok and i == 1:
                     conv.append(o)
@@ -274,7 +266,7 @@ class ufunc(_UfuncBase):
         if self.nout == 1:
             if out is None and where is True:
                 r = object.__new__(nd)
-                r._t = as_uint(res) if res.dtype in _UINT_SET else res
+                r._t = as_uint(res) if res.dtype in UINT else res
                 return r
             return self._finish(res, out, where, casting, TORCH_TO_NP[out_tdts[0]])
         if out is None:
@@ -383,7 +375,7 @@ class ufunc(_UfuncBase):
                 finally:
                     _ERR.reset(tok)
                 r = object.__new__(nd)
-                if tdt in _UINT_SET:
+                if tdt in UINT:
                     u = r._t = as_uint(t)
                     r._h = (u, ptr, v, t, dev, tdt)
                 else:
@@ -502,7 +494,7 @@ class ufunc(_UfuncBase):
 
     def _wrap(self, t):
         r = object.__new__(self._array_type)
-        r._t = as_uint(t) if t.dtype in _UINT_SET else t
+        r._t = as_uint(t) if t.dtype in UINT else t
         return r
 
 

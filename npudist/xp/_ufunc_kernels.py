@@ -49,19 +49,11 @@ def _float_power(a, b):
     return _complex_pow(a, b) if a.is_complex() else torch.pow(a, b)
 
 
-def _float_bool_sign(t):
-    return torch.sgn(t) if t.is_complex() else torch.sign(t)
-
-
 def _cbrt(t):
     r = torch.pow(t.abs(), 1.0 / 3.0)
     r2 = torch.round(r)
     r = torch.where(r2 * r2 * r2 == t.abs(), r2, r)  # exact for perfect cubes, as NumPy's cbrt
     return torch.copysign(r, t)
-
-
-def _logical(fn):
-    return lambda a, b: fn(a, b)
 
 
 def _rint(t):

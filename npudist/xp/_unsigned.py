@@ -21,7 +21,8 @@ arrays are slower than signed ones, never inexact.
 import numpy as np
 import torch
 
-UINT = (torch.uint16, torch.uint32, torch.uint64)
+# the unsigned dtypes xp emulates: the one definition (xp's modules test membership with `in UINT`)
+UINT = frozenset({torch.uint16, torch.uint32, torch.uint64})
 # value-exact compute dtype (uint64: the bits reinterpreted as int64)
 _COMPUTE = {torch.uint16: torch.int32, torch.uint32: torch.int64, torch.uint64: torch.int64}
 _NP_U = {torch.uint16: np.uint16, torch.uint32: np.uint32, torch.uint64: np.uint64}

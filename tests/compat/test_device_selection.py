@@ -1,4 +1,4 @@
-"""Lazy init and device selection behave as torch.cuda's (issue 19, part 1): one test per entry point.
+"""Lazy init and device selection behave as torch.cuda's: one test per entry point.
 
 The expected values are CUDA's behaviour in torch 2.13 (torch/cuda/__init__.py,
 torch/cuda/random.py, torch/cuda/memory.py; DeviceMesh._setup_world_group_and_device;

@@ -1,4 +1,4 @@
-"""``import torch_npu`` where no real torch_npu is installed (issue 19, part 2).
+"""``import torch_npu`` where no real torch_npu is installed.
 
 Each check runs in a fresh interpreter (the import machinery is process state).
 """

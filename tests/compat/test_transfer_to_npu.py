@@ -1,4 +1,4 @@
-"""``from torch_npu.contrib import transfer_to_npu``: CUDA scripts run on npu (issue 19, part 3)."""
+"""``from torch_npu.contrib import transfer_to_npu``: CUDA scripts run on npu."""
 import pytest
 
 from ._ranks import npurun

@@ -1,4 +1,4 @@
-"""PyTorch's own distributed test suite on hccl vs Gloo (issue #20).
+"""PyTorch's own distributed test suite on hccl vs Gloo.
 
 Full tier: runs benchmarks/c10d_conformance.py (the whole of distributed_test.py's
 DistributedTest._DistTestBase at WORLD_SIZE=2, then its collectives subset at

@@ -1,7 +1,6 @@
 """How npudist.dtensor is put together: one module per fused op, no import cycle (lazy imports
 included), defining the ops does not import DTensor, the strategies reach DTensor when it is
-imported (before or after the ops), and the old module paths still work with a
-DeprecationWarning."""
+imported (before or after the ops), and the removed alias module paths stay gone."""
 import ast
 import os
 import subprocess
@@ -66,14 +65,15 @@ def test_no_import_cycle_in_npudist_dtensor():
 
 
 OLD = r"""
-import warnings
-warnings.simplefilter("always")
-with warnings.catch_warnings(record=True) as w:
-    import npudist.dtensor.fused_ops as f, npudist.dtensor.strategies as s
-    import npudist.dtensor.sweep as sw, npudist.dtensor.coverage as c, npudist.dtensor._launch as l
-names = sorted({str(x.message).split()[0] for x in w if issubclass(x.category, DeprecationWarning)})
-print("RESULT", names, len(f.ALL_OPS), len(s.STRATEGIES), callable(sw.run_sweep), callable(c.render),
-      callable(l.launch), s.attention_grad_mask_placements.__name__)
+import importlib
+gone = []
+for name in ["_launch", "coverage", "fused_ops", "strategies", "sweep"]:
+    try:
+        importlib.import_module("npudist.dtensor." + name)
+    except ModuleNotFoundError:
+        gone.append(name)
+import npudist.testing.dtensor_coverage as c, npudist.testing.dtensor_sweep as sw, npudist.testing.multiproc as mp
+print("RESULT", gone, callable(sw.run_sweep), callable(c.render), callable(mp.launch))
 """
 
 
@@ -97,14 +97,12 @@ if order == "dtensor-first":
 
 @pytest.mark.parametrize("order", ["ops-first", "dtensor-first"])
 def test_defining_ops_is_cheap_and_strategies_reach_dtensor(order):
-    """In a fresh interpreter each; the dtensor-first one also imports the deprecated paths."""
+    """In a fresh interpreter each; the dtensor-first one also checks the removed alias paths stay gone."""
     r = subprocess.run([sys.executable, "-c", CHECK, order, OLD], capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stderr
     lines = [x for x in r.stdout.splitlines() if x.startswith("RESULT")]
     loaded = "True" if order == "dtensor-first" else "False"
     assert lines[0] == f"RESULT {loaded} [] SourceFileLoader 8", lines[0] + r.stderr
     if order == "dtensor-first":
-        # the old module paths work, each with a DeprecationWarning naming it
-        assert lines[1] == ("RESULT ['npudist.dtensor._launch', 'npudist.dtensor.coverage', "
-                            "'npudist.dtensor.fused_ops', 'npudist.dtensor.strategies', 'npudist.dtensor.sweep'] "
-                            "8 8 True True True grad_mask_placements"), lines[1]
+        # the old alias modules are removed; their real modules import
+        assert lines[1] == "RESULT ['_launch', 'coverage', 'fused_ops', 'strategies', 'sweep'] True True True", lines[1]

@@ -1,4 +1,4 @@
-"""torch.compile on npu (issue #17): Inductor compiles npu graphs with its C++ code generator.
+"""torch.compile on npu: Inductor compiles npu graphs with its C++ code generator.
 
 Each test compiles a tiny model in this process (Inductor's FX graph cache is on, so a second
 run is fast). Values are compared with eager npu; generated kernels must have run (never a

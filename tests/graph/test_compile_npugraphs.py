@@ -1,4 +1,4 @@
-"""torch.compile(backend="npugraphs") (issue #17, part 3): Inductor's code replayed through npu graphs.
+"""torch.compile(backend="npugraphs"): Inductor's code replayed through npu graphs.
 
 Every check compares with eager npu and also asserts that graphs were really captured and
 replayed (torch._dynamo.utils.counters["npugraphs"]), so a silent run without graphs fails.

@@ -1,4 +1,4 @@
-"""Stream and event calls inside torch.compile on npu (issue #17, part 1).
+"""Stream and event calls inside torch.compile on npu.
 
 Dynamo 2.13 traces the device-agnostic forms (torch.accelerator.current_stream(), torch.Stream,
 torch.Event, `with stream:`) for npu without graph breaks; Inductor's wrapper then needs the

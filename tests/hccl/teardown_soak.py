@@ -1,4 +1,4 @@
-"""The teardown soak of issue #25: many short jobs of varied shapes, counting what must never
+"""The teardown soak: many short jobs of varied shapes, counting what must never
 happen at teardown.
 
 Jobs: started with torch.multiprocessing's spawn (workers/teardown_spawn.py) or with npurun

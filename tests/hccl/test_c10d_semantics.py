@@ -1,4 +1,4 @@
-"""c10d semantics that PyTorch's distributed suite checks (issue #20), on 2 and 3 ranks:
+"""c10d semantics that PyTorch's distributed suite checks, on 2 and 3 ranks:
 all_gather_coalesced in c10d's layout, recv from any source (tags, irecv, npu, sizes
 above a chunk), and the behaviours the suite runs only for BACKEND == "gloo"
 (all_reduce_coalesced ops, also on a group of some ranks, object collectives, get_future

@@ -1,4 +1,4 @@
-"""Clean process lifecycle (issue #25, part 1): every thread npudist starts (stream workers,
+"""Clean process lifecycle: every thread npudist starts (stream workers,
 the hccl groups' progress threads among them; the watchdog, its store poller and heartbeat
 monitor) is joined or safely detached on destroy_process_group, at interpreter exit with groups
 alive or collectives in flight, in a forked child and when the store host is gone.
@@ -29,9 +29,9 @@ def _spawn(reps, mode, tmp_path, world=2, timeout=600):
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("reps", [2, pytest.param(10, marks=pytest.mark.slow)])  # the issue asked for 10
-def test_issue25_spawn_script_repeated(tmp_path, reps):
-    """The issue's script (DeviceMesh on npu, distribute_tensor, a gloo group, fully_shard, a
+@pytest.mark.parametrize("reps", [2, pytest.param(10, marks=pytest.mark.slow)])  # 10 in the full tier
+def test_spawn_script_repeated(tmp_path, reps):
+    """A user's teardown script (DeviceMesh on npu, distribute_tensor, a gloo group, fully_shard, a
     backward, destroy_process_group; ranks from start_processes(start_method="spawn")), run
     twice (10 times in the full tier; each run costs seconds, and test_teardown_soak_200_jobs
     repeats it further): every rank exits 0, destroy_process_group leaves no hccl thread, the

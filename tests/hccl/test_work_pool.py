@@ -1,4 +1,4 @@
-"""Recycled Works of the latency path (csrc/hccl/work.h, WorkPool; issue #23): a Work or a
+"""Recycled Works of the latency path (csrc/hccl/work.h, WorkPool): a Work or a
 future the user keeps is never reused under them (result, second wait, future value, error
 and completion stay their collective's), values stay bitwise right through recycled Works,
 and the group's counters count each collective once (tests/hccl/workers/work_pool.py)."""

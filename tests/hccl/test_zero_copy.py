@@ -1,4 +1,4 @@
-"""Zero-copy collectives within a host (issue #24): npu all_reduce reads and writes peers' buffers
+"""Zero-copy collectives within a host: npu all_reduce reads and writes peers' buffers
 in place (csrc/hccl/zero_copy.h). Bitwise against the staged path, free/reuse race, dead peer."""
 import signal
 

@@ -1,4 +1,4 @@
-"""One naming rule for /dev/shm entries (issue #25, part 3): the engine (csrc/util/shm_name.cpp)
+"""One naming rule for /dev/shm entries: the engine (csrc/util/shm_name.cpp)
 and npurun's cleanup (npudist/_shm_names.py) derive the same prefix from any job tag, long tags
 (npurun accepts 64 characters; names keep 32) included, and npurun removes what a job with a
 long tag left."""

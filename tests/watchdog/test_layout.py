@@ -1,21 +1,22 @@
-"""npudist.watchdog is the watchdog's Python face, the Prometheus export is npudist.watchdog.metrics,
-and the old names keep working for one release with a DeprecationWarning."""
+"""npudist.watchdog is the watchdog's Python face, the Prometheus export is npudist.watchdog.metrics;
+the old alias paths (deprecated for one release) are gone."""
 import subprocess
 import sys
 
 OLD = r"""
-import warnings
-warnings.simplefilter("always")
+import importlib
 import npudist.watchdog as wd, npudist.watchdog.metrics as m
-from npudist.watchdog.metrics import steps
-with warnings.catch_warnings(record=True) as w:
-    import npudist.watchdog.server as old_server, npudist.watchdog.steps as old_steps
-    from npudist.watchdog import announce, autostart, families, hccl_collector, labels, memory_collector
-    from npudist.watchdog import process_collector, process_registry, train_collector
-    rs, reg = wd.record_step, wd.registry
-msgs = sorted(str(x.message).split()[0] for x in w if issubclass(x.category, DeprecationWarning))
-print("RESULT", len(msgs), msgs[:2], old_steps is steps, old_server is m.server, rs is m.record_step,
-      reg() is m.registry(), announce.__name__, callable(wd.watchdog_status), callable(wd.dump_flight_recorder))
+gone = []
+for name in ["announce", "autostart", "families", "hccl_collector", "labels", "memory_collector",
+             "process_collector", "process_registry", "server", "steps", "train_collector"]:
+    try:
+        importlib.import_module("npudist.watchdog." + name)
+    except ModuleNotFoundError:
+        gone.append(name)
+    importlib.import_module("npudist.watchdog.metrics." + name)  # the real module
+attrs = [n for n in ("record_step", "start_http_server", "MetricsServer", "registry") if hasattr(wd, n)]
+print("RESULT", len(gone), attrs, wd.metrics is m, callable(m.record_step), callable(wd.watchdog_status),
+      callable(wd.dump_flight_recorder))
 """
 
 
@@ -39,7 +40,7 @@ dist.destroy_process_group()
 
 def test_status_of_one_process_and_old_paths():
     """One fresh interpreter: watchdog_status() before and after a 1-rank hccl group ran three
-    all_reduce; then the deprecated names, which warn and are the new modules themselves."""
+    all_reduce; then the removed alias paths, which no longer import (the metrics modules do)."""
     from npudist.testing.multiproc import clean_env, free_port
 
     r = subprocess.run([sys.executable, "-c", STATUS + OLD], capture_output=True, text=True, timeout=180,
@@ -48,5 +49,4 @@ def test_status_of_one_process_and_old_paths():
     status, old = [x for x in r.stdout.splitlines() if x.startswith("RESULT")]
     assert status == ("RESULT [] ['flight_recorder_entries', 'groups', 'watchdog_heartbeat_age_s'] default_pg 0 1 0 0 "
                       "0.0 True []"), status + r.stderr
-    assert old == ("RESULT 13 ['npudist.watchdog.announce', 'npudist.watchdog.autostart'] True True True True "
-                   "npudist.watchdog.metrics.announce True True"), old
+    assert old == "RESULT 11 [] True True True True", old

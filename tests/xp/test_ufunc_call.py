@@ -1,5 +1,5 @@
-"""xp's ufuncs and ndarray's operators as C callables (npudist._C._XpUfuncBase / _XpUfuncOp, issue 21
-step 6): the C fast path runs from the call itself, and every call it declines gets the Python
+"""xp's ufuncs and ndarray's operators as C callables (npudist._C._XpUfuncBase /
+_XpUfuncOp): the C fast path runs from the call itself, and every call it declines gets the Python
 path's result and errors, unchanged. Plus npudist._C._synchronize's idle fast path."""
 import inspect
 import operator

@@ -1,6 +1,8 @@
-// npudist.xp's NumPy-function path (issue 21 step 6): an xp function (sum, sort, where, astype, ...)
-// runs NumPy's own function on zero-copy views of its npu arrays in one C call; the result is copied
-// into new npu memory (the npu caching allocator) as xp arrays. For anything unusual the object
+// npudist.xp's NumPy-function path: an xp function (sum, sort, where, astype, ...) runs NumPy's own
+// function on zero-copy views of its npu arrays in one C call. Above the small size NumPy allocates
+// through the npu data-memory handler (host_memory.cpp), so a dense result already lies in npu memory
+// and is handed over as the xp result without a copy; a small result (malloc and a copy are cheaper),
+// or one NumPy made otherwise, is copied into new npu memory. For anything unusual the object
 // calls xp's own function (its fallback) with the same arguments, or with no fallback (the probe,
 // ``f._host_fast``) returns None. The object is the decorated function itself: it has a __dict__
 // (functools.update_wrapper's name, doc and __wrapped__) and binds as a method, so no Python frame
@@ -586,8 +588,9 @@ PyObject* hostFuncTypeObject() {
         "_XpHostFunc(np_fn, big_ok, uint_ok, array_type, uint_type, as_uint, host_dict, state, errvar, ignore, "
         "fallback=None, fp=1)\n\n"
         "npudist.xp's host path for a NumPy function: calling it with the xp function's arguments runs np_fn "
-        "with exact xp arrays replaced by zero-copy views of their npu buffers and returns its result copied "
-        "into new npu memory as xp arrays; when the call does not qualify it returns fallback(*args, **kwargs) "
+        "with exact xp arrays replaced by zero-copy views of their npu buffers and returns its results as xp arrays "
+        "in npu memory (above the small size NumPy allocates them there, and they are handed over without a copy; "
+        "smaller results are copied); when the call does not qualify it returns fallback(*args, **kwargs) "
         "(xp's own function), or None if fallback is None. fp: when NumPy's FP errors are ignored for the call "
         "(through errvar): 1 always, 0 never (data movement), 2 unless every array is integer/bool and every "
         "other argument None/bool/int/tuple of ints. Binds as a method; has a __dict__.";

@@ -1,4 +1,4 @@
-// NumPy's results straight in npu memory (issue 21 step 6). While xp runs a NumPy function on views
+// NumPy's results straight in npu memory. While xp runs a NumPy function on views
 // of npu arrays, NumPy's data-memory handler (NEP 49, PyDataMem_SetHandler: a context variable, so
 // only this call's context is affected) is one that takes every buffer NumPy allocates from the npu
 // caching allocator. A result NumPy returns then already lies in npu memory and becomes the xp

@@ -1,4 +1,4 @@
-// npudist.xp's ufunc fast path (issue 21 step 6; the NumPy-function path is host_func.cpp): one C call from xp's ufunc
+// npudist.xp's ufunc fast path (the NumPy-function path is host_func.cpp): one C call from xp's ufunc
 // __call__ that checks the operands, finds NumPy's loop (cached), allocates the
 // npu result through the npu caching allocator, runs NumPy's own ufunc on
 // zero-copy views of the npu buffers and wraps the result as an xp array.

@@ -1,5 +1,5 @@
 #pragma once
-// npudist.xp's C fast paths (issue 21 step 6): host_ufunc.cpp (ufuncs), host_func.cpp (NumPy functions).
+// npudist.xp's C fast paths: host_ufunc.cpp (ufuncs), host_func.cpp (NumPy functions).
 #include <Python.h>
 
 namespace npudist::core::xp {

@@ -1,4 +1,4 @@
-// xp's ufuncs and ndarray's operators as C callables (issue 21 step 6): the fast path
+// xp's ufuncs and ndarray's operators as C callables: the fast path
 // (host_ufunc.cpp) runs first, straight from the call, and the Python path is the fallback.
 //
 // - _XpUfuncBase: the base class of npudist.xp._ufunc.ufunc. Calling an instance with positional

@@ -1,8 +1,6 @@
-"""The ``npu`` op namespace fragment npudist.compat.ops defines its ops in (torch.library)."""
-import torch
-
-# FRAGMENT: npudist.dtensor (and a real torch_npu or another extension) may define other npu ops.
-lib = torch.library.Library("npu", "FRAGMENT")
+"""Defining npudist.compat.ops's ops in npudist's one ``npu`` op library (npudist._op_library,
+shared with npudist.dtensor.ops), and their error for unsupported arguments."""
+from npudist._op_library import LIB as lib
 
 
 def define(schema: str, fn) -> None:

@@ -1,6 +1,7 @@
 """Registration plumbing shared by the fused-op modules of npudist.dtensor.ops.
 
-One ``torch.library.Library("npu", "FRAGMENT")`` holds every op. Each op module calls
+Every op is defined in npudist's one ``npu`` op library (:data:`npudist._op_library.LIB`, shared
+with npudist.compat.ops). Each op module calls
 :func:`define` with its schemas, then decorates its kernels (:func:`kernel`: registered for
 npu (PrivateUse1) and cpu), fake kernels (:func:`fake`), autograd formula (:func:`autograd`)
 and DTensor sharding strategies (:func:`sharding`). Sharding strategies are recorded here and
@@ -18,11 +19,10 @@ import warnings
 
 import torch
 
+from npudist._op_library import LIB
+
 INT_MAX = 2147483647
 """torch_npu's "no limit" for pre_tockens / next_tockens."""
-
-# FRAGMENT: another library (a real torch_npu build, a C++ extension) may own the "npu" namespace too.
-LIB = torch.library.Library("npu", "FRAGMENT")
 
 SCHEMAS: dict[str, str] = {}
 """Every op defined so far: name -> schema (torch_npu's)."""

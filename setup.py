@@ -4,7 +4,10 @@ Also writes npudist/_build_info.py, which `import npudist` compares with the
 torch it runs on before loading the extension.
 """
 import glob
+import hashlib
 import os
+import shlex
+import subprocess
 
 # Building imports torch; with an older npudist installed, torch's backend
 # autoload would import that stale build while we rebuild it.
@@ -16,6 +19,9 @@ from setuptools import setup
 from torch.utils.cpp_extension import BuildExtension, CppExtension
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
+# The standard torch 2.13's BuildExtension would append (torch's headers need C++20), named here
+# so the precompiled header and the units are built with the same one.
+CXX_STD = "-std=c++20"
 
 
 def write_build_info():
@@ -33,10 +39,78 @@ def write_build_info():
 
 
 def sources():
-    found = []
-    for sub in ("util", "driver", "core", "hccl", "profiler", "bindings"):
-        found += glob.glob(os.path.join("csrc", sub, "**", "*.cpp"), recursive=True)
-    return sorted(found)
+    """Every .cpp under csrc/: a new unit is built (with the precompiled header) without an edit here."""
+    return sorted(glob.glob(os.path.join("csrc", "**", "*.cpp"), recursive=True))
+
+
+class PrecompiledHeaderBuild(BuildExtension):
+    """torch's BuildExtension (ninja) plus a GCC precompiled header of csrc/precompiled.h.
+
+    torch's BuildExtension has no PCH outside JIT ``load(use_pch=True)``. Before the objects are
+    compiled, this builds ``<build_temp>/pch/npudist_pch.h.gch`` with exactly the flags ninja
+    gives every unit (same compiler, defines, -O, -std: GCC rejects a PCH built otherwise), and
+    adds ``-include <that header> -Winvalid-pch`` to every unit's flags, so any new .cpp picks it
+    up without edits. The .gch is rebuilt only when its command, csrc/precompiled.h or torch's
+    version change; it then touches the forced header, which every object's depfile lists, so
+    ninja rebuilds the objects too, and only then (incremental builds stay incremental).
+    ``-fpch-preprocess`` lets ccache cache units that use the PCH (run.sh sets the
+    CCACHE_SLOPPINESS ccache needs for that). Disabled with NPUDIST_BUILD_PCH=0 or for a
+    compiler that is not GCC (clang's PCH is a different mechanism).
+    """
+
+    def build_extension(self, ext):
+        if _env_reader().get_bool("NPUDIST_BUILD_PCH", True) and self._compiler_is_gcc():
+            header = self._build_pch(ext)
+            ext.extra_compile_args += ["-include", header, "-Winvalid-pch", "-fpch-preprocess"]
+        super().build_extension(ext)
+
+    def _compiler_is_gcc(self):
+        cxx = os.environ.get("CXX", "c++")
+        try:
+            out = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=True).stdout
+        except (OSError, subprocess.CalledProcessError):
+            return False
+        return "clang" not in out and ("g++" in out or "GCC" in out or "Free Software Foundation" in out)
+
+    def _pch_command(self, ext, wrapper, gch):
+        # The same pieces torch's ninja compile rule joins: $cxx $cflags -c $in -o $out $post_cflags,
+        # cflags = the compiler's preprocess/cc args + its compiler_so flags.
+        macros = list(ext.define_macros) + [(undef,) for undef in ext.undef_macros]
+        _, _, extra_postargs, pp_opts, _ = self.compiler._setup_compile(
+            self.build_temp, macros, ext.include_dirs, [], ext.depends, list(ext.extra_compile_args))
+        include_abs = [f"-I{os.path.abspath(opt[2:])}" if opt.startswith("-I") else opt for opt in pp_opts]
+        cflags = self.compiler._get_cc_args(include_abs, self.debug, None) + list(self.compiler.compiler_so[1:])
+        post = list(extra_postargs)
+        if not any(flag.startswith("-std=") for flag in post):
+            # torch appends its own default -std only to the units' flags; a PCH built with another
+            # standard is rejected by GCC, so the extension names its standard (CXX_STD below).
+            raise RuntimeError("the extension's extra_compile_args name no -std=: the precompiled header must be "
+                               "built with the standard the units use")
+        cxx = os.environ.get("CXX", "c++")
+        return [cxx, *cflags, "-x", "c++-header", wrapper, "-o", gch, *post]
+
+    def _build_pch(self, ext):
+        pch_dir = os.path.abspath(os.path.join(self.build_temp, "pch"))
+        os.makedirs(pch_dir, exist_ok=True)
+        wrapper = os.path.join(pch_dir, "npudist_pch.h")
+        gch = wrapper + ".gch"
+        source = os.path.join(ROOT, "csrc", "precompiled.h")
+        cmd = self._pch_command(ext, wrapper, gch)
+        with open(source, "rb") as f:
+            signature = hashlib.sha256((shlex.join(cmd) + torch.__version__).encode() + f.read()).hexdigest()
+        sig_path = gch + ".sig"
+        if os.path.exists(gch) and os.path.exists(sig_path) and open(sig_path).read() == signature:
+            return wrapper
+        with open(wrapper, "w") as f:  # written (and so touched) on every rebuild of the .gch
+            f.write(f"// generated by setup.py: the precompiled form of {source}\n#include \"{source}\"\n")
+        print(f"precompiling {source}", flush=True)
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"building the precompiled header failed (set NPUDIST_BUILD_PCH=0 to build "
+                               f"without it):\n{shlex.join(cmd)}\n{result.stderr[-4000:]}")
+        with open(sig_path, "w") as f:
+            f.write(signature)
+        return wrapper
 
 
 def pth_data_files():
@@ -79,8 +153,8 @@ setup(
             # NumPy's C API: csrc/core/xp (xp's ufunc fast path builds NumPy arrays over npu memory).
             include_dirs=[os.path.join(ROOT, "csrc"), os.path.join(os.path.dirname(torch.__file__), "include", "kineto"),
                           numpy.get_include()],
-            extra_compile_args=["-O2", "-g0", "-Wall", "-Wno-unused-parameter", "-Wno-sign-compare"],
+            extra_compile_args=["-O2", "-g0", "-Wall", "-Wno-unused-parameter", "-Wno-sign-compare", CXX_STD],
         )
     ],
-    cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
+    cmdclass={"build_ext": PrecompiledHeaderBuild.with_options(use_ninja=True)},
 )

@@ -9,6 +9,9 @@ side, interleaved unit by unit:
   precompiled header of csrc/precompiled.h, built by setup.py);
 - ``nopch``: the same command without the forced precompiled header.
 
+(setup.py gives the PCH only to units that include torch, ATen, pybind11 or Python headers; the
+``built`` column says which way the build compiles each unit, and the "as built" line sums that.)
+
 It also times building the .gch itself. Prints one row per unit (seconds, ratio, whether the unit
 includes torch/ATen/c10/pybind11 headers), the sums, and an estimate of the cold build at
 ``--jobs`` parallel compiles (sum / jobs, plus the .gch in pch mode; the link is not counted),
@@ -23,15 +26,15 @@ A full run (68 units, both modes) takes about 15 minutes on a quiet 2-core machi
 """
 import argparse
 import glob
-import json
 import os
 import re
 import resource
 import shlex
 import subprocess
-import sys
 import tempfile
 import time
+
+from _results import write_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -113,6 +116,14 @@ def main():
     if not ninja or not os.path.exists(ninja):
         raise SystemExit("no build.ninja: run ./run.sh setup (or ./run.sh build) first, or pass --ninja")
     cxx, cflags, post, builds = read_ninja(ninja)
+    # setup.py compiles the units that include nothing heavier than c10 without the PCH, in their
+    # own ninja build (build_temp/light): same flags otherwise.
+    light_ninja = os.path.join(os.path.dirname(ninja), "light", "build.ninja")
+    light = set()
+    if os.path.exists(light_ninja):
+        light_builds = read_ninja(light_ninja)[3]
+        light = {src for _, src in light_builds}
+        builds = sorted(builds + light_builds, key=lambda b: b[1])
     # torch prefixes ccache when it is installed; time the compiler itself.
     if os.path.basename(cxx[0]) in ("ccache", "sccache"):
         cxx = cxx[1:]
@@ -134,16 +145,17 @@ def main():
                        *strip_pch(post)]
             results["pch_build_s"] = min(compile_once(gch_cmd) for _ in range(args.repeat))
             print(f"precompiled header: {results['pch_build_s']:.1f} s CPU", flush=True)
-        print(f"{'unit':48} {'torch':>5} " + " ".join(f"{m + ' cpu s':>11}" for m in modes)
+        print(f"{'unit':48} {'torch':>5} {'built':>5} " + " ".join(f"{m + ' cpu s':>11}" for m in modes)
               + ("   ratio" if len(modes) == 2 else ""), flush=True)
         for _, source in builds:
-            row = {"unit": os.path.relpath(source, REPO), "torch_headers": uses_torch(source)}
+            row = {"unit": os.path.relpath(source, REPO), "torch_headers": uses_torch(source),
+                   "built_with": "plain" if source in light else "pch"}
             for m in modes:
                 flags = post if m == "pch" else strip_pch(post)
                 cmd = [*cxx, *cflags, "-c", source, "-o", os.path.join(tmp, "unit.o"), *flags]
                 row[m] = min(compile_once(cmd) for _ in range(args.repeat))
             ratio = row["nopch"] / row["pch"] if len(modes) == 2 else None
-            print(f"{row['unit']:48} {'yes' if row['torch_headers'] else 'no':>5} "
+            print(f"{row['unit']:48} {'yes' if row['torch_headers'] else 'no':>5} {row['built_with']:>5} "
                   + " ".join(f"{row[m]:11.1f}" for m in modes) + (f" {ratio:7.2f}x" if ratio else ""), flush=True)
             results["units"].append(row)
     results["load_avg_end"] = os.getloadavg()
@@ -156,13 +168,15 @@ def main():
         print(f"{m:6}: sum of {len(results['units'])} units {total:7.1f} s; cold build at {args.jobs} jobs "
               f"~{est:6.1f} s" + (" (incl. the .gch, which builds first)" if m == "pch" else ""))
     if len(modes) == 2 and results["units"]:
-        print(f"ratio nopch/pch of the estimates: {results['nopch_cold_build_estimate_s'] / results['pch_cold_build_estimate_s']:.2f}x")
+        built = sum(r["pch"] if r["built_with"] == "pch" else r["nopch"] for r in results["units"])
+        results["as_built_sum_s"] = built
+        results["as_built_cold_build_estimate_s"] = built / args.jobs + results.get("pch_build_s", 0.0)
+        print(f"as built (PCH for the units with torch/ATen/pybind11/Python headers, none for the rest): sum "
+              f"{built:7.1f} s; cold build ~{results['as_built_cold_build_estimate_s']:6.1f} s; no PCH at all / as "
+              f"built: {results['nopch_cold_build_estimate_s'] / results['as_built_cold_build_estimate_s']:.2f}x")
     print(f"load average {results['load_avg_start']} -> {results['load_avg_end']} on {os.cpu_count()} cores "
           "(CPU seconds; a busy machine still stretches them somewhat)")
-    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(results, f, indent=1)
-    print(f"wrote {args.json}", file=sys.stderr)
+    write_json(args.json, results)
 
 
 if __name__ == "__main__":

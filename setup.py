@@ -6,7 +6,6 @@ torch it runs on before loading the extension.
 import glob
 import hashlib
 import os
-import re
 import shlex
 import subprocess
 
@@ -18,6 +17,8 @@ import numpy
 import torch
 from setuptools import setup
 from torch.utils.cpp_extension import BuildExtension, CppExtension
+
+from csrc_includes import includes_heavy_headers
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 # The standard torch 2.13's BuildExtension would append (torch's headers need C++20), named here
@@ -44,31 +45,6 @@ def sources():
     return sorted(glob.glob(os.path.join("csrc", "**", "*.cpp"), recursive=True))
 
 
-HEAVY_HEADER = re.compile(r"^(torch|ATen|pybind11)/|^Python\.h$")
-_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
-
-
-def includes_heavy_headers(path, seen=None):
-    """Whether ``path`` includes a torch, ATen, pybind11 or Python header, directly or through
-    npudist's own headers (c10's alone do not count: they are cheap to parse)."""
-    seen = set() if seen is None else seen
-    if path in seen:
-        return False
-    seen.add(path)
-    with open(path, errors="replace") as f:
-        names = _INCLUDE.findall(f.read())
-    for name in names:
-        if HEAVY_HEADER.search(name):
-            return True
-        for base in (os.path.dirname(path), os.path.join(ROOT, "csrc")):
-            own = os.path.normpath(os.path.join(base, name))
-            if os.path.isfile(own):
-                if includes_heavy_headers(own, seen):
-                    return True
-                break
-    return False
-
-
 class PrecompiledHeaderBuild(BuildExtension):
     """torch's BuildExtension (ninja) plus a GCC precompiled header of csrc/precompiled.h.
 
@@ -80,18 +56,23 @@ class PrecompiledHeaderBuild(BuildExtension):
     without edits); the others are compiled first without it, in ``<build_temp>/light``. The .gch is rebuilt only when its command, csrc/precompiled.h or torch's
     version change; it then touches the forced header, which every object's depfile lists, so
     ninja rebuilds the objects too, and only then (incremental builds stay incremental).
-    ``-fpch-preprocess`` lets ccache cache units that use the PCH (run.sh sets the
-    CCACHE_SLOPPINESS ccache needs for that). Disabled with NPUDIST_BUILD_PCH=0 or for a
-    compiler that is not GCC (clang's PCH is a different mechanism).
+    The .gch builds while the light units compile. ``-fpch-preprocess`` lets ccache cache units that use the PCH (run.sh sets the
+    CCACHE_SLOPPINESS ccache needs for that). Off by default, on with NPUDIST_BUILD_PCH=1 (GCC only:
+    clang's PCH is a different mechanism): measured per unit (benchmarks/build_time.py, issue #43)
+    it saves the heavy bindings units up to 1.65x of their CPU time but costs others more than it
+    saves, because a unit then instantiates and emits code for everything the union of headers
+    defines inline (``-ftime-report``: csrc/util/env.cpp spends 12 s in "lang. deferred" and "opt
+    and generate" with the PCH, 1 s without), and ccache hashes the 0.5 GB .gch for every unit.
     """
 
     def build_extension(self, ext):
-        if not (_env_reader().get_bool("NPUDIST_BUILD_PCH", True) and self._compiler_is_gcc()):
+        if not (_env_reader().get_bool("NPUDIST_BUILD_PCH", False) and self._compiler_is_gcc()):
             return super().build_extension(ext)
         # Loading the .gch costs GCC seconds of CPU (it is ~0.5 GB): units that include nothing
         # heavier than c10 compile faster without it, in their own ninja build (build_temp/light),
         # and join the link as extra objects.
         light = [src for src in ext.sources if not includes_heavy_headers(src)]
+        finish_pch = self._start_pch(ext)  # on the core the light units leave idle
         if light:
             objects = self.compiler.compile(light, output_dir=os.path.join(self.build_temp, "light"),
                                             macros=list(ext.define_macros), include_dirs=ext.include_dirs,
@@ -100,12 +81,12 @@ class PrecompiledHeaderBuild(BuildExtension):
             ext.sources = [src for src in ext.sources if src not in light]
             ext.extra_objects = list(ext.extra_objects or []) + objects
             ext.depends = list(ext.depends or []) + light  # an edit to a light unit relinks too
-        header = self._build_pch(ext)
+        header = finish_pch()
         ext.extra_compile_args += ["-include", header, "-Winvalid-pch", "-fpch-preprocess"]
         super().build_extension(ext)
 
     def _compiler_is_gcc(self):
-        cxx = os.environ.get("CXX", "c++")
+        cxx = _env_reader().get_str("CXX", "c++")  # the compiler torch's BuildExtension uses
         try:
             out = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=True).stdout
         except (OSError, subprocess.CalledProcessError):
@@ -126,10 +107,12 @@ class PrecompiledHeaderBuild(BuildExtension):
             # standard is rejected by GCC, so the extension names its standard (CXX_STD below).
             raise RuntimeError("the extension's extra_compile_args name no -std=: the precompiled header must be "
                                "built with the standard the units use")
-        cxx = os.environ.get("CXX", "c++")
+        cxx = _env_reader().get_str("CXX", "c++")  # the compiler torch's BuildExtension uses
         return [cxx, *cflags, "-x", "c++-header", wrapper, "-o", gch, *post]
 
-    def _build_pch(self, ext):
+    def _start_pch(self, ext):
+        """Starts building the .gch unless it is up to date; returns a function that waits for it
+        and returns the header to force-include."""
         pch_dir = os.path.abspath(os.path.join(self.build_temp, "pch"))
         os.makedirs(pch_dir, exist_ok=True)
         wrapper = os.path.join(pch_dir, "npudist_pch.h")
@@ -140,17 +123,22 @@ class PrecompiledHeaderBuild(BuildExtension):
             signature = hashlib.sha256((shlex.join(cmd) + torch.__version__).encode() + f.read()).hexdigest()
         sig_path = gch + ".sig"
         if os.path.exists(gch) and os.path.exists(sig_path) and open(sig_path).read() == signature:
-            return wrapper
+            return lambda: wrapper
         with open(wrapper, "w") as f:  # written (and so touched) on every rebuild of the .gch
             f.write(f"// generated by setup.py: the precompiled form of {source}\n#include \"{source}\"\n")
         print(f"precompiling {source}", flush=True)
-        result = subprocess.run(cmd, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise RuntimeError(f"building the precompiled header failed (set NPUDIST_BUILD_PCH=0 to build "
-                               f"without it):\n{shlex.join(cmd)}\n{result.stderr[-4000:]}")
-        with open(sig_path, "w") as f:
-            f.write(signature)
-        return wrapper
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+        def finish():
+            _, err = proc.communicate()
+            if proc.returncode != 0:
+                raise RuntimeError(f"building the precompiled header failed (set NPUDIST_BUILD_PCH=0 to build "
+                                   f"without it):\n{shlex.join(cmd)}\n{err[-4000:]}")
+            with open(sig_path, "w") as f:
+                f.write(signature)
+            return wrapper
+
+        return finish
 
 
 def pth_data_files():

@@ -5,12 +5,13 @@ Reads the compile commands torch's BuildExtension wrote into ``build/temp.*/buil
 time, into a scratch directory with ccache disabled (CCACHE_DISABLE=1), in two modes side by
 side, interleaved unit by unit:
 
-- ``pch``: the command as the build runs it (``-include <build_temp>/pch/npudist_pch.h``, the GCC
-  precompiled header of csrc/precompiled.h, built by setup.py);
-- ``nopch``: the same command without the forced precompiled header.
+- ``pch``: with ``-include`` of a GCC precompiled header of csrc/precompiled.h, built here with
+  the units' flags as setup.py builds it under NPUDIST_BUILD_PCH=1;
+- ``nopch``: the command without it (the default build).
 
-(setup.py gives the PCH only to units that include torch, ATen, pybind11 or Python headers; the
-``built`` column says which way the build compiles each unit, and the "as built" line sums that.)
+(With NPUDIST_BUILD_PCH=1 setup.py gives the PCH only to units that include torch, ATen,
+pybind11 or Python headers; the ``built`` column says which way such a build compiles each unit,
+and the "PCH build" line sums that.)
 
 It also times building the .gch itself. Prints one row per unit (seconds, ratio, whether the unit
 includes torch/ATen/c10/pybind11 headers), the sums, and an estimate of the cold build at
@@ -31,10 +32,14 @@ import re
 import resource
 import shlex
 import subprocess
+import sys
 import tempfile
 import time
 
 from _results import write_json
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from csrc_includes import includes_heavy_headers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -75,13 +80,6 @@ def strip_pch(flags):
     return out
 
 
-def pch_header(flags):
-    for i, f in enumerate(flags):
-        if f == "-include" and i + 1 < len(flags):
-            return flags[i + 1]
-    return None
-
-
 def uses_torch(source):
     text = open(source, errors="replace").read()
     return bool(re.search(r"#include\s*[<\"](torch|ATen|c10|pybind11|Python)[/.]", text))
@@ -119,11 +117,8 @@ def main():
     # setup.py compiles the units that include nothing heavier than c10 without the PCH, in their
     # own ninja build (build_temp/light): same flags otherwise.
     light_ninja = os.path.join(os.path.dirname(ninja), "light", "build.ninja")
-    light = set()
     if os.path.exists(light_ninja):
-        light_builds = read_ninja(light_ninja)[3]
-        light = {src for _, src in light_builds}
-        builds = sorted(builds + light_builds, key=lambda b: b[1])
+        builds = sorted(builds + read_ninja(light_ninja)[3], key=lambda b: b[1])
     # torch prefixes ccache when it is installed; time the compiler itself.
     if os.path.basename(cxx[0]) in ("ccache", "sccache"):
         cxx = cxx[1:]
@@ -131,27 +126,29 @@ def main():
     for m in modes:
         if m not in ("pch", "nopch"):
             raise SystemExit(f"--modes: unknown mode {m!r}; use pch and/or nopch")
-    header = pch_header(post)
-    if "pch" in modes and header is None:
-        raise SystemExit(f"{ninja} has no -include flag: the build ran without the PCH (NPUDIST_BUILD_PCH=0?)")
     if args.only:
         builds = [(o, s) for o, s in builds if re.search(args.only, s)]
     results = {"units": [], "ninja": ninja, "compiler": subprocess.run([*cxx, "--version"], capture_output=True,
                                                                         text=True).stdout.splitlines()[0],
                "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "load_avg_start": os.getloadavg()}
     with tempfile.TemporaryDirectory(prefix="npudist-build-time-") as tmp:
+        # the PCH setup.py builds with NPUDIST_BUILD_PCH=1, built here the same way (whichever way
+        # the tree was built): a wrapper of csrc/precompiled.h, the units' flags, the .gch beside it
+        header = os.path.join(tmp, "npudist_pch.h")
+        with open(header, "w") as f:
+            f.write(f'#include "{os.path.join(REPO, "csrc", "precompiled.h")}"\n')
+        pch_flags = [*strip_pch(post), "-include", header, "-Winvalid-pch"]
         if "pch" in modes:
-            gch_cmd = [*cxx, *cflags, "-x", "c++-header", header, "-o", os.path.join(tmp, "pch.h.gch"),
-                       *strip_pch(post)]
+            gch_cmd = [*cxx, *cflags, "-x", "c++-header", header, "-o", header + ".gch", *strip_pch(post)]
             results["pch_build_s"] = min(compile_once(gch_cmd) for _ in range(args.repeat))
             print(f"precompiled header: {results['pch_build_s']:.1f} s CPU", flush=True)
         print(f"{'unit':48} {'torch':>5} {'built':>5} " + " ".join(f"{m + ' cpu s':>11}" for m in modes)
               + ("   ratio" if len(modes) == 2 else ""), flush=True)
         for _, source in builds:
             row = {"unit": os.path.relpath(source, REPO), "torch_headers": uses_torch(source),
-                   "built_with": "plain" if source in light else "pch"}
+                   "built_with": "pch" if includes_heavy_headers(source) else "plain"}
             for m in modes:
-                flags = post if m == "pch" else strip_pch(post)
+                flags = pch_flags if m == "pch" else strip_pch(post)
                 cmd = [*cxx, *cflags, "-c", source, "-o", os.path.join(tmp, "unit.o"), *flags]
                 row[m] = min(compile_once(cmd) for _ in range(args.repeat))
             ratio = row["nopch"] / row["pch"] if len(modes) == 2 else None
@@ -171,9 +168,9 @@ def main():
         built = sum(r["pch"] if r["built_with"] == "pch" else r["nopch"] for r in results["units"])
         results["as_built_sum_s"] = built
         results["as_built_cold_build_estimate_s"] = built / args.jobs + results.get("pch_build_s", 0.0)
-        print(f"as built (PCH for the units with torch/ATen/pybind11/Python headers, none for the rest): sum "
-              f"{built:7.1f} s; cold build ~{results['as_built_cold_build_estimate_s']:6.1f} s; no PCH at all / as "
-              f"built: {results['nopch_cold_build_estimate_s'] / results['as_built_cold_build_estimate_s']:.2f}x")
+        print(f"PCH build (NPUDIST_BUILD_PCH=1: PCH for the units with torch/ATen/pybind11/Python headers): sum "
+              f"{built:7.1f} s; cold build ~{results['as_built_cold_build_estimate_s']:6.1f} s; default (no PCH) / PCH "
+              f"build: {results['nopch_cold_build_estimate_s'] / results['as_built_cold_build_estimate_s']:.2f}x")
     print(f"load average {results['load_avg_start']} -> {results['load_avg_end']} on {os.cpu_count()} cores "
           "(CPU seconds; a busy machine still stretches them somewhat)")
     write_json(args.json, results)

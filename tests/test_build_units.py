@@ -20,6 +20,8 @@ import glob
 import os
 import re
 
+from csrc_includes import THIRD_PARTY, includes, third_party_includes
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CSRC = os.path.join(REPO, "csrc")
 
@@ -31,44 +33,11 @@ TORCH_FREE = {
 """Units outside csrc/driver and csrc/util that must stay free of torch's headers."""
 TORCH_FREE_DIRS = ("driver/", "util/")
 
-THIRD_PARTY = re.compile(r"^(torch|ATen|c10|pybind11|caffe2)/|^Python\.h$")
 WHOLE_TORCH = {"torch/extension.h", "torch/torch.h", "torch/all.h"}
-_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
 
 
 def _units():
     return sorted(os.path.relpath(p, CSRC) for p in glob.glob(os.path.join(CSRC, "**", "*.cpp"), recursive=True))
-
-
-def _includes(path):
-    with open(path, errors="replace") as f:
-        return _INCLUDE.findall(f.read())
-
-
-def _resolve(including, name):
-    for base in (os.path.dirname(including), CSRC):
-        p = os.path.normpath(os.path.join(base, name))
-        if os.path.isfile(p):
-            return p
-    return None
-
-
-def third_party_includes(path, seen=None):
-    """{(file, header)}: the torch/ATen/c10/pybind11/Python headers ``path`` includes, directly or
-    through npudist's own headers (followed transitively)."""
-    seen = set() if seen is None else seen
-    if path in seen:
-        return set()
-    seen.add(path)
-    found = set()
-    for name in _includes(path):
-        if THIRD_PARTY.search(name):
-            found.add((os.path.relpath(path, CSRC), name))
-        else:
-            own = _resolve(path, name)
-            if own:
-                found |= third_party_includes(own, seen)
-    return found
 
 
 def test_torch_free_units_include_no_torch_header():
@@ -85,12 +54,12 @@ def test_torch_free_units_include_no_torch_header():
 def test_no_unit_includes_the_whole_of_torch():
     bad = []
     for path in glob.glob(os.path.join(CSRC, "**", "*.*"), recursive=True):
-        bad += [(os.path.relpath(path, CSRC), n) for n in _includes(path) if n in WHOLE_TORCH]
+        bad += [(os.path.relpath(path, CSRC), n) for n in includes(path) if n in WHOLE_TORCH]
     assert not bad, f"include the headers a unit uses, not all of torch: {bad}"
 
 
 def test_precompiled_header_holds_only_third_party_headers():
-    names = _includes(os.path.join(CSRC, "precompiled.h"))
+    names = includes(os.path.join(CSRC, "precompiled.h"))
     assert names, "csrc/precompiled.h includes nothing"
     own = [n for n in names if not THIRD_PARTY.search(n)]
     assert not own, f"csrc/precompiled.h includes npudist headers {own}: an edit to one would rebuild every unit"

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # npudist's developer entry point; the README's two commands call it.
 #
-#   ./run.sh setup          create .venv, install pinned deps, build the extension
+#   ./run.sh setup          create .venv, install what running needs (pyproject.toml), build the extension
 #   ./run.sh build          rebuild the C++ extension now (safe while tests run)
 #   ./run.sh demo [ARGS]    setup, then run the flagship job (npurun --nproc 4 examples/train_gpt.py)
-#   ./run.sh test [ARGS]    setup, then run the test suite (pytest ARGS; --full adds slow tiers)
-#   ./run.sh lint [ARGS]    ruff check (pyproject.toml [tool.ruff]) and clang-format --dry-run on csrc/
-#                           and tests/cpp/ (.clang-format); CI runs it before the tests
+#   ./run.sh test [ARGS]    setup + the test extra, then run the test suite (pytest ARGS; --full adds slow tiers)
+#   ./run.sh lint [ARGS]    (+ the lint extra) ruff check (pyproject.toml [tool.ruff]) and clang-format
+#                           --dry-run on csrc/ and tests/cpp/ (.clang-format); CI runs it before the tests
 #   ./run.sh format         apply ruff's fixes and clang-format to the tree
-#   ./run.sh bench NAME     setup, then run benchmarks/NAME.py
+#   ./run.sh bench NAME     setup + the test extra, then run benchmarks/NAME.py
 #
 # Running it again does not reinstall or rebuild when nothing changed: the
 # dependency list and the build inputs (csrc/, setup.py, pyproject.toml, the
@@ -18,22 +18,57 @@ cd "$(dirname "$0")"
 
 VENV=${NPUDIST_VENV:-.venv}
 PY="$VENV/bin/python"
-TORCH_PIN="torch==2.13.0"
-DEPS="$TORCH_PIN ninja setuptools>=64 wheel pytest>=8 pytest-timeout expecttest hypothesis numpy psutil prometheus_client"
-DEPS="$DEPS HolisticTraceAnalysis"  # tests/profiler reads npu traces with HTA (issue #18)
-DEPS="$DEPS ruff==0.17.6 clang-format==21.1.8"  # ./run.sh lint; pinned so a new release cannot fail CI on unchanged code
+# Every dependency is listed once, in pyproject.toml: [build-system].requires and
+# [project].dependencies for setup, build and demo; [project.optional-dependencies] test
+# (./run.sh test) and lint (./run.sh lint/format). deps GROUP prints one group, one per line.
+deps() {
+  "$PY" - "$1" <<'PYEOF'
+import sys
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI (installed by setup)
+    import tomli as tomllib
+with open("pyproject.toml", "rb") as f:
+    meta = tomllib.load(f)
+group = sys.argv[1]
+if group == "run":
+    names = meta["build-system"]["requires"] + meta["project"]["dependencies"]
+else:
+    # with the running set, so that pip cannot move the pinned torch or numpy for a test library
+    names = meta["project"]["optional-dependencies"][group] + meta["project"]["dependencies"]
+print("\n".join(dict.fromkeys(names)))
+PYEOF
+}
 
 log() { echo "[run.sh] $*" >&2; }
 
 # Builds into build/ and then renames the library into npudist/: a process that
 # has the old one mapped keeps it, and one starting meanwhile never sees a
 # missing or half-written file. A lock keeps two builds from racing.
+# install_group GROUP: pip-installs one dependency group of pyproject.toml (see deps) unless the
+# stamp .venv/.deps-GROUP says this exact list is installed already.
+install_group() {
+  local list hash stamp="$VENV/.deps-$1"
+  list=$(deps "$1")
+  hash=$(echo "$list" | sha256sum | cut -c1-16)
+  [ "$(cat "$stamp" 2>/dev/null)" = "$hash" ] && return 0
+  log "installing the $1 dependencies (pyproject.toml): $(echo "$list" | tr '\n' ' ')"
+  # shellcheck disable=SC2046
+  # --no-build-isolation: a source package (DeepSpeed, in "full") builds against the pinned torch
+  # instead of letting pip resolve its own
+  echo "$list" | xargs -d '\n' "$PY" -m pip install -q --disable-pip-version-check --no-build-isolation
+  echo "$hash" >"$stamp"
+}
+
 build_extension() {
   log "building the C++ extension (incremental, ninja)"
   mkdir -p build
   exec 9>build/.build-lock
   flock 9
-  TORCH_DEVICE_BACKEND_AUTOLOAD=0 MAX_JOBS=${MAX_JOBS:-2} "$PY" setup.py -q build_ext --build-lib build/ext >/dev/null
+  # ccache caches units built with a precompiled header only with this sloppiness (setup.py adds
+  # -fpch-preprocess); without ccache it changes nothing.
+  CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros} \
+    TORCH_DEVICE_BACKEND_AUTOLOAD=0 MAX_JOBS=${MAX_JOBS:-2} "$PY" setup.py -q build_ext --build-lib build/ext >/dev/null
   local built
   built=$(ls build/ext/npudist/_C*.so)
   cp "$built" "npudist/.$(basename "$built").new"
@@ -46,14 +81,9 @@ setup() {
     log "creating $VENV"
     python3 -m venv "$VENV"
   fi
-  local deps_hash
-  deps_hash=$(echo "$DEPS" | sha256sum | cut -c1-16)
-  if [ "$(cat "$VENV/.deps-stamp" 2>/dev/null)" != "$deps_hash" ]; then
-    log "installing dependencies ($TORCH_PIN, CPU wheel)"
-    # shellcheck disable=SC2086
-    "$PY" -m pip install -q --disable-pip-version-check $DEPS
-    echo "$deps_hash" >"$VENV/.deps-stamp"
-  fi
+  "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || "$PY" -c 'import tomli' 2>/dev/null ||
+    "$PY" -m pip install -q --disable-pip-version-check tomli
+  install_group run
   local meta_hash build_hash torch_version
   torch_version=$("$PY" -c "import importlib.metadata as m; print(m.version('torch'))")
   meta_hash=$(cat pyproject.toml setup.py | sha256sum | cut -c1-16)
@@ -111,21 +141,27 @@ case "$cmd" in
     ;;
   test)
     setup
+    install_group test
+    # the full tier also runs the trainer libraries (DeepSpeed, Accelerate: tests/compat)
+    case " $* " in *" --full "*) install_group full ;; esac
     ensure_prometheus
     exec "$PY" -m pytest "$@"
     ;;
   lint)
     setup
+    install_group lint
     "$VENV/bin/ruff" check "$@" .
     cpp_sources | xargs -0 "$VENV/bin/clang-format" --dry-run --Werror
     ;;
   format)
     setup
+    install_group lint
     "$VENV/bin/ruff" check --fix .
     cpp_sources | xargs -0 "$VENV/bin/clang-format" -i
     ;;
   bench)
     setup
+    install_group test  # some benchmarks drive test suites (array_api_conformance, cupy_conformance)
     name=${1:?usage: ./run.sh bench NAME [ARGS]}
     shift
     exec "$PY" "benchmarks/$name.py" "$@"

@@ -24,11 +24,12 @@ def pytest_collection_modifyitems(config, items):
 
 
 def run_python(code, env=None, timeout=120, cwd=None):
-    """Runs ``code`` in a fresh interpreter; returns the CompletedProcess (text mode)."""
-    full_env = dict(os.environ)
-    for key in ("NPUDIST_DEVICE_COUNT", "NPUDIST_DEVICE_MEMORY", "ASCEND_RT_VISIBLE_DEVICES"):
-        full_env.pop(key, None)
-    full_env.update(env or {})
+    """Runs ``code`` in a fresh interpreter under the harness's one environment policy
+    (npudist.testing.multiproc.clean_env: no inherited NPUDIST_/HCCL_/ASCEND_/torchrun variables,
+    the repository on PYTHONPATH) plus ``env``; returns the CompletedProcess (text mode)."""
+    from npudist.testing.multiproc import clean_env
+
+    full_env = clean_env(env)
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full_env, capture_output=True,
                           text=True, timeout=timeout, cwd=cwd or REPO)
 

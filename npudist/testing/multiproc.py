@@ -27,6 +27,18 @@ and in the worker::
     check.close(torch.ones(2), torch.ones(2), "ones")
     check.report()                            # prints RESULT {"kind": "summary", ...}
 
+The rank code can also be a function of the test module, beside its asserts
+(:func:`run_on_ranks`, in the spirit of ``MultiProcessTestCase``)::
+
+    def _sum_ranks(scale):                        # runs on every rank, process group initialised
+        x = torch.ones(2, device="npu") * scale
+        dist.all_reduce(x)
+        return x.tolist()
+
+    def test_sum():
+        r = run_on_ranks(_sum_ranks, 2, 3.0).check()
+        assert r.values() == [[6.0, 6.0]] * 2
+
 For a job that must be observed while it runs (a benchmark scraping the ranks' endpoints),
 ``job = start(argv, n); ...; r = job.wait(timeout)``.
 """
@@ -146,6 +158,15 @@ class Ranks:
         """The rank's ``RESULT`` objects in the order it printed them."""
         return parse_results(self.stdout[rank])
 
+    def values(self) -> list:
+        """Each rank's return value from :func:`run_on_ranks` (None for a rank that returned
+        nothing or did not finish), indexed by rank."""
+        out = []
+        for rank in range(len(self)):
+            found = [r for r in self.results(rank) if r.get("kind") == "return"]
+            out.append(found[-1]["value"] if found else None)
+        return out
+
     def summary(self, rank: int) -> dict | None:
         """The rank's last ``{"kind": "summary"}`` result (what ``Checker.report`` prints), or None."""
         found = [r for r in self.results(rank) if r.get("kind") == "summary"]
@@ -188,7 +209,8 @@ class Job:
     directory, including the flight-recorder dumps, is removed by ``wait`` unless ``keep_dir``.
     """
 
-    def __init__(self, argv, nranks, env=None, hosts=None, cwd=None, keep_dir=False, env_per_rank=None):
+    def __init__(self, argv, nranks, env=None, hosts=None, cwd=None, keep_dir=False, env_per_rank=None,
+                 zygote=False):
         if nranks < 1:
             raise ValueError(f"nranks must be >= 1, got {nranks}")
         if hosts is not None and len(hosts) != nranks:
@@ -201,6 +223,14 @@ class Job:
         self.port = free_port()
         self._files, self.procs = [], []
         self._t0 = time.monotonic()
+        warm = None
+        if zygote:
+            from npudist import _env  # (imports npudist, and so torch: only where ranks are forked warm)
+
+            if _env.get_bool("NPUDIST_TEST_ZYGOTE", True):
+                from npudist.testing import zygote as _zygote
+
+                warm = _zygote.get(clean_env)
         try:
             for r in range(nranks):
                 e = rank_env(r, nranks, self.port, env, hosts[r] if hosts else None, self.fr_prefix)
@@ -209,8 +239,11 @@ class Job:
                 out = open(os.path.join(self.dir, f"rank{r}.out"), "w+")
                 err = open(os.path.join(self.dir, f"rank{r}.err"), "w+")
                 self._files.append((out, err))
-                self.procs.append(subprocess.Popen([sys.executable, *self.argv], env=e, stdout=out, stderr=err,
-                                                   stdin=subprocess.DEVNULL, cwd=cwd or REPO))
+                if warm is not None:
+                    self.procs.append(warm.spawn(self.argv, e, cwd or REPO, out.name, err.name))
+                else:
+                    self.procs.append(subprocess.Popen([sys.executable, *self.argv], env=e, stdout=out, stderr=err,
+                                                       stdin=subprocess.DEVNULL, cwd=cwd or REPO))
         except BaseException:
             self.kill()
             self._close()
@@ -289,3 +322,44 @@ def launch(argv: Sequence[str] | str, nranks: int, args: Iterable = (), env: Map
     path. See :func:`start` for the other arguments."""
     argv = [argv] if isinstance(argv, str) else list(argv)
     return start([*argv, *args], nranks, env=env, hosts=hosts, cwd=cwd, env_per_rank=env_per_rank).wait(timeout)
+
+
+def run_on_ranks(fn, nranks: int, *args, backend: str | None = "hccl", env: Mapping[str, str] | None = None,
+                 timeout: float = 240.0, hosts: Sequence[str] | None = None, env_per_rank=None, zygote: bool = True,
+                 **kwargs) -> Ranks:
+    """Runs ``fn(*args, **kwargs)`` on ``nranks`` real rank processes and waits for them; returns
+    :class:`Ranks` (``Ranks.values()`` holds each rank's return value).
+
+    The function form of :func:`launch` (as torch's ``MultiProcessTestCase`` runs a test method in
+    each rank): the rank code sits in the test module beside its asserts instead of in a worker
+    script. Each rank is a fresh interpreter under the same environment policy as ``launch``
+    (:func:`rank_env`); it imports ``fn``'s module by name (or from its file), runs
+    :func:`npudist.testing.rank.prepare`, then ``npudist.testing.rank.init(backend)`` unless
+    ``backend`` is None, calls ``fn``, reports its return value as ``RESULT {"kind": "return",
+    ...}`` (JSON; other values are str()-ed) and destroys the process group. An exception in ``fn``
+    prints its traceback to the rank's stderr and exits 1 (``Ranks.check()`` shows it).
+
+    fn: a module-level function (not a lambda, a closure, or one of ``__main__``); ``args`` and
+    ``kwargs`` must pickle. backend: the process group to initialise before ``fn`` (e.g.
+    ``"cpu:gloo,npu:hccl"``), None for none. env, timeout, hosts, env_per_rank: as :func:`launch`.
+    zygote: fork the ranks from a warm process that has imported torch
+    (:mod:`npudist.testing.zygote`; saves torch's import in every rank); False (or
+    NPUDIST_TEST_ZYGOTE=0) starts fresh interpreters, needed when ``env`` sets something torch
+    reads while it is imported.
+    Raises ValueError for a function the ranks cannot import.
+    """
+    import pickle
+
+    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    if not module or module == "__main__" or "<" in qualname:
+        raise ValueError(f"run_on_ranks needs a module-level function the ranks can import; got {fn!r} "
+                         f"(module {module!r}, name {qualname!r}): define it at the top level of a module")
+    source = getattr(getattr(fn, "__code__", None), "co_filename", "")
+    fd, payload = tempfile.mkstemp(prefix="npudist-rank-args-", suffix=".pkl")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump((args, kwargs), f)
+        argv = ["-m", "npudist.testing._rank_main", module, qualname, source, payload, backend or ""]
+        return Job(argv, nranks, env=env, hosts=hosts, env_per_rank=env_per_rank, zygote=zygote).wait(timeout)
+    finally:
+        os.unlink(payload)

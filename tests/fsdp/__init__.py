@@ -1,7 +1,8 @@
-"""Tests of FSDP2/DDP/DCP on npu; the scripts in workers/ run inside each rank.
+"""Tests of FSDP2/DDP/DCP on npu: each test module holds the function its ranks run
+(npudist.testing.multiproc.run_on_ranks) beside its asserts; tiny_gpt has the model and data.
 
-``launch(script, nranks, ...)`` is :func:`npudist.testing.multiproc.launch` on
-``tests/fsdp/workers/<script>``.
+``launch(script, nranks, ...)`` (:func:`npudist.testing.multiproc.launch` on
+``tests/fsdp/workers/<script>``) stays for tests written as worker scripts.
 """
 import os
 

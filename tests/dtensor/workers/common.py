@@ -1,29 +1,20 @@
-"""Helpers shared by the DTensor test workers (run inside each rank)."""
-import datetime
-import faulthandler
+"""The DTensor workers' names over the one rank-setup helper (npudist.testing.rank): a gloo+hccl
+group and one tolerance for DTensor results against single-process references."""
 import functools
-import os
 
-import torch
-import torch.distributed as dist
-
-import npudist
 import npudist.dtensor  # noqa: F401  (registers the DTensor strategies of npu's fused ops)
-from npudist.testing import checks
+from npudist.testing import checks, rank
 from npudist.testing.checks import report  # noqa: F401  (the workers import it from here)
 
-faulthandler.dump_traceback_later(float(os.environ.get("WORKER_HANG_DUMP_S", "240")), exit=True)
-torch.set_num_threads(1)
+rank.prepare()
 
-RANK = int(os.environ["RANK"])
-WORLD = int(os.environ["WORLD_SIZE"])
+RANK = rank.rank()
+WORLD = rank.world_size()
 
 
 def init(backend="cpu:gloo,npu:hccl"):
-    torch.npu.set_device(RANK % torch.npu.device_count())
-    dist.init_process_group(backend, device_id=torch.device("npu", torch.npu.current_device()),
-                            timeout=datetime.timedelta(seconds=120))
+    """init_process_group(backend) on npu:RANK with a 120 s timeout."""
+    rank.init(backend, device_index=RANK, timeout_s=120)
 
 
-# DTensor results against single-process references: one tolerance for every floating dtype.
 Checker = functools.partial(checks.Checker, rtol=1e-5, atol=1e-5)

@@ -7,21 +7,16 @@ stream: a collective pending on the current stream completes before a compiled k
 ddp:    DDP with a compiled model vs eager DDP: 10 steps, losses within 1e-5 relative.
 fsdp:   FSDP2 with per-block torch.compile vs eager FSDP2: 10 steps, losses within 1e-5 relative.
 """
-import os
 import sys
 import time
 
 import torch
 import torch.distributed as dist
+from torch._inductor import metrics
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                                "fsdp", "workers"))
-from common import GPT, TINY, B, Checker, global_batch, setup
-from torch._inductor import metrics
-from train_gpt import build_fsdp_model  # common put examples/ on sys.path
-
 import npudist.graph.compile.config as npu_config
+from tests.fsdp.tiny_gpt import GPT, TINY, B, Checker, build_fsdp_model, global_batch, setup
 
 STEPS = 10
 

@@ -1,23 +1,18 @@
-"""Helpers shared by the hccl test workers (run inside each rank)."""
-import faulthandler
+"""The hccl workers' names over the one rank-setup helper (npudist.testing.rank): hccl's
+init, the dtype lists and inputs of the collective matrix, and its Checker tolerance."""
 import functools
 import os
 
 import torch
-import torch.distributed as dist
 
-import npudist  # noqa: F401  registers npu and hccl
-from npudist.testing import checks
+from npudist.testing import checks, rank
 from npudist.testing.checks import report  # noqa: F401  (the workers import it from here)
 
 # A hung rank prints every thread's stack before the test's timeout kills it.
-faulthandler.dump_traceback_later(float(os.environ.get("WORKER_HANG_DUMP_S", "150")), exit=True)
+rank.prepare(float(os.environ.get("WORKER_HANG_DUMP_S", "150")))
 
-# Several ranks share 2 cores: one intra-op thread each (as torchrun sets OMP_NUM_THREADS=1).
-torch.set_num_threads(1)
-
-RANK = int(os.environ["RANK"])
-WORLD = int(os.environ["WORLD_SIZE"])
+RANK = rank.rank()
+WORLD = rank.world_size()
 
 FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 INTS = [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8]
@@ -30,28 +25,12 @@ CPU_AND_NPU = "cpu:hccl,npu:hccl"
 
 
 def init(device_id=True, backend="hccl", **kw):
-    torch.npu.set_device(RANK % torch.npu.device_count())
-    if device_id:
-        kw.setdefault("device_id", torch.device("npu", torch.npu.current_device()))
-    dist.init_process_group(backend, **kw)
+    """init_process_group(backend) on npu:RANK (modulo the device count)."""
+    rank.init(backend, device_id=device_id, device_index=RANK, **kw)
 
 
-def make(rank, shape, dtype, seed, device, kind="any"):
-    """Deterministic input of `rank` (every rank can build every rank's input)."""
-    g = torch.Generator().manual_seed(seed * 1000 + rank)
-    if dtype == torch.bool:
-        t = torch.randint(0, 2, shape, generator=g).bool()
-    elif dtype.is_floating_point:
-        if kind == "product":
-            t = (torch.rand(shape, generator=g, dtype=torch.float64) + 0.5).to(dtype)
-        else:
-            t = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
-    elif dtype == torch.uint8:
-        t = torch.randint(0, 6, shape, generator=g, dtype=dtype)
-    else:
-        t = torch.randint(-5, 6, shape, generator=g, dtype=dtype)
-    return t.to(device)
-
+make = rank.deterministic_input
+"""Deterministic input of `rank` (every rank can build every rank's input)."""
 
 # Across simulated hosts float16/bfloat16 partial sums are rounded per host: MATRIX_TOL_SCALE widens
 # the default tolerances.

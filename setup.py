@@ -8,6 +8,7 @@ import hashlib
 import os
 import shlex
 import subprocess
+import sys
 
 # Building imports torch; with an older npudist installed, torch's backend
 # autoload would import that stale build while we rebuild it.
@@ -18,9 +19,11 @@ import torch
 from setuptools import setup
 from torch.utils.cpp_extension import BuildExtension, CppExtension
 
-from csrc_includes import includes_heavy_headers
-
 ROOT = os.path.dirname(os.path.abspath(__file__))
+# PEP 517 builds (pip install -e .) run this file without the repository on sys.path.
+sys.path.insert(0, ROOT)
+from csrc_includes import includes_heavy_headers  # noqa: E402  (after the repository is on sys.path)
+
 # The standard torch 2.13's BuildExtension would append (torch's headers need C++20), named here
 # so the precompiled header and the units are built with the same one.
 CXX_STD = "-std=c++20"

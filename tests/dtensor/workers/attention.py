@@ -14,7 +14,7 @@ from common import WORLD, Checker, init
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import DTensor, Shard, distribute_tensor
 from torch.distributed.tensor.experimental import context_parallel
-from torch.distributed.tensor.experimental._attention import context_parallel_unshard
+from torch.distributed.tensor.experimental._attention import _cp_options, context_parallel_unshard
 from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -24,8 +24,9 @@ mesh = init_device_mesh("npu", (WORLD,), mesh_dim_names=("cp",))
 
 
 def inputs(b, h, seq, d, seed):
+    """q, k, v and the output's gradient: equal on every rank."""
     g = torch.Generator().manual_seed(seed)
-    return [torch.randn(b, h, seq, d, generator=g).npu() for _ in range(3)]
+    return [torch.randn(b, h, seq, d, generator=g).npu() for _ in range(4)]
 
 
 def reference(q, k, v, grad_out, **kw):
@@ -37,8 +38,7 @@ def reference(q, k, v, grad_out, **kw):
 
 # 1. DTensor attention, heads sharded, causal (the reproduction).
 def dtensor_heads_causal():
-    q, k, v = inputs(2, 2 * WORLD, 24, 16, seed=1)
-    grad_out = torch.randn(2, 2 * WORLD, 24, 16).npu()
+    q, k, v, grad_out = inputs(2, 2 * WORLD, 24, 16, seed=1)
     want = reference(q, k, v, grad_out, is_causal=True)
     dq, dk, dv = (distribute_tensor(t, mesh, [Shard(1)]).requires_grad_(True) for t in (q, k, v))
     out = F.scaled_dot_product_attention(dq, dk, dv, is_causal=True)
@@ -54,17 +54,21 @@ chk.run("DTensor SDPA is_causal on a head-sharded mesh", dtensor_heads_causal)
 
 # 2. Context parallelism: ring attention over the sequence, equal to one device's attention.
 def ring(is_causal):
-    seq = 16 * WORLD
-    q, k, v = inputs(2, 4, seq, 16, seed=2)
-    grad_out = torch.randn(2, 4, seq, 16).npu()
+    # Each rank's chunk (and, load-balanced, each half of it) a multiple of 32 rows: ring attention merges
+    # log-sum-exps assuming one per row, and the efficient op pads them to 32 (as CUDA's does).
+    seq = 64 * WORLD
+    q, k, v, grad_out = inputs(1, 2, seq, 16, seed=2)
     want = reference(q, k, v, grad_out, is_causal=is_causal)
     cq, ck, cv, cg = (t.clone() for t in (q, k, v, grad_out))
+    _cp_options.enable_load_balance = is_causal  # round-robin load balancing exists for causal masks only
     with context_parallel(mesh, buffers=[cq, ck, cv, cg], buffer_seq_dims=[2, 2, 2, 2]):
         for t in (cq, ck, cv):
             t.requires_grad_(True)
         with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION]):
             out = F.scaled_dot_product_attention(cq, ck, cv, is_causal=is_causal)
         out.backward(cg)
+        for t in (cq, ck, cv):  # context_parallel restores the buffers' shapes on exit
+            t.requires_grad_(False)
     got = context_parallel_unshard(mesh, [out.detach(), cq.grad, ck.grad, cv.grad], [2, 2, 2, 2])
     for name, g, w in zip(("out", "grad_q", "grad_k", "grad_v"), got, want):
         chk.close(g, w, f"context_parallel ({WORLD} ranks, is_causal={is_causal}) {name}")

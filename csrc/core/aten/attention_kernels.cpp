@@ -1,28 +1,33 @@
 #include "core/aten/attention_kernels.h"
 
 #include <ATen/Parallel.h>
-#include <ATen/ops/addmm.h>
+#include <ATen/ops/amax.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/full.h>
-#include <ATen/ops/maximum.h>
 #include <ATen/ops/mm.h>
-#include <ATen/ops/where.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/sum.h>
 #include <ATen/ops/zeros.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace npudist::core {
 namespace {
 
-// Rows of queries and keys per block: a 128 x 256 fp32 score block is 128 KiB,
-// small enough to stay in cache next to its operands.
+// Rows of queries and keys per block: a 128 x 256 fp32 score block (128 KiB) stays in cache next to
+// its operands; on this host 64-256 x 128-512 were within noise of each other at seq 512-4096,
+// head dim 64-128, and larger blocks waste more of the diagonal under causal masks.
 constexpr int64_t kBlockQ = 128;
 constexpr int64_t kBlockK = 256;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 at::Tensor f32(const at::Tensor& t) { return t.scalar_type() == at::kFloat ? t : t.to(at::kFloat); }
+
+// A contiguous m x n float view of the front of `buf` (a flat scratch buffer reused across blocks:
+// fresh large allocations would page-fault on every block).
+at::Tensor block(const at::Tensor& buf, int64_t m, int64_t n) { return buf.narrow(0, 0, m * n).view({m, n}); }
 
 // SplitMix64's finaliser over (seed, counter): a stateless, counter-based
 // stream, so any element's draw is computed without the ones before it.
@@ -33,10 +38,9 @@ inline uint64_t mix(uint64_t seed, uint64_t counter) {
   return z ^ (z >> 31);
 }
 
-// Block of the dropout multiplier: 1/(1-p) where kept, 0 where dropped.
-at::Tensor dropoutScale(const AttentionDropout& d, uint64_t row_base, int64_t i0, int64_t m, int64_t j0, int64_t n,
-                        int64_t S) {
-  at::Tensor z = at::empty({m, n}, at::kFloat);
+// Fills z (m x n) with the dropout multiplier: 1/(1-p) where kept, 0 where dropped.
+void dropoutScale(const AttentionDropout& d, uint64_t row_base, int64_t i0, int64_t j0, int64_t S, at::Tensor& z) {
+  const int64_t m = z.size(0), n = z.size(1);
   float* zp = z.data_ptr<float>();
   const float keep_scale = static_cast<float>(1.0 / (1.0 - d.p));
   // 24 random bits per element, compared with p in the same resolution.
@@ -45,7 +49,6 @@ at::Tensor dropoutScale(const AttentionDropout& d, uint64_t row_base, int64_t i0
     uint64_t base = d.offset + (row_base + uint64_t(i0 + r)) * uint64_t(S) + uint64_t(j0);
     for (int64_t c = 0; c < n; ++c) zp[r * n + c] = (mix(d.seed, base + c) >> 40) >= threshold ? keep_scale : 0.f;
   }
-  return z;
 }
 
 // Sets scores of keys after the query (j > i) to -inf; only blocks that
@@ -59,20 +62,16 @@ void maskCausal(at::Tensor& s, int64_t i0, int64_t j0) {
   }
 }
 
-// scale * Q K^T (+ bias block), causal-masked: one block of scores.
-at::Tensor scores(const at::Tensor& q, const at::Tensor& k, const std::optional<at::Tensor>& bias_bh, int64_t i0,
-                  int64_t j0, double scale, bool is_causal) {
-  at::Tensor s;
+// s = q_scaled K^T (+ bias block), causal-masked: one block of scores (q already holds the scale).
+void scores(at::Tensor& s, const at::Tensor& q_scaled, const at::Tensor& k,
+            const std::optional<at::Tensor>& bias_bh, int64_t i0, int64_t j0, bool is_causal) {
   if (bias_bh) {
-    at::Tensor b = f32(bias_bh->slice(0, i0, i0 + q.size(0)).slice(1, j0, j0 + k.size(0)));
-    s = at::addmm(b, q, k.t(), 1.0, scale);
-    if (!s.is_contiguous()) s = s.contiguous();
+    s.copy_(bias_bh->slice(0, i0, i0 + q_scaled.size(0)).slice(1, j0, j0 + k.size(0)));
+    s.addmm_(q_scaled, k.t());
   } else {
-    s = at::mm(q, k.t());
-    s.mul_(scale);
+    at::mm_out(s, q_scaled, k.t());
   }
   if (is_causal && j0 + k.size(0) - 1 > i0) maskCausal(s, i0, j0);
-  return s;
 }
 
 std::optional<at::Tensor> biasOf(const std::optional<at::Tensor>& bias, int64_t b, int64_t h) {
@@ -119,38 +118,55 @@ void efficientAttentionForwardCpu(const at::Tensor& query, const at::Tensor& key
   const int64_t nq = (L + kBlockQ - 1) / kBlockQ;
   const bool use_dropout = dropout.p > 0.0;
   at::parallel_for(0, B * H * nq, 1, [&](int64_t begin, int64_t end) {
+    at::Tensor s_buf = at::empty({kBlockQ * kBlockK}, at::kFloat);
+    at::Tensor z_buf = use_dropout ? at::empty({kBlockQ * kBlockK}, at::kFloat) : at::Tensor();
+    at::Tensor blk_max = at::empty({kBlockQ}, at::kFloat), blk_sum = at::empty({kBlockQ}, at::kFloat);
+    at::Tensor alpha = at::empty({kBlockQ}, at::kFloat), ref = at::empty({kBlockQ}, at::kFloat);
     for (int64_t task = begin; task < end; ++task) {
       const int64_t b = task / (H * nq), h = (task / nq) % H, i0 = (task % nq) * kBlockQ;
       const int64_t m = std::min(kBlockQ, L - i0);
       const at::Tensor k_bh = key[b][h / group], v_bh = value[b][h / group];
       const std::optional<at::Tensor> bias_bh = biasOf(bias, b, h);
-      at::Tensor q = f32(query[b][h].slice(0, i0, i0 + m));
-      at::Tensor row_max = at::full({m}, -kInf, at::kFloat);
-      at::Tensor row_sum = at::zeros({m}, at::kFloat);
+      const at::Tensor q = query[b][h].slice(0, i0, i0 + m).to(at::kFloat, /*non_blocking=*/false, /*copy=*/true).mul_(scale);
+      std::vector<float> row_max(m, -kInf), row_sum(m, 0.f);
       at::Tensor acc = at::zeros({m, value.size(3)}, at::kFloat);
+      float *bmax = blk_max.data_ptr<float>(), *bsum = blk_sum.data_ptr<float>();
+      float *al = alpha.data_ptr<float>(), *rf = ref.data_ptr<float>();
       // Causal: keys past the block's last query are masked for every row.
       const int64_t s_end = is_causal ? std::min(S, i0 + m) : S;
       for (int64_t j0 = 0; j0 < s_end; j0 += kBlockK) {
         const int64_t n = std::min(kBlockK, s_end - j0);
-        at::Tensor s = scores(q, f32(k_bh.slice(0, j0, j0 + n)), bias_bh, i0, j0, scale, is_causal);
-        at::Tensor new_max = at::maximum(row_max, std::get<0>(s.max(1)));
-        // A row with every score -inf so far keeps a finite reference point.
-        at::Tensor ref = at::where(new_max.eq(-kInf), at::zeros({}, at::kFloat), new_max);
-        s.sub_(ref.unsqueeze(1)).exp_();
-        at::Tensor alpha = row_max.sub(ref).exp_();
-        row_sum.mul_(alpha).add_(s.sum(1));
-        acc.mul_(alpha.unsqueeze(1));
-        if (use_dropout) s.mul_(dropoutScale(dropout, uint64_t(b * H + h) * uint64_t(L), i0, m, j0, n, S));
+        at::Tensor s = block(s_buf, m, n);
+        scores(s, q, f32(k_bh.slice(0, j0, j0 + n)), bias_bh, i0, j0, is_causal);
+        at::Tensor bm = blk_max.narrow(0, 0, m), bs = blk_sum.narrow(0, 0, m);
+        at::amax_out(bm, s, {1});
+        for (int64_t r = 0; r < m; ++r) {
+          const float nm = std::max(row_max[r], bmax[r]);
+          // A row with every score -inf so far keeps a finite reference point.
+          rf[r] = nm == -kInf ? 0.f : nm;
+          al[r] = std::exp(row_max[r] - rf[r]);
+          row_max[r] = nm;
+        }
+        s.sub_(ref.narrow(0, 0, m).unsqueeze(1)).exp_();
+        at::sum_out(bs, s, {1});
+        for (int64_t r = 0; r < m; ++r) row_sum[r] = row_sum[r] * al[r] + bsum[r];
+        acc.mul_(alpha.narrow(0, 0, m).unsqueeze(1));
+        if (use_dropout) {
+          at::Tensor z = block(z_buf, m, n);
+          dropoutScale(dropout, uint64_t(b * H + h) * uint64_t(L), i0, j0, S, z);
+          s.mul_(z);
+        }
         acc.addmm_(s, f32(v_bh.slice(0, j0, j0 + n)));
-        row_max = new_max;
       }
       // Rows with nothing to attend to (all masked) give 0 and lse = +inf, so backward sees p = 0.
-      at::Tensor empty_row = row_sum.eq(0);
-      out[b][h].slice(0, i0, i0 + m).copy_(acc.div_(row_sum.masked_fill(empty_row, 1).unsqueeze(1)));
-      if (lse.defined()) {
-        at::Tensor l = row_max.add_(row_sum.masked_fill(empty_row, 1).log_()).masked_fill_(empty_row, kInf);
-        lse[b][h].slice(0, i0, i0 + m).copy_(l);
+      at::Tensor inv = at::empty({m, 1}, at::kFloat), l = at::empty({m}, at::kFloat);
+      for (int64_t r = 0; r < m; ++r) {
+        const bool none = row_sum[r] == 0.f;
+        inv.data_ptr<float>()[r] = none ? 0.f : 1.f / row_sum[r];
+        l.data_ptr<float>()[r] = none ? kInf : row_max[r] + std::log(row_sum[r]);
       }
+      out[b][h].slice(0, i0, i0 + m).copy_(acc.mul_(inv));
+      if (lse.defined()) lse[b][h].slice(0, i0, i0 + m).copy_(l);
     }
   });
 }
@@ -170,6 +186,9 @@ void efficientAttentionBackwardCpu(const at::Tensor& grad_out, const at::Tensor&
   const bool use_dropout = dropout.p > 0.0;
   // One task per (batch, key/value head): its key and value gradients have one writer.
   at::parallel_for(0, B * Hkv, 1, [&](int64_t begin, int64_t end) {
+    at::Tensor p_buf = at::empty({kBlockQ * kBlockK}, at::kFloat), dp_buf = at::empty({kBlockQ * kBlockK}, at::kFloat);
+    at::Tensor z_buf = use_dropout ? at::empty({kBlockQ * kBlockK}, at::kFloat) : at::Tensor();
+    at::Tensor pz_buf = use_dropout ? at::empty({kBlockQ * kBlockK}, at::kFloat) : at::Tensor();
     for (int64_t task = begin; task < end; ++task) {
       const int64_t b = task / Hkv, hk = task % Hkv;
       const at::Tensor k_all = key[b][hk], v_all = value[b][hk];
@@ -177,7 +196,9 @@ void efficientAttentionBackwardCpu(const at::Tensor& grad_out, const at::Tensor&
       at::Tensor dv = at::zeros({S, value.size(3)}, at::kFloat);
       for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {
         const std::optional<at::Tensor> bias_bh = biasOf(bias, b, h);
-        const at::Tensor q_all = f32(query[b][h]), do_all = f32(grad_out[b][h]);
+        // With Q pre-scaled, dK = scale * dS^T Q = dS^T (scale * Q).
+        const at::Tensor q_all = query[b][h].to(at::kFloat, false, /*copy=*/true).mul_(scale);
+        const at::Tensor do_all = f32(grad_out[b][h]);
         const at::Tensor lse_all = lse[b][h].slice(0, 0, L);
         // D_i = sum_j P_ij dP_ij = rowsum(dO * O): the softmax backward's correction term.
         const at::Tensor delta = do_all.mul(f32(out[b][h])).sum(1);
@@ -191,12 +212,14 @@ void efficientAttentionBackwardCpu(const at::Tensor& grad_out, const at::Tensor&
           for (int64_t i0 = i_first; i0 < L; i0 += kBlockQ) {
             const int64_t m = std::min(kBlockQ, L - i0);
             const at::Tensor q = q_all.slice(0, i0, i0 + m), d_o = do_all.slice(0, i0, i0 + m);
-            at::Tensor p = scores(q, k, bias_bh, i0, j0, scale, is_causal);
+            at::Tensor p = block(p_buf, m, n), dp = block(dp_buf, m, n);
+            scores(p, q, k, bias_bh, i0, j0, is_causal);
             p.sub_(lse_all.slice(0, i0, i0 + m).unsqueeze(1)).exp_();
-            at::Tensor dp = at::mm(d_o, v.t());
+            at::mm_out(dp, d_o, v.t());
             if (use_dropout) {
-              at::Tensor z = dropoutScale(dropout, uint64_t(b * H + h) * uint64_t(L), i0, m, j0, n, S);
-              dv_blk.addmm_(p.mul(z).t(), d_o);
+              at::Tensor z = block(z_buf, m, n), pz = block(pz_buf, m, n);
+              dropoutScale(dropout, uint64_t(b * H + h) * uint64_t(L), i0, j0, S, z);
+              dv_blk.addmm_(at::mul_out(pz, p, z).t(), d_o);
               dp.mul_(z);
             } else {
               dv_blk.addmm_(p.t(), d_o);
@@ -204,7 +227,7 @@ void efficientAttentionBackwardCpu(const at::Tensor& grad_out, const at::Tensor&
             at::Tensor ds = p.mul_(dp.sub_(delta.slice(0, i0, i0 + m).unsqueeze(1)));
             if (grad_bias.defined()) grad_bias[b][h].slice(0, i0, i0 + m).slice(1, j0, j0 + n).copy_(ds);
             dq.slice(0, i0, i0 + m).addmm_(ds, k, 1.0, scale);
-            dk_blk.addmm_(ds.t(), q, 1.0, scale);
+            dk_blk.addmm_(ds.t(), q);
           }
         }
         grad_query[b][h].copy_(dq);

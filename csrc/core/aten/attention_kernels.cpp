@@ -204,13 +204,17 @@ void efficientAttentionBackwardCpu(const at::Tensor& grad_out, const at::Tensor&
         const at::Tensor delta = do_all.mul(f32(out[b][h])).sum(1);
         at::Tensor dq = at::zeros({L, query.size(3)}, at::kFloat);
         for (int64_t j0 = 0; j0 < S; j0 += kBlockK) {
-          const int64_t n = std::min(kBlockK, S - j0);
-          const at::Tensor k = f32(k_all.slice(0, j0, j0 + n)), v = f32(v_all.slice(0, j0, j0 + n));
-          at::Tensor dk_blk = dk.slice(0, j0, j0 + n), dv_blk = dv.slice(0, j0, j0 + n);
+          const int64_t n_blk = std::min(kBlockK, S - j0);
+          const at::Tensor k_blk = f32(k_all.slice(0, j0, j0 + n_blk)), v_blk = f32(v_all.slice(0, j0, j0 + n_blk));
+          at::Tensor dk_all_blk = dk.slice(0, j0, j0 + n_blk), dv_all_blk = dv.slice(0, j0, j0 + n_blk);
           // Causal: query rows before j0 see none of these keys.
           const int64_t i_first = is_causal ? (std::min(j0, L) / kBlockQ) * kBlockQ : 0;
           for (int64_t i0 = i_first; i0 < L; i0 += kBlockQ) {
             const int64_t m = std::min(kBlockQ, L - i0);
+            // Causal: keys past this block's last query are masked for all its rows; leave them out.
+            const int64_t n = is_causal ? std::min(n_blk, i0 + m - j0) : n_blk;
+            const at::Tensor k = k_blk.narrow(0, 0, n), v = v_blk.narrow(0, 0, n);
+            at::Tensor dk_blk = dk_all_blk.narrow(0, 0, n), dv_blk = dv_all_blk.narrow(0, 0, n);
             const at::Tensor q = q_all.slice(0, i0, i0 + m), d_o = do_all.slice(0, i0, i0 + m);
             at::Tensor p = block(p_buf, m, n), dp = block(dp_buf, m, n);
             scores(p, q, k, bias_bh, i0, j0, is_causal);

@@ -43,15 +43,14 @@ at::Tensor longScalar(uint64_t v) { return at::scalar_tensor(int64_t(v), at::Ten
 }  // namespace
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> scaled_dot_product_efficient_attention(
-    const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-    const std::optional<at::Tensor>& attn_bias, bool compute_log_sumexp, double dropout_p, bool is_causal,
-    std::optional<double> scale) {
+    const at::Tensor& query, const at::Tensor& key, const at::Tensor& value, const std::optional<at::Tensor>& attn_bias,
+    bool compute_log_sumexp, double dropout_p, bool is_causal, std::optional<double> scale) {
   c10::DeviceGuard guard(query.device());
   prepare(query, "aten::_scaled_dot_product_efficient_attention");
   TORCH_CHECK(dropout_p >= 0.0 && dropout_p < 1.0,
               "_scaled_dot_product_efficient_attention: dropout_p must be in [0, 1), got ", dropout_p);
-  TORCH_CHECK(query.dim() == 4, "_scaled_dot_product_efficient_attention on npu expects a 4-D query, got ",
-              query.dim(), "-D");
+  TORCH_CHECK(query.dim() == 4, "_scaled_dot_product_efficient_attention on npu expects a 4-D query, got ", query.dim(),
+              "-D");
   const int64_t B = query.size(0), H = query.size(1), L = query.size(2), Ev = value.size(-1);
   const int64_t S = key.dim() == 4 ? key.size(2) : 0;
 
@@ -91,10 +90,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> scaled_dot_product_ef
   AttentionDropout dropout;
   dropout.p = dropout_p;
   if (dropout_p > 0.0) {
-    TORCH_CHECK(philox_seed.defined() && philox_offset.defined() && philox_seed.numel() == 1 &&
-                    philox_offset.numel() == 1,
-                "_scaled_dot_product_efficient_attention_backward on npu: dropout needs the forward's philox_seed "
-                "and philox_offset (0-dim int64 tensors)");
+    TORCH_CHECK(
+        philox_seed.defined() && philox_offset.defined() && philox_seed.numel() == 1 && philox_offset.numel() == 1,
+        "_scaled_dot_product_efficient_attention_backward on npu: dropout needs the forward's philox_seed "
+        "and philox_offset (0-dim int64 tensors)");
     dropout.seed = uint64_t(philox_seed.item<int64_t>());
     dropout.offset = uint64_t(philox_offset.item<int64_t>());
   }
@@ -111,9 +110,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> scaled_dot_product_ef
   }
   {
     RedirectToNpu redirect(query.device().index());
-    efficientAttentionBackwardCpu(cpu(grad_out), cpu(query), cpu(key), cpu(value), cpu(bias), cpu(out),
-                                  cpu(logsumexp), softmaxScale(query, scale), is_causal, dropout, cpu(gq), cpu(gk),
-                                  cpu(gv), gb.defined() ? cpu(gb) : at::Tensor());
+    efficientAttentionBackwardCpu(cpu(grad_out), cpu(query), cpu(key), cpu(value), cpu(bias), cpu(out), cpu(logsumexp),
+                                  softmaxScale(query, scale), is_causal, dropout, cpu(gq), cpu(gk), cpu(gv),
+                                  gb.defined() ? cpu(gb) : at::Tensor());
   }
   return {grad_input_mask[0] ? gq : at::Tensor(), grad_input_mask[1] ? gk : at::Tensor(),
           grad_input_mask[2] ? gv : at::Tensor(), gb};

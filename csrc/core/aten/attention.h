@@ -21,9 +21,8 @@
 namespace npudist::core {
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> scaled_dot_product_efficient_attention(
-    const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-    const std::optional<at::Tensor>& attn_bias, bool compute_log_sumexp, double dropout_p, bool is_causal,
-    std::optional<double> scale);
+    const at::Tensor& query, const at::Tensor& key, const at::Tensor& value, const std::optional<at::Tensor>& attn_bias,
+    bool compute_log_sumexp, double dropout_p, bool is_causal, std::optional<double> scale);
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> scaled_dot_product_efficient_attention_backward(
     const at::Tensor& grad_out, const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,

@@ -76,12 +76,12 @@ bool cudaWouldUseFlash(const sdp::sdp_params& p, bool debug) {
 
 // Would CUDA (sm80) run memory-efficient attention on these inputs?
 bool cudaWouldUseMemEfficient(const sdp::sdp_params& p, bool debug) {
-  return allPass(p,
-                 {sdp::check_runtime_disabled_mem_efficient, dense, sdp::check_tensor_shapes, headDimMemEfficient,
-                  memEfficientDtype, sdp::check_nonzero_sequence_lengths_dense,
-                  sdp::check_last_dim_stride_equals_1_dense<false>,
-                  sdp::check_batch_size_and_num_heads_dense<false /*supports_gqa*/>},
-                 debug);
+  return allPass(
+      p,
+      {sdp::check_runtime_disabled_mem_efficient, dense, sdp::check_tensor_shapes, headDimMemEfficient,
+       memEfficientDtype, sdp::check_nonzero_sequence_lengths_dense, sdp::check_last_dim_stride_equals_1_dense<false>,
+       sdp::check_batch_size_and_num_heads_dense<false /*supports_gqa*/>},
+      debug);
 }
 
 at::SDPBackend select(const sdp::sdp_params& p, bool debug) {

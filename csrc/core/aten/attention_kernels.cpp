@@ -63,8 +63,8 @@ void maskCausal(at::Tensor& s, int64_t i0, int64_t j0) {
 }
 
 // s = q_scaled K^T (+ bias block), causal-masked: one block of scores (q already holds the scale).
-void scores(at::Tensor& s, const at::Tensor& q_scaled, const at::Tensor& k,
-            const std::optional<at::Tensor>& bias_bh, int64_t i0, int64_t j0, bool is_causal) {
+void scores(at::Tensor& s, const at::Tensor& q_scaled, const at::Tensor& k, const std::optional<at::Tensor>& bias_bh,
+            int64_t i0, int64_t j0, bool is_causal) {
   if (bias_bh) {
     s.copy_(bias_bh->slice(0, i0, i0 + q_scaled.size(0)).slice(1, j0, j0 + k.size(0)));
     s.addmm_(q_scaled, k.t());
@@ -127,7 +127,8 @@ void efficientAttentionForwardCpu(const at::Tensor& query, const at::Tensor& key
       const int64_t m = std::min(kBlockQ, L - i0);
       const at::Tensor k_bh = key[b][h / group], v_bh = value[b][h / group];
       const std::optional<at::Tensor> bias_bh = biasOf(bias, b, h);
-      const at::Tensor q = query[b][h].slice(0, i0, i0 + m).to(at::kFloat, /*non_blocking=*/false, /*copy=*/true).mul_(scale);
+      const at::Tensor q =
+          query[b][h].slice(0, i0, i0 + m).to(at::kFloat, /*non_blocking=*/false, /*copy=*/true).mul_(scale);
       std::vector<float> row_max(m, -kInf), row_sum(m, 0.f);
       at::Tensor acc = at::zeros({m, value.size(3)}, at::kFloat);
       float *bmax = blk_max.data_ptr<float>(), *bsum = blk_sum.data_ptr<float>();

@@ -5,6 +5,7 @@
 #include <c10/core/DeviceGuard.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <mutex>
 
@@ -12,7 +13,7 @@
 #include "core/aten/attention_kernels.h"
 #include "core/aten/cpu_alias.h"
 #include "core/generator.h"
-#include "core/graph/capture_state.h"
+#include "core/graph/capture.h"
 #include "core/stream.h"
 
 namespace npudist::core {
@@ -24,14 +25,32 @@ std::optional<at::Tensor> cpu(const std::optional<at::Tensor>& t) {
   return t && t->defined() ? std::optional<at::Tensor>(cpu(*t)) : std::nullopt;
 }
 
-// Runs before the kernel: the device's current stream has done its queued work.
-void prepare(const at::Tensor& query, const char* op) {
+// The capture the call records into (nullptr: run now, after the current stream's queued work).
+graph::Capture* prepare(const at::Tensor& query, const char* op, bool dropout) {
   TORCH_CHECK(query.is_privateuseone(), op, " (npu kernel) called with a ", query.device(), " query");
   c10::DeviceIndex device = query.device().index();
-  if (C10_UNLIKELY(graph::anyCapture()))
-    if (graph::Capture* c = graph::captureOfCurrent(device))
-      graph::failOnCapturingStream(c, std::string(op) + " on npu (not capturable yet; see docs/graph.md, Limits)");
+  graph::Capture* capture = graph::anyCapture() ? graph::captureOfCurrent(device) : nullptr;
+  if (C10_UNLIKELY(capture != nullptr)) {
+    // The dropout (seed, offset) would have to be re-read at each replay.
+    if (dropout)
+      graph::failOnCapturingStream(capture, std::string(op) +
+                                                " with dropout_p > 0 on npu (not capturable yet; see docs/graph.md, "
+                                                "Limits)");
+    return capture;
+  }
   waitCurrentStream(device);
+  return nullptr;
+}
+
+// Runs `kernel` (over CPU aliases of npu memory) now, or records it into the capture for replay.
+void runOrRecord(graph::Capture* capture, const at::Tensor& query, const char* op, std::function<void()> kernel) {
+  c10::DeviceIndex device = query.device().index();
+  if (capture) {
+    graph::recordHost(*capture, op, std::move(kernel), currentStreamId(device));
+    return;
+  }
+  RedirectToNpu redirect(device);
+  kernel();
 }
 
 double softmaxScale(const at::Tensor& query, std::optional<double> scale) {
@@ -46,7 +65,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> scaled_dot_product_ef
     const at::Tensor& query, const at::Tensor& key, const at::Tensor& value, const std::optional<at::Tensor>& attn_bias,
     bool compute_log_sumexp, double dropout_p, bool is_causal, std::optional<double> scale) {
   c10::DeviceGuard guard(query.device());
-  prepare(query, "aten::_scaled_dot_product_efficient_attention");
+  graph::Capture* capture = prepare(query, "aten::_scaled_dot_product_efficient_attention", dropout_p > 0.0);
   TORCH_CHECK(dropout_p >= 0.0 && dropout_p < 1.0,
               "_scaled_dot_product_efficient_attention: dropout_p must be in [0, 1), got ", dropout_p);
   TORCH_CHECK(query.dim() == 4, "_scaled_dot_product_efficient_attention on npu expects a 4-D query, got ", query.dim(),
@@ -71,11 +90,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> scaled_dot_product_ef
   const int64_t lse_len = compute_log_sumexp ? (L + 31) / 32 * 32 : 0;
   at::Tensor lse = at::empty({B, H, lse_len}, query.options().dtype(at::kFloat));
   if (lse_len > L) lse.slice(2, L, lse_len).fill_(std::numeric_limits<float>::infinity());
-  {
-    RedirectToNpu redirect(query.device().index());
-    efficientAttentionForwardCpu(cpu(query), cpu(key), cpu(value), cpu(attn_bias), softmaxScale(query, scale),
-                                 is_causal, dropout, cpu(out), compute_log_sumexp ? cpu(lse) : at::Tensor());
-  }
+  runOrRecord(capture, query, "aten::_scaled_dot_product_efficient_attention",
+              [q = cpu(query), k = cpu(key), v = cpu(value), b = cpu(attn_bias), s = softmaxScale(query, scale),
+               is_causal, dropout, o = cpu(out), l = compute_log_sumexp ? cpu(lse) : at::Tensor()] {
+                efficientAttentionForwardCpu(q, k, v, b, s, is_causal, dropout, o, l);
+              });
   return {out, lse, longScalar(dropout.seed), longScalar(dropout.offset)};
 }
 
@@ -85,7 +104,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> scaled_dot_product_ef
     const at::Tensor& philox_offset, double dropout_p, std::array<bool, 4> grad_input_mask, bool is_causal,
     std::optional<double> scale) {
   c10::DeviceGuard guard(query.device());
-  prepare(query, "aten::_scaled_dot_product_efficient_attention_backward");
+  graph::Capture* capture = prepare(query, "aten::_scaled_dot_product_efficient_attention_backward", dropout_p > 0.0);
   if (!grad_out.defined()) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   AttentionDropout dropout;
   dropout.p = dropout_p;
@@ -108,12 +127,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> scaled_dot_product_ef
     if (grad_input_mask[3])
       gb = at::empty({query.size(0), query.size(1), query.size(2), key.size(2)}, attn_bias.options());
   }
-  {
-    RedirectToNpu redirect(query.device().index());
-    efficientAttentionBackwardCpu(cpu(grad_out), cpu(query), cpu(key), cpu(value), cpu(bias), cpu(out), cpu(logsumexp),
-                                  softmaxScale(query, scale), is_causal, dropout, cpu(gq), cpu(gk), cpu(gv),
-                                  gb.defined() ? cpu(gb) : at::Tensor());
-  }
+  runOrRecord(capture, query, "aten::_scaled_dot_product_efficient_attention_backward",
+              [g = cpu(grad_out), q = cpu(query), k = cpu(key), v = cpu(value), b = cpu(bias), o = cpu(out),
+               l = cpu(logsumexp), s = softmaxScale(query, scale), is_causal, dropout, gq = cpu(gq), gk = cpu(gk),
+               gv = cpu(gv), gb = gb.defined() ? cpu(gb) : at::Tensor()] {
+                efficientAttentionBackwardCpu(g, q, k, v, b, o, l, s, is_causal, dropout, gq, gk, gv, gb);
+              });
   return {grad_input_mask[0] ? gq : at::Tensor(), grad_input_mask[1] ? gk : at::Tensor(),
           grad_input_mask[2] ? gv : at::Tensor(), gb};
 }

@@ -9,7 +9,8 @@
 // int64 cpu tensors holding the npu generator's (seed, offset) the dropout
 // mask was drawn at (0 without dropout). Backward regenerates the mask from
 // them. Grouped-query inputs (key/value heads dividing query heads) are
-// accepted. Not capturable in npu graphs yet (raises on a capturing stream).
+// accepted. Capturable in npu graphs without dropout (the kernel is recorded
+// and runs at each replay); with dropout a capture raises.
 #pragma once
 
 #include <ATen/core/Tensor.h>

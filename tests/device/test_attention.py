@@ -179,8 +179,10 @@ def _compare(shape, dtype, mask=None, causal=False, scale=None, gqa=False, seed=
         ((1, 2, 2, 130, 290, 128, 128), "float", False, 0.3),
         ((1, 2, 2, 150, 70, 32, 64), "bool", False, None),
         ((1, 2, 2, 270, 300, 64, 64), None, True, None),  # top-left causal with lq != lk
+        ((1, 1, 1, 1100, 1100, 32, 32), None, True, None),  # long sequences: 256 x 512 blocks
+        ((1, 1, 1, 1030, 1100, 32, 32), "float", False, None),
     ],
-    ids=["plain", "causal", "float-mask+scale", "bool-mask, dv!=d", "causal lq<lk"],
+    ids=["plain", "causal", "float-mask+scale", "bool-mask, dv!=d", "causal lq<lk", "long causal", "long mask"],
 )
 def test_efficient_matches_math_forward_and_backward(dtype, shape, mask, causal, scale):
     _compare(shape, dtype, mask=mask, causal=causal, scale=scale)

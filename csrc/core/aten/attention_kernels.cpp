@@ -16,11 +16,14 @@
 namespace npudist::core {
 namespace {
 
-// Rows of queries and keys per block: a 64 x 256 fp32 score block (64 KiB) stays in cache next to
-// its operands, and causal diagonal blocks waste little. On this (busy) host 64-256 x 128-512 were
-// within noise of each other at seq 512-4096, head dim 64-128.
-constexpr int64_t kBlockQ = 64;
-constexpr int64_t kBlockK = 256;
+// Rows of queries and keys per block. Short sequences: 64 x 256 (a 64 KiB fp32 score block; causal
+// diagonal blocks waste little). From 1024 on: 256 x 512, as PyTorch's CPU flash kernel splits
+// (sdp_utils' qSplitSize/kvSplitSize): the GEMMs are ~8x larger and run closer to the BLAS peak,
+// and the diagonal's share of the work is small.
+struct Blocks {
+  int64_t q, k;
+};
+Blocks blocksFor(int64_t L, int64_t S) { return {L >= 1024 ? 256 : 64, S >= 1024 ? 512 : 256}; }
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 at::Tensor f32(const at::Tensor& t) { return t.scalar_type() == at::kFloat ? t : t.to(at::kFloat); }
@@ -115,6 +118,7 @@ void efficientAttentionForwardCpu(const at::Tensor& query, const at::Tensor& key
   checkInputs(query, key, value, bias);
   const int64_t B = query.size(0), H = query.size(1), L = query.size(2), S = key.size(2);
   const int64_t group = H / key.size(1);
+  const auto [kBlockQ, kBlockK] = blocksFor(L, S);
   const int64_t nq = (L + kBlockQ - 1) / kBlockQ;
   const bool use_dropout = dropout.p > 0.0;
   at::parallel_for(0, B * H * nq, 1, [&](int64_t begin, int64_t end) {
@@ -185,6 +189,7 @@ void efficientAttentionBackwardCpu(const at::Tensor& grad_out, const at::Tensor&
               "_scaled_dot_product_efficient_attention_backward on npu: logsumexp of shape ", lse.sizes(),
               " does not match query ", query.sizes(), " (was the forward run with compute_log_sumexp=True?)");
   const bool use_dropout = dropout.p > 0.0;
+  const auto [kBlockQ, kBlockK] = blocksFor(L, S);
   // One task per (batch, key/value head): its key and value gradients have one writer.
   at::parallel_for(0, B * Hkv, 1, [&](int64_t begin, int64_t end) {
     at::Tensor p_buf = at::empty({kBlockQ * kBlockK}, at::kFloat), dp_buf = at::empty({kBlockQ * kBlockK}, at::kFloat);

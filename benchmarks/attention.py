@@ -11,7 +11,9 @@ Three variants run on the same inputs, interleaved, in one process:
 Time: one forward + backward (out.backward(grad)), median and best of --reps repetitions. Goal:
 npu efficient / cpu flash <= 1.0. Memory: torch.npu.max_memory_allocated during one forward +
 backward, above what was allocated before (inputs, grads of earlier runs freed), efficient vs math.
-The kernel's per-thread scratch blocks (up to 4 x 64 x 256 fp32) are npu memory only on the calling thread.
+The kernel's scratch (per thread: up to 4 score-sized blocks, 256 x 512 fp32 at most, and the fp32
+accumulators of one query block or one head) counts as npu memory when it is allocated on the calling
+thread, as always with --threads 1.
 
     python benchmarks/attention.py [--seqs 512,1024,2048,4096] [--head-dims 64,128] [--batch 1]
         [--heads 4] [--dtype float32|bfloat16] [--no-causal] [--threads 1] [--reps 3]

@@ -61,7 +61,7 @@ class PrecompiledHeaderBuild(BuildExtension):
     ninja rebuilds the objects too, and only then (incremental builds stay incremental).
     The .gch builds while the light units compile. ``-fpch-preprocess`` lets ccache cache units that use the PCH (run.sh sets the
     CCACHE_SLOPPINESS ccache needs for that). Off by default, on with NPUDIST_BUILD_PCH=1 (GCC only:
-    clang's PCH is a different mechanism): measured per unit (benchmarks/build_time.py, issue #43)
+    clang's PCH is a different mechanism): measured per unit (benchmarks/build_time.py)
     it saves the heavy bindings units up to 1.65x of their CPU time but costs others more than it
     saves, because a unit then instantiates and emits code for everything the union of headers
     defines inline (``-ftime-report``: csrc/util/env.cpp spends 12 s in "lang. deferred" and "opt

@@ -1,4 +1,4 @@
-"""Compile time of each unit of npudist._C alone, with and without the precompiled header (issue #43).
+"""Compile time of each unit of npudist._C alone, with and without the precompiled header.
 
 Reads the compile commands torch's BuildExtension wrote into ``build/temp.*/build.ninja`` (run
 ``./run.sh setup`` or ``./run.sh build`` first), then compiles every unit by itself, one at a

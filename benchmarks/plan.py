@@ -11,7 +11,7 @@
     python benchmarks/plan.py [--ranks 2 4] [--hardware FILE] [--reps 2] [--measure-steps 8]
         [--json benchmarks/results/plan.json] [-- extra flagship args]
 
-Goal (issue 35): within 15 % at 2 ranks; 4 ranks is reported (4 simulated npus share this host's
+Goal: within 15 % at 2 ranks; 4 ranks is reported (4 simulated npus share this host's
 CPUs). A few minutes per rank count on a quiet 2-core machine.
 """
 from __future__ import annotations

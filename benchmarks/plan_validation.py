@@ -1,24 +1,24 @@
-"""Published figures that npudist.plan's predictions are checked against (issue #37): the data only.
+"""Published figures that npudist.plan's predictions are checked against: the data only.
 
-This file holds, with their public sources, the rows issue #37's validation uses. It was written before
+This file holds, with their public sources, the rows the planner's validation uses. It was written before
 any prediction was run, so the list of check rows is fixed independently of how well they come out.
 
 What is here
 ------------
 CALIBRATION_ROWS
-    The two rows #37 calibrates at most two global factors on: LLaMA2-7B (8 NPUs, TP1 PP2, seq 4096,
+    The two rows the planner calibrates at most two global factors on: LLaMA2-7B (8 NPUs, TP1 PP2, seq 4096,
     mbs 1, gbs 256, distributed optimizer: 4733 tokens/s/NPU) and LLaMA2-13B (8 NPUs, TP8 PP1, seq 4096,
     mbs 4, gbs 512: 2209), each checked against the example script of the commit below.
 CHECK_ROWS
     Every other dense decoder row of MindSpeed-LLM's README table (column 性能, tokens per second per NPU,
     "Atlas 900 A2 PODc") at COMMIT whose configuration that commit's example pretrain scripts give and that
-    #37's ``python -m npudist.plan model --family llama ...`` can express: RMSNorm, RoPE, grouped-query or
+    the planner's ``python -m npudist.plan model --family llama ...`` can express: RMSNorm, RoPE, grouped-query or
     multi-head attention with head_dim = hidden / heads, a gated MLP (SwiGLU or GeGLU: the same GEMMs),
     fused attention, no context parallelism, and the script's cluster equal to the README's. Differences
     from that family which change FLOPs and memory by little are kept and listed in ``deviations``
     (``qkv_bias``; ``tied_embeddings``; ``alibi`` inside fused attention; GLM's partial rotary; Gemma's
     norm offset; MiniCPM's embedding scaling). The calibration rows are not repeated here: the mean
-    absolute percentage error and Spearman correlation of #37 are computed over CHECK_ROWS, out of sample.
+    absolute percentage error and Spearman correlation of the validation are computed over CHECK_ROWS, out of sample.
 LEFT_OUT
     Every other row of that table, each with its reason (MoE; context parallel; the script's cluster
     differs from the README's; an architecture outside the family; no script).
@@ -27,9 +27,9 @@ TOKENIZER_VOCAB
     size and where it is published; ``vocab`` is then padded as Megatron does: up to a multiple of
     ``--make-vocab-size-divisible-by`` x TP.
 COLLECTIVE_ROWS
-    Published intra-node collective bandwidths of 8x910B nodes at 2, 4 and 8 NPUs (#37's collective check).
+    Published intra-node collective bandwidths of 8x910B nodes at 2, 4 and 8 NPUs (the planner's collective check).
 PARAMETER_COUNTS
-    Published parameter counts and architectures of LLaMA2-7B/13B/70B and LLaMA3-8B (#37: the built-in
+    Published parameter counts and architectures of LLaMA2-7B/13B/70B and LLaMA3-8B (the built-in
     LLaMA family must match them within 1 %).
 
 Row fields (CALIBRATION_ROWS, CHECK_ROWS)
@@ -68,7 +68,7 @@ MINDSPEED_LLM = "Ascend/MindSpeed-LLM"
 COMMIT = "1ea39226824d8826045224f05621cd73560492d6"  # 2024-10-24; the README's figures move between commits
 README_HARDWARE = "Atlas 900 A2 PODc"  # README.md lines 86-92 at COMMIT
 
-# The two rows #37 calibrates on (README lines 375 and 386), checked against their scripts at COMMIT
+# The two rows the planner calibrates on (README lines 375 and 386), checked against their scripts at COMMIT
 # (docs/plan_ascend_sources.md, section 5).
 CALIBRATION_ROWS = [
     dict(id='llama2-7b-4k', model='LLaMA2', size='7B', seq_label='4K', impl='Mcore', cluster='1x8',
@@ -415,29 +415,29 @@ LEFT_OUT = [
     dict(id='baichuan-13b-4k', model='Baichuan', size='13B', seq_label='4K', impl='Legacy', cluster='1x8',
         published_tokens_per_s_per_npu=1213, readme_line=162,
         script='examples/baichuan/pretrain_baichuan_ptd_13B.sh',
-        reason='outside the LLaMA family of #37: alibi without fused attention (materialises seq x seq scores)'),
+        reason="outside the planner's LLaMA family: alibi without fused attention (materialises seq x seq scores)"),
     dict(id='bloom-7b1-2k', model='Bloom', size='7B1', seq_label='2K', impl='Legacy', cluster='1x8',
         published_tokens_per_s_per_npu=2034, readme_line=197, script='examples/bloom/pretrain_bloom_ptd_7B.sh',
-        reason='outside the LLaMA family of #37: alibi without fused attention (materialises seq x seq scores); LayerNorm (not RMSNorm); GELU MLP with 2 matrices (ffn = 4 x hidden); linear biases'),
+        reason="outside the planner's LLaMA family: alibi without fused attention (materialises seq x seq scores); LayerNorm (not RMSNorm); GELU MLP with 2 matrices (ffn = 4 x hidden); linear biases"),
     dict(id='bloom-176b-2k', model='Bloom', size='176B', seq_label='2K', impl='Legacy', cluster='12x8',
         published_tokens_per_s_per_npu=100, readme_line=208, script='examples/bloom/pretrain_bloom_176b.sh',
-        reason='outside the LLaMA family of #37: alibi without fused attention (materialises seq x seq scores); LayerNorm (not RMSNorm); GELU MLP with 2 matrices (ffn = 4 x hidden); linear biases'),
+        reason="outside the planner's LLaMA family: alibi without fused attention (materialises seq x seq scores); LayerNorm (not RMSNorm); GELU MLP with 2 matrices (ffn = 4 x hidden); linear biases"),
     dict(id='chatglm3-6b-32k', model='ChatGLM3', size='6B', seq_label='32K', impl='Mcore', cluster='1x8',
         published_tokens_per_s_per_npu=2650, readme_line=230,
         script='examples/mcore/chatglm3/pretrain_chatglm3_6B_32K.sh',
-        reason="context parallel CP=8 (ulysses_cp_algo): #37's model command has no --cp"),
+        reason="context parallel CP=8 (ulysses_cp_algo): the planner's model command has no --cp"),
     dict(id='chatglm3-6b-64k', model='ChatGLM3', size='6B', seq_label='64K', impl='Mcore', cluster='2x8',
         published_tokens_per_s_per_npu=1724, readme_line=240,
         script='examples/mcore/chatglm3/pretrain_chatglm3_6B_64K.sh',
-        reason="context parallel CP=16 (hybrid_cp_algo): #37's model command has no --cp"),
+        reason="context parallel CP=16 (hybrid_cp_algo): the planner's model command has no --cp"),
     dict(id='glm4-9b-32k', model='GLM4', size='9B', seq_label='32K', impl='Mcore', cluster='2x8',
         published_tokens_per_s_per_npu=1482, readme_line=262,
         script='examples/mcore/glm4/pretrain_glm4_9b_32k_ptd.sh',
-        reason="context parallel CP=4 (megatron_cp_algo): #37's model command has no --cp"),
+        reason="context parallel CP=4 (megatron_cp_algo): the planner's model command has no --cp"),
     dict(id='internlm2-20b-32k', model='InternLM2', size='20B', seq_label='32K', impl='Mcore', cluster='1x8',
         published_tokens_per_s_per_npu=4982, readme_line=318,
         script='examples/mcore/internlm2/pretrain_internlm2_20b_32k_16p_ptd .sh',
-        reason="context parallel CP=2 (ulysses_cp_algo): #37's model command has no --cp; script's cluster 2x16 differs from the README's 1x8"),
+        reason="context parallel CP=2 (ulysses_cp_algo): the planner's model command has no --cp; script's cluster 2x16 differs from the README's 1x8"),
     dict(id='llama3-70b-8k', model='LLaMA3', size='70B', seq_label='8K', impl='Mcore', cluster='8x8',
         published_tokens_per_s_per_npu=353, readme_line=431,
         script='examples/mcore/llama3/pretrain_llama3_70b_ptd.sh',
@@ -445,18 +445,18 @@ LEFT_OUT = [
     dict(id='llama31-8b-128k', model='LLaMA3.1', size='8B', seq_label='128K', impl='Mcore', cluster='4x8',
         published_tokens_per_s_per_npu=1297, readme_line=453,
         script='examples/mcore/llama31/pretrain_llama31_8b_128k_ptd.sh',
-        reason="context parallel CP=4 (megatron_cp_algo): #37's model command has no --cp"),
+        reason="context parallel CP=4 (megatron_cp_algo): the planner's model command has no --cp"),
     dict(id='qwen-72b-8k', model='Qwen', size='72B', seq_label='8K', impl='Legacy', cluster='16x8',
         published_tokens_per_s_per_npu=285, readme_line=521, script='examples/qwen/pretrain_qwen_72b_ptd.sh',
         reason="script's cluster 8x8 differs from the README's 16x8"),
     dict(id='qwen2-05b-32k', model='Qwen2', size='0.5B', seq_label='32K', impl='Mcore', cluster='1x8',
         published_tokens_per_s_per_npu=11338, readme_line=638,
         script='examples/mcore/qwen2/pretrain_qwen2_0point5b_32K_ptd.sh',
-        reason="context parallel CP=2 (megatron_cp_algo): #37's model command has no --cp"),
+        reason="context parallel CP=2 (megatron_cp_algo): the planner's model command has no --cp"),
     dict(id='qwen2-15b-32k', model='Qwen2', size='1.5B', seq_label='32K', impl='Mcore', cluster='1x8',
         published_tokens_per_s_per_npu=7281, readme_line=657,
         script='examples/mcore/qwen2/pretrain_qwen2_1point5b_32K_ptd.sh',
-        reason="context parallel CP=4 (megatron_cp_algo): #37's model command has no --cp"),
+        reason="context parallel CP=4 (megatron_cp_algo): the planner's model command has no --cp"),
     dict(id='qwen2-57b-a14b-4k', model='Qwen2', size='57B-A14B', seq_label='4K', impl='Mcore', cluster='8x8',
         published_tokens_per_s_per_npu=416, readme_line=686,
         script='examples/mcore/qwen2_moe/pretrain_qwen2_57b_a14b_4K_ptd.sh',
@@ -464,7 +464,7 @@ LEFT_OUT = [
     dict(id='qwen25-3b-32k', model='Qwen2.5', size='3B', seq_label='32K', impl='Mcore', cluster='1x8',
         published_tokens_per_s_per_npu=3704, readme_line=708,
         script='examples/mcore/qwen25/pretrain_qwen25_3b_32K_ptd.sh',
-        reason="context parallel CP=4 (megatron_cp_algo): #37's model command has no --cp"),
+        reason="context parallel CP=4 (megatron_cp_algo): the planner's model command has no --cp"),
     dict(id='mixtral-8x7b-32k', model='Mixtral', size='8x7B', seq_label='32K', impl='Mcore', cluster='8x8',
         published_tokens_per_s_per_npu=706, readme_line=762,
         script='examples/mcore/mixtral/pretrain_mixtral_8x7b_ptd.sh',
@@ -480,24 +480,24 @@ LEFT_OUT = [
     dict(id='mistral-7b-32k', model='Mistral', size='7B', seq_label='32K', impl='Mcore', cluster='1x8',
         published_tokens_per_s_per_npu=2900, readme_line=795,
         script='examples/mcore/mistral/pretrain_mistral_7b_ptd.sh',
-        reason='outside the LLaMA family of #37: sliding-window attention (4096 of 32768 tokens)'),
+        reason="outside the planner's LLaMA family: sliding-window attention (4096 of 32768 tokens)"),
     dict(id='gemma-7b-8k', model='Gemma', size='7B', seq_label='8K', impl='Mcore', cluster='1x8',
         published_tokens_per_s_per_npu=2939, readme_line=818, script='examples/mcore/gemma/pretrain_gemma_7b_ptd.sh',
-        reason='outside the LLaMA family of #37: head_dim 256 != hidden/heads 192.0'),
+        reason="outside the planner's LLaMA family: head_dim 256 != hidden/heads 192.0"),
     dict(id='gemma2-9b-8k', model='Gemma2', size='9B', seq_label='8K', impl='Mcore', cluster='1x8',
         published_tokens_per_s_per_npu=1713, readme_line=830,
         script='examples/mcore/gemma2/pretrain_gemma2_9b_ptd.sh',
-        reason='outside the LLaMA family of #37: gelu-tanh MLP activation (neither --swiglu nor --geglu); head_dim 256 != hidden/heads 224.0; interleaved sliding-window attention (4096); extra post-norms (Gemma2); logit soft-capping'),
+        reason="outside the planner's LLaMA family: gelu-tanh MLP activation (neither --swiglu nor --geglu); head_dim 256 != hidden/heads 224.0; interleaved sliding-window attention (4096); extra post-norms (Gemma2); logit soft-capping"),
     dict(id='gemma2-27b-8k', model='Gemma2', size='27B', seq_label='8K', impl='Mcore', cluster='2x8',
         published_tokens_per_s_per_npu=827, readme_line=841,
         script='examples/mcore/gemma2/pretrain_gemma2_27b_ptd.sh',
-        reason='outside the LLaMA family of #37: gelu-tanh MLP activation (neither --swiglu nor --geglu); head_dim 128 != hidden/heads 144.0; interleaved sliding-window attention (4096); extra post-norms (Gemma2); logit soft-capping'),
+        reason="outside the planner's LLaMA family: gelu-tanh MLP activation (neither --swiglu nor --geglu); head_dim 128 != hidden/heads 144.0; interleaved sliding-window attention (4096); extra post-norms (Gemma2); logit soft-capping"),
     dict(id='gpt3-175b-2k', model='GPT3', size='175B', seq_label='2K', impl='Legacy', cluster='16x8',
         published_tokens_per_s_per_npu=153, readme_line=853, script='examples/gpt3/pretrain_gpt3_175B_ptd.sh',
-        reason='outside the LLaMA family of #37: learned absolute position embeddings (no RoPE); LayerNorm (not RMSNorm); GELU MLP with 2 matrices (ffn = 4 x hidden); linear biases'),
+        reason="outside the planner's LLaMA family: learned absolute position embeddings (no RoPE); LayerNorm (not RMSNorm); GELU MLP with 2 matrices (ffn = 4 x hidden); linear biases"),
     dict(id='gpt3-15b-2k', model='GPT3', size='15B', seq_label='2K', impl='Legacy', cluster='1x8',
         published_tokens_per_s_per_npu=1890, readme_line=864, script='examples/gpt3/pretrain_gpt3_15B_ptd.sh',
-        reason='outside the LLaMA family of #37: learned absolute position embeddings (no RoPE); LayerNorm (not RMSNorm); GELU MLP with 2 matrices (ffn = 4 x hidden); linear biases'),
+        reason="outside the planner's LLaMA family: learned absolute position embeddings (no RoPE); LayerNorm (not RMSNorm); GELU MLP with 2 matrices (ffn = 4 x hidden); linear biases"),
     dict(id='gpt4-4x13b-128k', model='GPT4', size='4x13B', seq_label='128K', impl='Mcore', cluster='8x8',
         published_tokens_per_s_per_npu=424, readme_line=876, script=None,
         reason='MoE (mixture of experts): not a dense decoder'),

@@ -1,5 +1,5 @@
 """What one multi-rank launch costs a test: ranks forked from the warm zygote vs fresh interpreters
-(issue #43; npudist.testing.multiproc.run_on_ranks, npudist/testing/zygote.py).
+(npudist.testing.multiproc.run_on_ranks, npudist/testing/zygote.py).
 
 Each repetition runs the same function on ``--ranks`` ranks both ways, interleaved: the ranks set
 up the hccl group (``backend="hccl"``), all_reduce one small npu tensor, and exit. Prints the

@@ -1,4 +1,4 @@
-"""A newcomer's first minutes, measured on a fresh clone (issue #43): time to the demo's first
+"""A newcomer's first minutes, measured on a fresh clone: time to the demo's first
 progress line, the cold build of the extension, and the test command.
 
 Clones this repository (``git clone --branch BRANCH``, default: the current branch; commit your

@@ -1,4 +1,4 @@
-"""What keeps the extension's cold build short (issue #43, docs/benchmarks/setup_time.md), checked on
+"""What keeps the extension's cold build short (docs/benchmarks/setup_time.md), checked on
 the source.
 
 - The units that need nothing of torch (the driver, the environment and shm-name utilities, the

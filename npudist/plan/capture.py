@@ -1,4 +1,4 @@
-"""Logical capture (issue 36, first part): one training step at its real world size, no kernels run.
+"""Logical capture, the first part of the planner: one training step at its real world size, no kernels run.
 
 The caller sets up what the real job would (the model, its FSDP2/DTensor layout, the optimizer)
 under torch's fake process group at the logical world size and FakeTensorMode, then records one

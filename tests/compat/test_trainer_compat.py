@@ -1,5 +1,5 @@
 """What trainers written for Ascend (DeepSpeed, Accelerate, torch_npu's own op examples) find
-when they run unchanged on npudist (issue 39): torch_npu's legacy tensor types, a CANN-shaped
+when they run unchanged on npudist: torch_npu's legacy tensor types, a CANN-shaped
 environment, torch_npu.testing and torch_npu.profiler without a stale warning.
 
 Checks that touch process state (environment variables, torch.version) run in a fresh interpreter.

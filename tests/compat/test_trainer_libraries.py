@@ -1,4 +1,4 @@
-"""DeepSpeed and Accelerate, unchanged, on npudist (issue 39): full tier only (``--full``).
+"""DeepSpeed and Accelerate, unchanged, on npudist: full tier only (``--full``).
 
 They are test dependencies of this tier, installed by the test set-up (pyproject.toml's ``full``
 extra; DeepSpeed is a source package: ``pip install --no-build-isolation deepspeed==0.19.8`` with

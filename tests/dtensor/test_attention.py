@@ -1,4 +1,4 @@
-"""scaled_dot_product_attention on npu meshes: DTensor with is_causal (issue 40's reproduction),
+"""scaled_dot_product_attention on npu meshes: DTensor with is_causal (the mixed Tensor/DTensor reproduction),
 context_parallel ring attention on 2 and 4 ranks, FSDP2 x TP training (workers/attention.py)."""
 import pytest
 

@@ -1,4 +1,4 @@
-"""Logical capture (issue 36, first part): an FSDP2 step at 64 logical npus (8 nodes of 8) without running
+"""Logical capture, the first part of the planner: an FSDP2 step at 64 logical npus (8 nodes of 8) without running
 kernels: per-layer collective counts and bytes as the layout implies, and a prediction from it."""
 import os
 import subprocess

@@ -1,4 +1,4 @@
-"""benchmarks/plan_validation.py's rows are well-formed and consistent (issue #37's validation data).
+"""benchmarks/plan_validation.py's rows are well-formed and consistent (the planner's validation data).
 
 The rows are transcribed from MindSpeed-LLM's README and example scripts at one commit; these checks catch a
 transcription slip (a layout that could not have run, a count that contradicts its architecture) before any
@@ -75,7 +75,7 @@ def test_row_matches_its_labels_and_sources(row):
 
 
 def test_calibration_rows_are_the_issues():
-    """#37 names them: LLaMA2-7B TP1 PP2 seq 4096 mbs 1 gbs 256 with the distributed optimizer, 4733;
+    """The two calibration rows: LLaMA2-7B TP1 PP2 seq 4096 mbs 1 gbs 256 with the distributed optimizer, 4733;
     LLaMA2-13B TP8 PP1 seq 4096 mbs 4 gbs 512, 2209; both on one node of 8."""
     seven, thirteen = V.CALIBRATION_ROWS
     assert (seven["model"], seven["size"], seven["nodes"], seven["tp"], seven["pp"], seven["seq"], seven["mbs"],

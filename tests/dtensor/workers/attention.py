@@ -1,4 +1,4 @@
-"""scaled_dot_product_attention on npu meshes (the case of issue 40), each against single-device
+"""scaled_dot_product_attention on npu meshes, each against single-device
 attention on the whole input, forward and backward:
 - DTensor attention with is_causal=True on head-sharded q/k/v ([Shard(1)]): the reproduction
   (it raised "aten.add.Tensor: got mixed torch.Tensor and DTensor" on the math path);

@@ -1,4 +1,4 @@
-"""c10d semantics PyTorch's distributed suite exercises (issue #20): all_gather_coalesced
+"""c10d semantics PyTorch's distributed suite exercises: all_gather_coalesced
 in c10d's layout, recv from any source, per-collective timeouts, and what the suite runs only
 for Gloo (all_reduce_coalesced, object collectives, futures, DDP no_sync); bitwise value
 checks where the result is data movement or a fixed-order reduction.
@@ -196,7 +196,7 @@ chk.run("get_future then chain", future_chain)
 
 
 # A synchronous collective that ran on the caller's thread keeps only weak references to
-# its tensors once done (issue #23): its Work still gives them while they are alive.
+# its tensors once done (recycled Works): its Work still gives them while they are alive.
 def sync_work_result():
     pg = dist.distributed_c10d._get_default_group()
     total = float(sum(range(1, WORLD + 1)))

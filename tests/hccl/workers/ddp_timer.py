@@ -1,5 +1,5 @@
 """DDP on npu with hccl, a few steps: its logging data's timings (the reducer's npu timer,
-csrc/hccl/ddp_timer.cpp; issue 39 item 4)."""
+csrc/hccl/ddp_timer.cpp)."""
 import torch
 from common import RANK, Checker, init, report
 from torch.nn.parallel import DistributedDataParallel as DDP

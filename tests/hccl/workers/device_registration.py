@@ -1,4 +1,4 @@
-"""Which devices a group created with hccl serves (issue 39 item 5), on 2 ranks.
+"""Which devices a group created with hccl serves, on 2 ranks.
 
 "hccl" alone: npu only, as torch_npu registers it, so the group's default device is npu (object
 collectives, barrier) and a cpu tensor fails with c10d's own error; "cpu:hccl,npu:hccl" reaches

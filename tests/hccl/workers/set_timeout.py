@@ -1,4 +1,4 @@
-"""Lowering a live hccl group's timeout (issue 39 item 6), 2 ranks: torch 2.13's private
+"""Lowering a live hccl group's timeout, 2 ranks: torch 2.13's private
 _set_pg_timeout does not reach a plugin backend (it warns, in torch's words); the public
 ProcessGroup.set_timeout does. Rank 1 then never joins an all_reduce: rank 0's fails after the
 new 3 s, not the 120 s the group was created with."""

@@ -1,4 +1,4 @@
-"""A forked child of a process with live hccl groups (issue #25): it exits through atexit
+"""A forked child of a process with live hccl groups: it exits through atexit
 (the shutdown of npudist's threads), which must not join the parent's threads.
 
 Standalone (not common.py): common.py arms faulthandler.dump_traceback_later, and a child

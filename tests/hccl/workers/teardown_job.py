@@ -1,4 +1,4 @@
-"""The body of the teardown jobs of issue #25 (tests/hccl/test_teardown.py and the soak,
+"""The body of the teardown jobs (a job whose store host goes away; tests/hccl/test_teardown.py and the soak,
 tests/hccl/teardown_soak.py), run in each rank: by teardown_spawn.py under
 ``torch.multiprocessing.start_processes(start_method="spawn")``, or directly under npurun
 (``teardown_job.py MODE [SIZE]``, rank from the environment).

@@ -1,4 +1,4 @@
-"""Issue #25's teardown reproduction, repeated: each repetition starts the ranks with
+"""The teardown reproduction (a job whose store host goes away), repeated: each repetition starts the ranks with
 ``torch.multiprocessing.start_processes(start_method="spawn")`` and runs teardown_job.body
 in them (DeviceMesh on npu, DTensor, gloo sub-group, FSDP2 backward, destroy_process_group
 unless MODE says otherwise). Prints one ``RESULT`` line per repetition: the ranks' exit codes

@@ -1,5 +1,5 @@
 """Rank 0 hosts the TCPStore and leaves first; rank 1 keeps its groups and exits afterwards
-(issue #25: exit when the store host is gone)."""
+(the teardown case: exit when the store host is gone)."""
 import os
 import time
 

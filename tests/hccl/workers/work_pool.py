@@ -1,4 +1,4 @@
-"""Lifetime rules of recycled Works (csrc/hccl/work.h, WorkPool; issue #23): a synchronous
+"""Lifetime rules of recycled Works (csrc/hccl/work.h, WorkPool): a synchronous
 collective that runs on the caller's thread reuses a finished Work nobody holds any more.
 Whoever keeps a Work, or the future it gave, must see its own collective's tensors, values,
 error and completion however many collectives follow; values stay bitwise right on every op

@@ -1,4 +1,4 @@
-"""Zero-copy collectives (issue #24): bitwise against the staged path, free/reuse races, a peer
+"""Zero-copy collectives: bitwise against the staged path, free/reuse races, a peer
 killed while its memory is mapped. Mode from argv[1]: "bitwise", "race", "race-broken" or "kill"."""
 import os
 import signal

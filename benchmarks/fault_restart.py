@@ -25,16 +25,14 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from npudist.testing.npurun import NPURUN, npurun_env  # noqa: E402  (after the repository is on sys.path)
+from npudist.testing.flagship import TINY, differences, load_checkpoint, read_losses, run_flagship  # noqa: E402  (after the repository is on sys.path)
 
 KINDS = {
     "kill_step": ("rank=1,step={fault_step},kind=kill", []),
@@ -45,9 +43,7 @@ KINDS = {
 
 
 def model_args(a):
-    return ["--d-model", "32", "--n-layer", "2", "--n-head", "2", "--seq-len", "16", "--batch-size", "4",
-            "--max-bytes", "200000", "--log-every", "1", "--eval-batches", "1", "--ckpt-every", str(a.ckpt_every),
-            "--warmup", "3", "--sample-len", "0", "--dropout", "0.1", "--steps", str(a.steps), "--keep", "0",
+    return [*TINY, "--log-every", "1", "--ckpt-every", str(a.ckpt_every), "--steps", str(a.steps),
             "--pg-timeout", str(a.pg_timeout)]
 
 
@@ -55,51 +51,13 @@ def run(a, tmp, name, spec=None, extra=()):
     """Runs one job; returns (timestamped output lines, wall seconds, exit code, ckpt dir, loss log)."""
     ckpt, log = os.path.join(tmp, name), os.path.join(tmp, name + ".loss")
     npurun = ["--nproc", str(a.nproc)] + (["--max-restarts", "1", "--inject-fault", spec] if spec else [])
-    cmd = [*NPURUN, *npurun, "examples/train_gpt.py", *model_args(a), *extra, "--ckpt-dir", ckpt, "--loss-log", log]
-    t0 = time.monotonic()
-    p = subprocess.Popen(cmd, cwd=REPO, env=npurun_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True)
-    lines = []
-
-    def read():
-        for line in p.stdout:
-            lines.append((time.monotonic() - t0, line))
-
-    t = threading.Thread(target=read, daemon=True)
-    t.start()
-    rc = p.wait(timeout=a.job_timeout)
-    t.join(10)
-    return lines, time.monotonic() - t0, rc, ckpt, log
+    lines, wall, rc = run_flagship(npurun, [*model_args(a), *extra], ckpt, log, timeout=a.job_timeout)
+    return lines, wall, rc, ckpt, log
 
 
 def first(lines, pattern, after=0.0):
     rx = re.compile(pattern)
     return next((ts for ts, line in lines if ts >= after and rx.search(line)), None)
-
-
-def losses(log):
-    out = {}
-    with open(log) as f:
-        for line in f:
-            step, loss = line.split()
-            out[int(step)] = loss
-    return out
-
-
-def final_state(ckpt, steps, out):
-    import torch
-    from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
-    dcp_to_torch_save(os.path.join(ckpt, f"step_{steps:07d}"), out)
-    return torch.load(out, weights_only=False)
-
-
-def same(a, b):
-    import torch
-    if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, torch.Tensor):
-        return isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b)
-    return a == b
 
 
 def main():
@@ -141,9 +99,9 @@ def main():
                     row.update(detect_s=(t_restart - t_fault) if t_restart and t_fault else None,
                                restart_s=(t_step - t_fault) if t_step and t_fault else None)
                 if rc == 0:
-                    row["losses"] = losses(log)
+                    row["losses"] = read_losses(log)
                     row["state"] = os.path.join(tmp, f"{name}_{rep}.pt")
-                    final_state(ckpt, a.steps, row["state"])
+                    load_checkpoint(os.path.join(ckpt, f"step_{a.steps:07d}"), row["state"])
                 rows[name].append(row)
                 print(f"  {name} rep {rep}: rc {rc}, {wall:.1f} s", flush=True)
         import torch
@@ -154,7 +112,7 @@ def main():
             rs = rows[name]
             ok = [r for r in rs if r["rc"] == 0]
             exact = sum(1 for r in ok if r["losses"] == ref.get("losses") and ref_state is not None
-                        and same(torch.load(r["state"], weights_only=False), ref_state))
+                        and not differences(torch.load(r["state"], weights_only=False), ref_state))
 
             def med(key, rs=rs):
                 vals = [r[key] for r in rs if r.get(key) is not None]

@@ -42,6 +42,7 @@ The model and the step are importable (benchmarks/train_step.py times them): ``G
 """
 import argparse
 import dataclasses
+import datetime
 import json
 import math
 import os
@@ -78,6 +79,12 @@ class GPTConfig:
     n_layer: int = 4
     n_head: int = 4
     mlp_ratio: int = 4
+    dropout: float = 0.0  # on the embeddings and each residual branch (training only); not in the checkpoint's config
+
+
+def model_config_json(cfg: GPTConfig) -> str:
+    """The model configuration a checkpoint must match (dropout excluded: it changes no parameter)."""
+    return json.dumps({k: v for k, v in dataclasses.asdict(cfg).items() if k != "dropout"}, sort_keys=True)
 
 
 class Block(nn.Module):
@@ -92,14 +99,15 @@ class Block(nn.Module):
         self.ln2 = nn.LayerNorm(cfg.d_model)
         self.fc = nn.Linear(cfg.d_model, cfg.mlp_ratio * cfg.d_model)
         self.out = nn.Linear(cfg.mlp_ratio * cfg.d_model, cfg.d_model)
+        self.drop = nn.Dropout(cfg.dropout)
 
     def forward(self, x):
         b, t, d = x.shape
         q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
         q, k, v = (z.view(b, t, self.n_head, d // self.n_head).transpose(1, 2) for z in (q, k, v))
         a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
-        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+        x = x + self.drop(self.proj(a.transpose(1, 2).reshape(b, t, d)))
+        return x + self.drop(self.out(F.gelu(self.fc(self.ln2(x)))))
 
 
 class GPT(nn.Module):
@@ -111,6 +119,7 @@ class GPT(nn.Module):
         self.cfg = cfg
         self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.d_model)
         self.pos_emb = nn.Embedding(cfg.seq_len, cfg.d_model)
+        self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         self.ln_f = nn.LayerNorm(cfg.d_model)
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
@@ -136,7 +145,7 @@ class GPT(nn.Module):
         if t > self.cfg.seq_len:
             raise ValueError(f"sequence of {t} tokens is longer than the model's seq_len={self.cfg.seq_len}")
         pos = torch.arange(t, device=idx.device)
-        x = self.tok_emb(idx) + self.pos_emb(pos)
+        x = self.drop(self.tok_emb(idx) + self.pos_emb(pos))
         for block in self.blocks:
             x = block(x)
         logits = self.head(self.ln_f(x))
@@ -345,40 +354,80 @@ def val_batches(rows, batch_size, n_batches):
 # ---------------------------------------------------------------------------------------------
 # checkpoints
 
-def complete_checkpoints(ckpt_dir):
-    """(step, path) of every complete checkpoint (DCP wrote its .metadata), oldest first."""
+def complete_checkpoints(ckpt_dir, report=None):
+    """(step, path) of every complete, undamaged checkpoint under ckpt_dir, oldest first.
+
+    A ``step_NNNNNNN`` directory that is torn or damaged (no or unreadable ``.metadata``, a shard
+    file missing or shorter than its metadata says: ``npudist.fsdp.checkpoint_problem``) is
+    skipped; ``report(path, reason)`` is called for each one skipped."""
+    from npudist.fsdp import checkpoint_problem
     out = []
     if os.path.isdir(ckpt_dir):
         for name in os.listdir(ckpt_dir):
             path = os.path.join(ckpt_dir, name)
-            if name.startswith("step_") and name[5:].isdigit() and os.path.exists(os.path.join(path, ".metadata")):
+            if not (name.startswith("step_") and name[5:].isdigit()):
+                continue
+            problem = checkpoint_problem(path)
+            if problem is None:
                 out.append((int(name[5:]), path))
+            elif report is not None:
+                report(path, problem)
     return sorted(out)
 
 
-class Checkpointer:
-    """DCP checkpoints of (model, optimizer, trainer state) under ckpt_dir/step_NNNNNNN."""
+def rng_state(device):
+    """This rank's generator states: torch's cpu generator and, on npu, the rank's npu generator
+    (dropout draws from it). uint8 cpu tensors, as torch.get_rng_state returns them."""
+    state = {"cpu": torch.get_rng_state()}
+    if device.type == "npu":
+        state["npu"] = torch.npu.get_rng_state(device)
+    return state
 
-    def __init__(self, ckpt_dir, model, opt, config_json, keep=2, async_group=None):
+
+def set_rng_state(state, device):
+    torch.set_rng_state(state["cpu"])
+    if "npu" in state:
+        torch.npu.set_rng_state(state["npu"], device)
+
+
+class Checkpointer:
+    """DCP checkpoints of (model, optimizer, trainer state, every rank's RNG state) under
+    ckpt_dir/step_NNNNNNN.
+
+    The per-rank RNG states are ordinary entries of the one DCP checkpoint, under a key per rank
+    (``rng.rank_R.cpu``, ``rng.rank_R.npu``): each rank's state dict holds its own key only, and
+    DCP's planner merges them, so they are written and committed with the same ``.metadata`` as
+    the model (a separate per-rank file could survive a torn save, or go missing from a whole one)."""
+
+    def __init__(self, ckpt_dir, model, opt, config_json, keep=2, async_group=None, device=None, trainer=None):
         self.dir, self.model, self.opt, self.config_json, self.keep = ckpt_dir, model, opt, config_json, keep
         self.async_group = async_group
+        self.device = device or torch.device("cpu")
+        self.trainer = dict(trainer or {})  # run facts that decide the data order: checked on resume
         self.pending = None  # (future, step, path) of a running async save
 
-    def _state(self, step):
+    def _state(self, step, rng=True):
         msd, osd = get_state_dict(self.model, self.opt)
-        return {"model": msd, "optim": osd, "trainer": {"step": step, "config": self.config_json}}
+        state = {"model": msd, "optim": osd, "trainer": {"step": step, "config": self.config_json, **self.trainer}}
+        if rng:
+            state["rng"] = {f"rank_{dist.get_rank()}": rng_state(self.device)}
+        return state
 
     def save(self, step, use_async=False):
         """Saves the state after `step` steps; returns the checkpoint path."""
+        from npudist.fsdp import checkpoint_problem, checkpoint_writer
         self.wait()
         path = os.path.join(self.dir, f"step_{step:07d}")
         if dist.get_rank() == 0:
             os.makedirs(self.dir, exist_ok=True)
+            if os.path.isdir(path) and checkpoint_problem(path) is not None:
+                shutil.rmtree(path)  # a torn save of the same step (before the restart): start clean
+        writer = checkpoint_writer(path)
         if use_async:
-            fut = dcp.async_save(self._state(step), checkpoint_id=path, process_group=self.async_group)
+            fut = dcp.async_save(self._state(step), storage_writer=writer, process_group=self.async_group)
             self.pending = (fut, step, path)
         else:
-            dcp.save(self._state(step), checkpoint_id=path)
+            dcp.save(self._state(step), storage_writer=writer)
             self._prune()
         return path
 
@@ -395,24 +444,43 @@ class Checkpointer:
             for _, old in complete_checkpoints(self.dir)[:-self.keep]:
                 shutil.rmtree(old, ignore_errors=True)
 
-    def load_latest(self):
-        """Loads the newest complete checkpoint into model and optimizer; returns its step (0 if none).
+    def load_latest(self, say=print):
+        """Loads the newest complete checkpoint (model, optimizer, this rank's RNG state); returns
+        its step (0 if none). Torn or damaged checkpoints are named with their reason and skipped.
         Raises RuntimeError if it was written for a different model configuration."""
-        found = complete_checkpoints(self.dir)
         # every rank must pick the same checkpoint: rank 0 decides
+        found = complete_checkpoints(self.dir, report=lambda p, why: say(f"skipping checkpoint {p}: {why}")) \
+            if dist.get_rank() == 0 else []
         choice = [found[-1] if found else None]
         dist.broadcast_object_list(choice, src=0)
         if choice[0] is None:
             return 0
         step, path = choice[0]
-        trainer = {"step": 0, "config": ""}
+        saved = set(dcp.FileSystemReader(path).read_metadata().state_dict_metadata)
+        trainer = {k: v for k, v in {"step": 0, "config": "", **dict.fromkeys(self.trainer)}.items()
+                   if f"trainer.{k}" in saved}
         dcp.load({"trainer": trainer}, checkpoint_id=path)
         if trainer["config"] != self.config_json:
             raise RuntimeError(f"checkpoint {path} was written for model {trainer['config']}, this run builds "
                                f"{self.config_json}; pass the same model flags, another --ckpt-dir, or --no-resume")
-        state = self._state(step)
+        changed = {k: (trainer[k], v) for k, v in self.trainer.items() if k in trainer and trainer[k] != v}
+        if changed:
+            say(f"resuming {path} with different {', '.join(f'{k} ({a} -> {b})' for k, (a, b) in changed.items())}: "
+                f"the run goes on, but not bit for bit as an uninterrupted one")
+        rank_key = f"rank_{dist.get_rank()}"
+        rng = rng_state(self.device)
+        has_rng = all(f"rng.{rank_key}.{k}" in saved for k in rng)
+        state = self._state(step, rng=False)
+        if has_rng:
+            state["rng"] = {rank_key: rng}
         dcp.load(state, checkpoint_id=path)
         set_state_dict(self.model, self.opt, model_state_dict=state["model"], optim_state_dict=state["optim"])
+        if has_rng:
+            set_rng_state(state["rng"][rank_key], self.device)
+        else:
+            # an older checkpoint, or one written by fewer ranks: this rank keeps its seeded generators
+            print(f"rank {dist.get_rank()}: {path} holds no RNG state for this rank; its generators are "
+                  f"re-derived from --seed", file=sys.stderr, flush=True)
         return int(state["trainer"]["step"])
 
 
@@ -436,12 +504,16 @@ def lr_at(step, steps, lr, warmup):
 
 @torch.no_grad()
 def evaluate(model, batches):
-    """Mean validation loss over every rank's batches (nats per byte)."""
+    """Mean validation loss over every rank's batches (nats per byte), in eval mode (no dropout:
+    evaluating draws nothing from the generators, so where the job evaluates does not change training)."""
+    was_training = model.training
+    model.eval()
     # on the model's device even for a rank without batches: hccl groups take npu tensors only
     total = torch.zeros(2, dtype=torch.float64, device=next(model.parameters()).device)
     for b in batches:
         _, loss = model(b[:, :-1].long(), b[:, 1:].long())
         total += torch.stack([loss.double().detach() * b.shape[0], torch.tensor(b.shape[0], device=b.device)])
+    model.train(was_training)
     dist.all_reduce(total)
     return float(total[0] / total[1])
 
@@ -451,6 +523,7 @@ def generate(model, prompt: bytes, n_tokens, device, temperature=0.8, top_k=40, 
     """Samples n_tokens bytes after prompt (every rank runs the same computation, as FSDP
     needs; the sampling generator is seeded identically). Returns the bytes generated."""
     gen = torch.Generator().manual_seed(seed)
+    model.eval()
     ctx = torch.tensor(list(prompt), dtype=torch.long, device=device).unsqueeze(0)
     out = []
     for _ in range(n_tokens):
@@ -496,6 +569,11 @@ def parse_args(argv=None):
     a("--val-every", type=int, default=10, help="every N-th file (sorted by name) is validation data")
     a("--max-bytes", type=int, default=None, help="read files until this many bytes (default: all)")
     a("--seed", type=int, default=0)
+    a("--dropout", type=float, default=0.0,
+      help="dropout probability on the embeddings and each residual branch (training only)")
+    a("--pg-timeout", type=float, default=None,
+      help="timeout of the process groups in seconds (default: PyTorch's, 10 min): how long a rank waits in a "
+           "collective for a lost peer before its watchdog ends the job")
     a("--device", choices=("npu", "cpu"), default="npu", help="cpu runs the same job on cpu + gloo")
     a("--replicate", action="store_true",
       help="replicated model (no FSDP2): one gradient all_reduce per step, capturable AdamW")
@@ -507,6 +585,10 @@ def parse_args(argv=None):
     for name in ("steps", "batch_size", "seq_len", "d_model", "n_layer", "n_head", "log_every"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if not 0.0 <= args.dropout < 1.0:
+        p.error(f"--dropout must be in [0, 1), got {args.dropout}")
+    if args.pg_timeout is not None and not args.pg_timeout > 0:
+        p.error(f"--pg-timeout must be > 0 seconds, got {args.pg_timeout}")
     if args.graphs and args.device != "npu":
         p.error("--graphs needs --device npu")
     if args.graphs:
@@ -529,8 +611,9 @@ def main(argv=None):
         device = torch.device("npu", local_rank)
     else:
         device = torch.device("cpu")
+    pg_timeout = {"timeout": datetime.timedelta(seconds=args.pg_timeout)} if args.pg_timeout else {}
     dist.init_process_group(dist.get_default_backend_for_device(device),
-                            device_id=device if device.type != "cpu" else None)
+                            device_id=device if device.type != "cpu" else None, **pg_timeout)
     rank, world = dist.get_rank(), dist.get_world_size()
 
     def say(*a):
@@ -540,8 +623,9 @@ def main(argv=None):
     for s in (signal.SIGTERM, signal.SIGINT):
         signal.signal(s, _on_signal)
     t_start = time.perf_counter()
-    cfg = GPTConfig(seq_len=args.seq_len, d_model=args.d_model, n_layer=args.n_layer, n_head=args.n_head)
-    config_json = json.dumps(dataclasses.asdict(cfg), sort_keys=True)
+    cfg = GPTConfig(seq_len=args.seq_len, d_model=args.d_model, n_layer=args.n_layer, n_head=args.n_head,
+                    dropout=args.dropout)
+    config_json = model_config_json(cfg)
     say(f"train_gpt: {world} ranks on {device.type} ({dist.get_backend()}), GPT {num_params(cfg) / 1e6:.2f}M "
         f"parameters {config_json}, mp={args.mp}{', compiled blocks' if args.compile else ''}, "
         f"batch {args.batch_size}x{args.seq_len} per rank")
@@ -575,13 +659,17 @@ def main(argv=None):
     else:
         opt = torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.95))
         run_step = None
-    loss_log = open(args.loss_log, "w") if args.loss_log and rank == 0 else None
     async_group = None
     if args.async_ckpt:
         from npudist.fsdp import checkpoint_process_group
-        async_group = checkpoint_process_group()
-    ckpt = Checkpointer(args.ckpt_dir, model, opt, config_json, args.keep, async_group)
-    start = 0 if args.no_resume else ckpt.load_latest()
+        async_group = checkpoint_process_group(**pg_timeout)
+    # the data order is a function of (seed, world size, batch size, step): a resume checks them
+    ckpt = Checkpointer(args.ckpt_dir, model, opt, config_json, args.keep, async_group, device=device,
+                        trainer={"seed": args.seed, "world_size": world, "batch_size": args.batch_size,
+                                 "dropout": args.dropout})
+    start = 0 if args.no_resume else ckpt.load_latest(say)
+    # a resumed run appends to the log of the run it continues
+    loss_log = open(args.loss_log, "a" if start else "w") if args.loss_log and rank == 0 else None
     if start:
         say(f"resumed from {os.path.join(args.ckpt_dir, f'step_{start:07d}')} at step {start}")
         if start >= args.steps:

@@ -6,6 +6,7 @@ by ``;``; a spec is ``key=value`` fields separated by ``,``::
 
     rank=1,collective=120,kind=hang      rank 1 never joins its 120th collective
     rank=2,step=50,kind=kill             rank 2 is SIGKILLed at its 50th step
+    rank=1,ckpt_write=2,kind=kill        rank 1 is SIGKILLed half-way through writing its 2nd checkpoint
     rank=0,kind=slow,delay_ms=30,every=4 every 4th collective of rank 0 starts 30 ms late
     rank=3,kind=oom,alloc=1000           rank 3's 1000th npu allocation raises torch.OutOfMemoryError
     kind=store_down,after_s=20           the store hccl talks through stops answering after 20 s
@@ -15,7 +16,8 @@ Counters (per process, from 1): *collective* counts every operation the hccl bac
 over all groups (collectives, point-to-point ops; a coalesced batch is one); *alloc* counts
 npu allocations of non-zero size; *step* counts ``npudist.watchdog.metrics.record_step()``
 calls (the training-step metric), or, in a process that never calls it,
-``torch.optim.Optimizer.step()`` calls. Fields common to all
+``torch.optim.Optimizer.step()`` calls; *ckpt_write* counts DCP saves written through
+``npudist.fsdp.checkpoint_writer`` (sync or async). Fields common to all
 kinds: ``rank`` (global rank, ``$RANK``; omitted: every rank) and ``restart`` (the attempt of
 ``npurun --max-restarts`` in which the fault fires, ``$TORCHELASTIC_RESTART_COUNT``; default
 0, ``*`` every attempt). The faults fire inside the runtime (hccl engine, allocator, store
@@ -41,13 +43,14 @@ COMMON = ("kind", "rank", "restart")
 # kind -> (required fields, optional fields)
 FIELDS = {
     "hang": (("collective",), ()),
-    "kill": (("step",), ()),
+    "kill": ((), ("step", "ckpt_write")),  # exactly one of the two
     "slow": (("delay_ms",), ("every",)),
     "oom": (("alloc",), ()),
     "store_down": (("after_s",), ()),
     "partition": (("rank", "peers"), ("collective",)),
 }
-_ALL_FIELDS = ("kind", "rank", "restart", "collective", "step", "every", "delay_ms", "alloc", "after_s", "peers")
+_ALL_FIELDS = ("kind", "rank", "restart", "collective", "step", "ckpt_write", "every", "delay_ms", "alloc", "after_s",
+               "peers")
 
 
 class FaultSpecError(ValueError):
@@ -64,6 +67,7 @@ class FaultSpec:
     restart: int | None = 0
     collective: int | None = None
     step: int | None = None
+    ckpt_write: int | None = None
     every: int = 1
     delay_ms: int | None = None
     alloc: int | None = None
@@ -78,6 +82,7 @@ class FaultSpec:
         """The dict npudist._C._fault_configure takes."""
         d = dataclasses.asdict(self)
         d["peers"] = list(self.peers)
+        d.pop("ckpt_write")  # counted in Python (kill faults never reach the native side)
         return d
 
 
@@ -118,6 +123,9 @@ def parse_one(text: str, where: str = "fault spec") -> FaultSpec:
         if key not in fields:
             raise FaultSpecError(f"{where}: kind={kind} needs {key}= (fields of {kind}: "
                                  f"{', '.join(dict.fromkeys(required + optional + COMMON[1:]))})")
+    if kind == "kill" and ("step" in fields) == ("ckpt_write" in fields):
+        raise FaultSpecError(f"{where}: kind=kill needs exactly one of step= (the Nth training step) or "
+                             f"ckpt_write= (the Nth checkpoint write)")
     allowed = set(required) | set(optional) | set(COMMON)
     for key in fields:
         if key not in allowed:
@@ -128,7 +136,7 @@ def parse_one(text: str, where: str = "fault spec") -> FaultSpec:
         kw["rank"] = _int(where, "rank", fields["rank"], 0)
     if "restart" in fields:
         kw["restart"] = None if fields["restart"] == "*" else _int(where, "restart", fields["restart"], 0)
-    for key in ("collective", "step", "every", "alloc"):
+    for key in ("collective", "step", "ckpt_write", "every", "alloc"):
         if key in fields:
             kw[key] = _int(where, key, fields[key], 1)
     if "delay_ms" in fields:
@@ -168,7 +176,7 @@ def check_world(specs: list[FaultSpec], world_size: int, source: str = ENV) -> N
 
 # The step counter (kill faults).
 _kill: list[FaultSpec] = []
-_steps = {"explicit": 0, "optimizer": 0, "mode": "optimizer"}
+_steps = {"explicit": 0, "optimizer": 0, "mode": "optimizer", "ckpt_write": 0}
 _hook = None
 
 
@@ -185,6 +193,26 @@ def _count(mode: str) -> None:
     for spec in _kill:
         if spec.step == n:
             _kill_now(spec, n)
+
+
+def count_ckpt_write() -> tuple[int, FaultSpec | None]:
+    """Counts one checkpoint write of this process (``npudist.fsdp.checkpoint_writer`` calls it
+    when DCP asks this rank to write its data); returns (the count, from 1; the
+    ``kind=kill,ckpt_write=N`` spec that fires on it or None). The caller kills the process
+    half-way through the write with ``kill_during_write``."""
+    n = _steps["ckpt_write"] = _steps["ckpt_write"] + 1
+    return n, next((s for s in _kill if s.ckpt_write == n), None)
+
+
+def kill_during_write(spec: FaultSpec, n: int, what: str) -> None:
+    """SIGKILLs this process in the middle of checkpoint write #n (``what``: the file being
+    written), saying so on stderr first."""
+    rank = _env.get_str("RANK", "0")
+    sys.stdout.flush()
+    sys.stderr.write(f"[npudist fault] rank {rank}: SIGKILL during checkpoint write #{n} ({what}) "
+                     f"(injected: {spec.text})\n")
+    sys.stderr.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def count_step() -> int:
@@ -220,8 +248,8 @@ def configure(specs: list[FaultSpec], rank: int, restart: int = 0) -> list[Fault
     mine = [s for s in specs if s.applies_to(rank, restart)]
     _C._fault_configure([s.to_native() for s in mine if s.kind != "kill"], rank)
     _kill[:] = [s for s in mine if s.kind == "kill"]
-    _steps.update(explicit=0, optimizer=0)
-    if _kill and _hook is None and _steps["mode"] == "optimizer":
+    _steps.update(explicit=0, optimizer=0, ckpt_write=0)
+    if any(s.step for s in _kill) and _hook is None and _steps["mode"] == "optimizer":
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
         _hook = register_optimizer_step_post_hook(_optimizer_step)
@@ -246,4 +274,5 @@ def counts() -> dict:
 
     d = dict(_C._fault_counts())
     d["steps"] = _steps[_steps["mode"]]
+    d["ckpt_writes"] = _steps["ckpt_write"]
     return d

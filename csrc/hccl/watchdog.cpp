@@ -129,9 +129,19 @@ struct Watchdog::Impl {
   int64_t last_dump_ns = 0;
   // Dumps made because something failed are written once per process (as
   // ProcessGroupNCCL does): a later one would hide what the first caught,
-  // e.g. a late rank finally joining the collective it missed.
-  bool failure_dumped = false;
+  // e.g. a late rank finally joining the collective it missed. A second
+  // caller waits until the first one's file is written.
+  enum class DumpState { kNone, kWriting, kDone };
+  std::mutex dump_state_mu;
+  std::condition_variable dump_cv;
+  DumpState failure_dump = DumpState::kNone;
   void dumpOnce(const std::string& why);
+  // Failures that owe a dump (TORCH_HCCL_DUMP_ON_TIMEOUT), counted as they
+  // are reported, before the watchdog thread gets to them: an exit path that
+  // comes first still knows it owes one (flushOwedDumps).
+  std::atomic<uint64_t> failures_seen{0};
+  std::atomic<bool> job_dump_requested{false};
+  std::string first_failure;  // under mu
   int64_t next_straggler_log = 0;
   std::map<uint64_t, uint64_t> straggler_seen;  // pg_id -> completed at the last log
 
@@ -188,6 +198,20 @@ void Watchdog::Impl::spawn(uint64_t gen, void (Impl::*fn)(uint64_t), const char*
 
 int Watchdog::stop(std::chrono::milliseconds wait) {
   Impl& d = impl();
+  {
+    std::lock_guard<std::mutex> l(d.mu);
+    if (!d.started) return 0;
+  }
+  // The interpreter is exiting (or the last group is going): a failure the
+  // watchdog thread has not dumped yet is dumped now, bounded. Nothing to do
+  // (no thread, no store call) when nothing failed.
+  bool owed = d.failures_seen.load() > 0;
+  {
+    std::lock_guard<std::mutex> l(d.dump_state_mu);
+    owed = owed && d.dump_on_failure && d.failure_dump != Impl::DumpState::kDone;
+  }
+  if (owed && !flushOwedDumps(dumpWaitOnExit(), /*poll_store=*/false))
+    logLine("gave up waiting for the flight-recorder dump before exit (TORCH_HCCL_WAIT_TIMEOUT_DUMP_MILSEC)");
   std::vector<Impl::Runner> runners;
   {
     std::unique_lock<std::mutex> l(d.mu);
@@ -248,6 +272,7 @@ void Watchdog::attach(const std::shared_ptr<GroupStats>& group, const c10::intru
   d.dump_on_failure = dump_on_failure;
   d.heartbeat_ns.store(nowNs());
   installDumpSignal(dump_signal);
+  if (dump_on_failure) installTermFlush();
   const uint64_t gen = d.generation;
   d.spawn(gen, &Impl::loop, "hccl-watchdog");
   // Store calls wait behind any store call of other threads (TCPStore runs one
@@ -263,6 +288,8 @@ void Watchdog::onFailure(const std::shared_ptr<GroupStats>& group, FailureKind k
   {
     std::lock_guard<std::mutex> l(d.mu);
     d.pending.push_back({group, kind, message});
+    if (d.failures_seen.fetch_add(1) == 0)
+      d.first_failure = c10::str(failureKindName(kind), " in process group '", group->name, "'");
   }
   d.cv.notify_one();
 }
@@ -373,7 +400,10 @@ void Watchdog::Impl::handle(const Pending& p) {
       std::lock_guard<std::mutex> l(mu);
       request = requested_groups.insert(pg).second;
     }
-    if (request) Watchdog::get().requestJobDump();
+    if (request) {
+      job_dump_requested.store(true);
+      Watchdog::get().requestJobDump();
+    }
   }
   if (!is_breaking) return;
   const ErrorHandling mode = asyncErrorHandling();
@@ -473,12 +503,54 @@ void Watchdog::Impl::pollStore() {
 }
 
 void Watchdog::Impl::dumpOnce(const std::string& why) {
-  {
-    std::lock_guard<std::mutex> l(dump_mu);
-    if (failure_dumped) return;
-    failure_dumped = true;
+  std::unique_lock<std::mutex> l(dump_state_mu);
+  if (failure_dump != DumpState::kNone) {
+    dump_cv.wait(l, [&] { return failure_dump == DumpState::kDone; });
+    return;
   }
-  Watchdog::get().dumpLocal(why);
+  failure_dump = DumpState::kWriting;
+  l.unlock();
+  try {
+    Watchdog::get().dumpLocal(why);
+  } catch (const std::exception& e) {
+    logLine(c10::str("could not write the flight recorder (", why, "): ", e.what()));
+  }
+  l.lock();
+  failure_dump = DumpState::kDone;
+  dump_cv.notify_all();
+}
+
+bool Watchdog::flushOwedDumps(std::chrono::milliseconds wait, bool poll_store) {
+  if (!FlightRecorder::get().enabled()) return true;
+  Impl& d = impl();
+  auto done = std::make_shared<std::promise<void>>();
+  auto finished = done->get_future();
+  // On a thread of its own: a store call or a slow disk must not hold the
+  // exiting process longer than `wait` (ProcessGroupNCCL bounds its wait for
+  // the dump the same way, TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC).
+  std::thread([&d, done, poll_store] {
+    try {
+      if (d.dump_on_failure && d.failures_seen.load() > 0) {
+        std::string why;
+        {
+          std::lock_guard<std::mutex> l(d.mu);
+          why = d.first_failure;
+        }
+        d.dumpOnce(why + ", written before the process ends");
+        if (!d.job_dump_requested.exchange(true)) Watchdog::get().requestJobDump();
+      }
+      if (poll_store) d.pollStore();  // a job-wide request made since the poller last looked (once a second)
+      std::unique_lock<std::mutex> l(d.dump_state_mu);
+      d.dump_cv.wait(l, [&] { return d.failure_dump != Impl::DumpState::kWriting; });
+    } catch (const std::exception&) {
+    }
+    done->set_value();
+  }).detach();
+  return finished.wait_for(wait) == std::future_status::ready;
+}
+
+std::chrono::milliseconds dumpWaitOnExit() {
+  return std::chrono::milliseconds(env::getInt("TORCH_HCCL_WAIT_TIMEOUT_DUMP_MILSEC", 15000, 0, 3'600'000));
 }
 
 void Watchdog::Impl::stragglerLog() {

@@ -78,11 +78,32 @@ class Watchdog {
   // (docs/lifecycle.md). Returns the number of threads left detached.
   int stop(std::chrono::milliseconds wait);
 
+  // Makes sure what this process owes is on disk before it ends: the failure
+  // dump if one of its collectives failed (TORCH_HCCL_DUMP_ON_TIMEOUT; the
+  // job-wide request too if not made yet), and the answer to a job-wide dump
+  // request another rank made. Waits at most `wait`; true if all was written
+  // in time. poll_store: also look for a job-wide request now (the store
+  // poller looks once a second). Called by stop() (interpreter exit, without
+  // a store poll: a store gone with rank 0 would hold every exit) and on
+  // SIGTERM (with it).
+  bool flushOwedDumps(std::chrono::milliseconds wait, bool poll_store);
+
   struct Impl;
 
  private:
   Watchdog() = default;
   Impl& impl();
 };
+
+// TORCH_HCCL_WAIT_TIMEOUT_DUMP_MILSEC (default 15000, PyTorch's default for
+// its NCCL twin): how long an ending process waits for its dumps.
+std::chrono::milliseconds dumpWaitOnExit();
+
+// On SIGTERM (the launcher stopping the job), when nobody handles SIGTERM
+// yet: flushOwedDumps(dumpWaitOnExit()), then the default action (the
+// process ends by SIGTERM). Installed once by the first attach() with
+// TORCH_HCCL_DUMP_ON_TIMEOUT on; a handler installed later (Python's
+// signal.signal) replaces it, and that process's exit flushes in stop().
+void installTermFlush();
 
 }  // namespace npudist::hccl

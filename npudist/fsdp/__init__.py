@@ -7,9 +7,15 @@ npu through PyTorch's own code with no patching: the device module (``torch.npu`
 
 - ``checkpoint_process_group()`` (``checkpoint.py``): a dedicated group for DCP's
   ``async_save``;
-- ``npu_bf16_compress_hook`` (``ddp_hooks.py``): DDP's bf16 gradient compression hook.
+- ``npu_bf16_compress_hook`` (``ddp_hooks.py``): DDP's bf16 gradient compression hook;
+- ``checkpoint_writer`` (``checkpoint_writer.py``): DCP's FileSystemWriter with the
+  ``kind=kill,ckpt_write=N`` fault hook (docs/fault_injection.md);
+- ``checkpoint_problem`` (``checkpoint_check.py``): why a DCP checkpoint directory is torn or
+  damaged (None if it loads whole).
 """
 from npudist.fsdp.checkpoint import checkpoint_process_group
+from npudist.fsdp.checkpoint_check import checkpoint_problem
+from npudist.fsdp.checkpoint_writer import checkpoint_writer
 from npudist.fsdp.ddp_hooks import npu_bf16_compress_hook
 
-__all__ = ["checkpoint_process_group", "npu_bf16_compress_hook"]
+__all__ = ["checkpoint_problem", "checkpoint_process_group", "checkpoint_writer", "npu_bf16_compress_hook"]

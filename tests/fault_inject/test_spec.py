@@ -35,11 +35,21 @@ def test_every_kind_parses():
     ("rank=1,kind=partition,peers=0+0", "names a rank twice"),
     ("kind=slow,delay_ms=5,every=0", "every=0 must be >= 1"),
     ("kind=kill,step=3,restart=-1", "restart=-1 must be >= 0"),
+    ("kind=kill", "kind=kill needs exactly one of step= (the Nth training step) or ckpt_write="),
+    ("kind=kill,step=3,ckpt_write=1", "kind=kill needs exactly one of step="),
+    ("kind=kill,ckpt_write=0", "ckpt_write=0 must be >= 1"),
+    ("kind=hang,collective=1,ckpt_write=1", "field 'ckpt_write' does not apply to kind=hang"),
 ])
 def test_bad_spec_names_the_wrong_part(text, message):
     with pytest.raises(FaultSpecError) as e:
         parse("kind=oom,alloc=1;" + text)
     assert f"NPUDIST_FAULT_INJECT: spec 2 {text!r}: " in str(e.value) and message in str(e.value), str(e.value)
+
+
+def test_kill_during_a_checkpoint_write_parses():
+    (spec,) = parse("rank=1,kind=kill,ckpt_write=2,restart=*")
+    assert spec.kind == "kill" and spec.ckpt_write == 2 and spec.step is None and spec.restart is None
+    assert "ckpt_write" not in spec.to_native()  # counted in Python, never handed to the native side
 
 
 def test_ranks_outside_the_world():

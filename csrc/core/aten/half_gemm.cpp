@@ -222,6 +222,8 @@ void npuHalfGemm(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const Call& c = *call;
   c10::DeviceIndex device = c.a.device().index();
   c10::DeviceGuard guard(c.a.device());
+  // A step trace separates the host's own time from waiting for the stream (docs/plan.md).
+  const int64_t wait_from = C10_UNLIKELY(profiler::stepTrace()) ? profiler::nowNs() : 0;
   waitCurrentStream(device);
   at::Tensor result;
   if (c.form == Form::kFunctional) {
@@ -232,8 +234,19 @@ void npuHalfGemm(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
   {
     profiler::DeviceScope timed(profiler::EventKind::kKernel, device);
+    // described as the fallback describes a kernel, so the planner's step trace has its shapes and FLOPs
+    const bool shapes = C10_UNLIKELY(timed.on()) && profiler::stepTrace();
     if (C10_UNLIKELY(timed.on())) timed.event().name = profiler::kernelName(op.schema().name());
+    if (shapes) {
+      if (wait_from) timed.arg("Wait ns", std::to_string(timed.event().start_ns - wait_from));
+      size_t n = op.schema().arguments().size();
+      profiler::describeKernelInputs(timed, stack->data() + stack->size() - n, n);
+    }
     compute(c, result, device);
+    if (shapes) {
+      c10::IValue out(result);
+      profiler::describeKernelOutputs(timed, &out, 1);
+    }
   }
   g_calls.fetch_add(1, std::memory_order_relaxed);
   torch::jit::drop(*stack, op.schema().arguments().size());

@@ -241,7 +241,7 @@ def main():
     torch.set_num_threads(args.threads)
     if args.worker:
         return flagship_worker(args)
-    import npudist  # noqa: F401
+    import npudist  # noqa: F401  (registers npu when torch's backend autoload is off)
 
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
     print(f"half precision on npu vs fp32 (median of {args.reps} interleaved reps; 'before' = npudist's half "

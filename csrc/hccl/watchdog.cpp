@@ -212,6 +212,7 @@ int Watchdog::stop(std::chrono::milliseconds wait) {
   }
   if (owed && !flushOwedDumps(dumpWaitOnExit(), /*poll_store=*/false))
     logLine("gave up waiting for the flight-recorder dump before exit (TORCH_HCCL_WAIT_TIMEOUT_DUMP_MILSEC)");
+  uninstallTermFlush(wait);
   std::vector<Impl::Runner> runners;
   {
     std::unique_lock<std::mutex> l(d.mu);

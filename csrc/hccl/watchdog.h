@@ -105,5 +105,8 @@ std::chrono::milliseconds dumpWaitOnExit();
 // TORCH_HCCL_DUMP_ON_TIMEOUT on; a handler installed later (Python's
 // signal.signal) replaces it, and that process's exit flushes in stop().
 void installTermFlush();
+// Ends installTermFlush()'s thread (waiting at most `wait`) and gives SIGTERM its default action back;
+// called when the watchdog stops, so no hccl thread outlives the last group.
+void uninstallTermFlush(std::chrono::milliseconds wait);
 
 }  // namespace npudist::hccl

@@ -60,8 +60,8 @@ def test_step_trace_round_trip(job, tmp_path):
         st.validate(bad)
 
 
-def _padded_bytes(params, world):
-    return sum(math.ceil(p.shape[0] / world) * world * (p.numel() // p.shape[0]) * 4 for p in params)
+def _padded_bytes(params, world, itemsize):
+    return sum(math.ceil(p.shape[0] / world) * world * (p.numel() // p.shape[0]) * itemsize for p in params)
 
 
 def test_fsdp2_collectives_per_block(job):
@@ -73,9 +73,11 @@ def test_fsdp2_collectives_per_block(job):
     with torch.device("meta"):
         model = GPT(GPTConfig(vocab_size=256, seq_len=CFG["seq_len"], d_model=CFG["d_model"], n_layer=CFG["n_layer"],
                               n_head=CFG["n_head"]))
-    block = _padded_bytes(list(model.blocks[0].parameters()), 2)
+    # the flagship's default MixedPrecisionPolicy: bf16 parameters all-gathered, fp32 gradients reduce-scattered
     in_blocks = {id(p) for b in model.blocks for p in b.parameters()}
-    root = _padded_bytes([p for p in model.parameters() if id(p) not in in_blocks], 2)
+    root_params = [p for p in model.parameters() if id(p) not in in_blocks]
+    block, root = _padded_bytes(list(model.blocks[0].parameters()), 2, 2), _padded_bytes(root_params, 2, 2)
+    block_rs, root_rs = _padded_bytes(list(model.blocks[0].parameters()), 2, 4), _padded_bytes(root_params, 2, 4)
     n = CFG["n_layer"]
     for t in st.load_dir(str(job[0])).values():
         for step in t["steps"]:
@@ -85,7 +87,7 @@ def test_fsdp2_collectives_per_block(job):
             # forward and backward all-gather of each block and of the root: the flagship passes
             # reshard_after_forward=True to every fully_shard call, the root's included
             assert ag == Counter({block: 2 * n, root: 2}), (ag, block, root)
-            assert rs == Counter({block: n, root: 1}), (rs, block, root)
+            assert rs == Counter({block_rs: n, root_rs: 1}), (rs, block_rs, root_rs)
             assert all(o["group_ranks"] == [0, 1] for o in colls)
 
 

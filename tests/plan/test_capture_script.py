@@ -131,3 +131,16 @@ def test_expansion_gives_each_rank_its_own_groups():
     assert r5[1]["group_ranks"] == [1, 3, 5, 7] and r5[1]["pg"] == "2@1" and r5[2]["pg"] == "2@1"
     assert r5[3]["peer"] == 13 and r5[3]["group_ranks"] == [5, 13]
     assert out[0]["ops"][0]["group_ranks"] == [0, 1] and out[0]["ops"][0]["pg"] == "1@0"
+
+
+def test_moving_a_fake_module_is_a_clear_error(tmp_path):
+    script = tmp_path / "to.py"
+    script.write_text("import os, torch, torch.distributed as dist, npudist\n"
+                      "torch.npu.set_device(int(os.environ['LOCAL_RANK']))\n"
+                      "dist.init_process_group('hccl')\n"
+                      "m = torch.nn.Linear(4, 4, device='npu')\n"
+                      "m.to(torch.bfloat16)\n")
+    r = capture(tmp_path / "cap", str(script), [])
+    assert r.returncode == 2, r.stdout[-2000:] + r.stderr[-3000:]
+    assert re.search(r"error: \S*to.py:5: nn.Module.to\(\) / _apply on a module whose parameters are fake npu tensors",
+                     r.stderr), r.stderr[-2000:]

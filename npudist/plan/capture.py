@@ -161,7 +161,9 @@ class StepRecorder(TorchDispatchMode):
             names = [a for a in args if isinstance(a, str)]
             pg = torch.distributed.distributed_c10d._resolve_process_group(names[-1]) if names else dist.group.WORLD
         else:
-            pg = next((a for a in args if isinstance(a, dist.ProcessGroup)), dist.group.WORLD)
+            # c10d ops carry the group as a ScriptObject (the boxed ProcessGroup)
+            pg = next((dist.ProcessGroup.unbox(a) if isinstance(a, torch.ScriptObject) else a for a in args
+                       if isinstance(a, (dist.ProcessGroup, torch.ScriptObject))), dist.group.WORLD)
         return pg.group_name, dist.get_process_group_ranks(pg)
 
     def _before_read(self, inputs: list[torch.Tensor], stream: int) -> None:

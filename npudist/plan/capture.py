@@ -170,8 +170,8 @@ class StepRecorder(TorchDispatchMode):
         for t in inputs:
             k = _key(t)
             if k in self.pending:
-                pg, seq = self.pending.pop(k)
-                self.ops.append({"kind": "wait_collective", "stream": stream, "pg": pg, "seq": seq, "is_p2p": False,
+                pg, seq, p2p = self.pending.pop(k)
+                self.ops.append({"kind": "wait_collective", "stream": stream, "pg": pg, "seq": seq, "is_p2p": p2p,
                                  "blocking": False, "step": self.step})
             w = self.writer.get(k)
             if w is not None and w[0] != stream:
@@ -277,15 +277,20 @@ class StepRecorder(TorchDispatchMode):
             outs = [t for x in (args[0] if isinstance(args[0], (list, tuple)) else [args[0]]) for t in _flat_tensors(x)]
             ins = [t for x in (args[1] if isinstance(args[1], (list, tuple)) else [args[1]]) for t in _flat_tensors(x)]
         self._before_read(ins, stream)
-        seq = self.seq[pg] = self.seq.get(pg, 0) + 1
+        # send / recv: the peer is args[2], a rank of the group; p2p have their own sequence numbers (as hccl's)
+        p2p = name in ("c10d::send", "c10d::recv_")
+        peer = ranks[int(args[2])] if p2p and 0 <= int(args[2]) < len(ranks) else -1
+        key = ("p2p", pg) if p2p else pg
+        seq = self.seq[key] = self.seq.get(key, 0) + 1
         comm = self.comm_streams.setdefault(pg, COMM_STREAM_BASE + len(self.comm_streams))
         in_b, out_b = _nbytes(ins), _nbytes(outs)
         dtype = str((ins or outs)[0].dtype).removeprefix("torch.") if (ins or outs) else "float32"
-        self.ops.append({"kind": "collective", "name": hccl_name, "pg": pg, "seq": seq, "group_ranks": ranks,
-                         "peer": -1, "is_p2p": False, "dtype": dtype, "bytes": max(in_b, out_b), "in_bytes": in_b,
+        self.ops.append({"kind": "collective", "name": hccl_name, "pg": pg, "seq": seq,
+                         "group_ranks": sorted({dist.get_rank(), peer}) if p2p else ranks, "peer": peer,
+                         "is_p2p": p2p, "dtype": dtype, "bytes": max(in_b, out_b), "in_bytes": in_b,
                          "out_bytes": out_b, "stream": comm, "issue_stream": stream, "step": self.step})
         for t in outs:
-            self.pending[_key(t)] = (pg, seq)
+            self.pending[_key(t)] = (pg, seq, p2p)
             self.writer.pop(_key(t), None)
 
     def trace(self) -> dict:

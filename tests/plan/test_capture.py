@@ -69,3 +69,33 @@ def test_capture_memory_balances(captured):
     assert base > 0 and mem["events"]
     assert mem["events"][-1]["allocated"] == 3 * base
     assert mem["peak_allocated"] > 3 * base
+
+
+P2P = """
+import torch, torch.distributed as dist
+import npudist
+from torch._subclasses.fake_tensor import FakeTensorMode
+from npudist.plan.capture import init_fake_world, StepRecorder
+init_fake_world(8, 4)
+g = dist.new_group([0, 4])
+with FakeTensorMode(allow_non_fake_inputs=True):
+    x = torch.ones(16, device="npu")
+    with StepRecorder() as rec:
+        dist.send(x, dst=0, group=g)
+        y = torch.empty(16, device="npu")
+        dist.recv(y, src=0, group=g)
+        y * 2
+print([(o["kind"], o.get("name"), o.get("peer"), o.get("is_p2p"), o.get("group_ranks"), o.get("seq"), o.get("bytes"))
+       for o in rec.ops])
+"""
+
+
+def test_send_recv_are_recorded_with_their_peer():
+    # a pipeline stage's sends and receives: global peer, p2p sequence numbers, the read of a receive waits for it
+    r = subprocess.run([sys.executable, "-c", P2P], capture_output=True, text=True, timeout=120, cwd=REPO,
+                       env=dict(os.environ, PYTHONPATH=REPO))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip().splitlines()[-1] == str([("collective", "send", 0, True, [0, 4], 1, 64),
+                                                     ("collective", "recv", 0, True, [0, 4], 2, 64),
+                                                     ("wait_collective", None, None, True, None, 2, None),
+                                                     ("kernel", "aten::mul", None, None, None, None, None)])

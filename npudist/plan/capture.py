@@ -31,10 +31,11 @@ until the last tensor on them dies; storage resizes (FSDP2 frees unsharded param
 ``untyped_storage().resize_(0)``) are picked up before each op; ``baseline`` (e.g. the model's
 parameters) counts what existed before.
 
-Not done yet (docs/plan.md, "Logical capture"): running an unmodified script (the ``capture``
-subcommand), pipeline parallelism (its warm-up receives and ``.item()`` need a real group), host reads as
-placeholders, and per-op host gaps (a capture has no host time; the hardware's ``host_us`` is the
-only host cost).
+``python -m npudist.plan capture`` (npudist/plan/script.py) runs an unmodified npurun script this way.
+``expand_layout`` gives each rank of a symmetric layout its own copy with its own groups (docs/plan.md,
+"Representative ranks"). Not done yet: pipeline parallelism (its warm-up receives and ``.item()`` need a real
+group; send/recv are recorded with their peers), host gaps (a capture has no host time; the hardware's
+``host_us`` is the only host cost).
 """
 from __future__ import annotations
 
@@ -113,7 +114,9 @@ class StepRecorder(TorchDispatchMode):
     """Records the device work of the code run inside it as one step of a step trace (module doc).
 
     ``tokens``: this rank's tokens per step (for tokens/s). Use inside FakeTensorMode with a fake
-    process group as the default group; :meth:`trace` returns the step trace.
+    process group as the default group; :meth:`trace` returns the step trace. ``baseline``: tensors made
+    before the step, counted in ``baseline_allocated``; ``existing``: the same, and also followed during the
+    step (freed when their last tensor dies, resized as FSDP2 resizes unsharded parameters).
     """
 
     def __init__(self, tokens: int | None = None, step: int = 1, baseline=(), existing=()):

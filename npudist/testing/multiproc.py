@@ -302,26 +302,35 @@ class Job:
 
 def start(argv: Sequence[str], nranks: int, env: Mapping[str, str] | None = None,
           hosts: Sequence[str] | None = None, cwd: str | None = None, keep_dir: bool = False,
-          env_per_rank=None) -> Job:
-    """Starts ``[sys.executable, *argv]`` as ``nranks`` ranks and returns at once (a :class:`Job`).
+          env_per_rank=None, zygote: bool = True) -> Job:
+    """Starts ``python *argv`` as ``nranks`` ranks and returns at once (a :class:`Job`).
 
-    argv: a script path and its arguments, or ``["-m", "module", ...]``; items are str()-ed.
+    argv: a script path and its arguments, ``["-m", "module", ...]`` or ``["-c", code, ...]``;
+    items are str()-ed.
     env: explicit variables on top of the policy (:func:`rank_env`); ``None`` values unset.
     hosts: one NPUDIST_HOSTNAME per rank (simulated hosts), e.g. ``["a", "a", "b", "b"]``.
     env_per_rank: optional ``f(rank) -> dict`` of extra variables for one rank.
+    zygote: True (default) forks each rank from the warm zygote (:mod:`npudist.testing.zygote`:
+    torch already imported, the ``torch.backends`` autoload run in the rank under its own
+    environment); False starts ``[sys.executable, *argv]`` as a fresh interpreter, needed when the
+    point is the interpreter's own start (a ``.pth`` hook, torch's import-time settings such as
+    TORCH_CPP_LOG_LEVEL or TORCH_LOGS) or when the test checks a rank's parent process.
+    NPUDIST_TEST_ZYGOTE=0 makes every launch fresh.
     Raises ValueError for ``nranks < 1`` or a ``hosts`` list of the wrong length.
     """
-    return Job(argv, nranks, env=env, hosts=hosts, cwd=cwd, keep_dir=keep_dir, env_per_rank=env_per_rank)
+    return Job(argv, nranks, env=env, hosts=hosts, cwd=cwd, keep_dir=keep_dir, env_per_rank=env_per_rank,
+               zygote=zygote)
 
 
 def launch(argv: Sequence[str] | str, nranks: int, args: Iterable = (), env: Mapping[str, str] | None = None,
            timeout: float = 240.0, hosts: Sequence[str] | None = None, cwd: str | None = None,
-           env_per_rank=None) -> Ranks:
-    """Runs ``[sys.executable, *argv, *args]`` on ``nranks`` ranks and waits for all of them
-    (killing all after ``timeout`` seconds); returns :class:`Ranks`. A str ``argv`` is one script
-    path. See :func:`start` for the other arguments."""
+           env_per_rank=None, zygote: bool = True) -> Ranks:
+    """Runs ``python *argv *args`` on ``nranks`` ranks and waits for all of them (killing all
+    after ``timeout`` seconds); returns :class:`Ranks`. A str ``argv`` is one script path. See
+    :func:`start` for the other arguments (``zygote``: fork the ranks warm, the default)."""
     argv = [argv] if isinstance(argv, str) else list(argv)
-    return start([*argv, *args], nranks, env=env, hosts=hosts, cwd=cwd, env_per_rank=env_per_rank).wait(timeout)
+    return start([*argv, *args], nranks, env=env, hosts=hosts, cwd=cwd, env_per_rank=env_per_rank,
+                 zygote=zygote).wait(timeout)
 
 
 def run_on_ranks(fn, nranks: int, *args, backend: str | None = "hccl", env: Mapping[str, str] | None = None,

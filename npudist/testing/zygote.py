@@ -157,6 +157,20 @@ def _exit_status(status: int) -> int:
     return os.WEXITSTATUS(status)
 
 
+def _autoload(env) -> None:
+    """What ``import torch`` does last in a fresh interpreter, done in the forked child instead:
+    the zygote imported torch with the ``torch.backends`` entry points off (so that it initialised
+    no device), so unless the child's own environment turns them off too
+    (TORCH_DEVICE_BACKEND_AUTOLOAD=0) it loads them now, as torch would (``import torch`` in a
+    user's script then finds ``npu`` registered, as it does under a fresh interpreter)."""
+    if env.get("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") != "1":
+        return
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="torch.backends"):
+        ep.load()()
+
+
 def _child(req) -> None:
     """Runs in the forked child; never returns."""
     code = 1
@@ -178,6 +192,7 @@ def _child(req) -> None:
         for p in reversed([p for p in req["env"].get("PYTHONPATH", "").split(os.pathsep) if p]):
             if p not in sys.path:
                 sys.path.insert(0, p)
+        _autoload(req["env"])
         import runpy
 
         argv = req["argv"]

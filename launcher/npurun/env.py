@@ -15,6 +15,14 @@ torch.distributed.elastic's agent; this module adds npurun's:
   CANN-style home (npudist/_cann.py), as CANN's set_env.sh would have exported them.
 - ``ASCEND_RT_VISIBLE_DEVICES``, ``NPUDIST_DEVICE_COUNT``, ``NPUDIST_HOSTNAME``: passed
   through unchanged; local rank i uses visible npu i.
+
+And one of torch's, in npurun's own environment (the agent reads it): ``TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1``
+unless the user set it. torch 2.13's c10d rendezvous otherwise hands the ranks of every restart
+round the one TCPStore server it created in the first round, and the ranks' env:// store no
+longer prefixes keys per attempt (torch/distributed/rendezvous.py assumes a new store per retry):
+a restarted round then reads the dead round's keys, e.g. ``new_group(backend="gloo")`` connects
+to the dead ranks' Gloo addresses and hangs or fails (pytorch/pytorch#135712). With the share
+disabled, rank 0 of each round hosts a fresh store on a fresh port.
 """
 from __future__ import annotations
 
@@ -24,6 +32,7 @@ import secrets
 from npudist import _cann, _env
 
 JOB_TAG = "NPUDIST_JOB_TAG"
+SHARE_STORE = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"  # torch's opt-out of one store for every round
 METRICS_DIR = "NPUDIST_METRICS_DIR"  # --metrics-port: where ranks announce their endpoints (metrics.py)
 THREADS = "OMP_NUM_THREADS"
 PASSED_THROUGH = ("ASCEND_RT_VISIBLE_DEVICES", "NPUDIST_DEVICE_COUNT", "NPUDIST_DEVICE_MEMORY", "NPUDIST_HOSTNAME",
@@ -74,6 +83,8 @@ def launcher_env(tag: str, profile_dir: str | None = None, profile_steps: str | 
     ``NPUDIST_PROFILE_STEPS`` (npudist.profiler.step reads them).
     """
     env = {JOB_TAG: tag}
+    if _env.raw(SHARE_STORE) is None:  # a fresh store per restart round (the module docstring)
+        env[SHARE_STORE] = "1"
     env.update(_cann.apply(dict(os.environ)))  # CANN's variables where unset (npudist/_cann.py)
     if profile_dir:
         env["NPUDIST_PROFILE_DIR"] = os.path.abspath(profile_dir)

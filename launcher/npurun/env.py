@@ -11,6 +11,9 @@ torch.distributed.elastic's agent; this module adds npurun's:
   the user set wins.
 - ``NPUDIST_METRICS_DIR`` (with ``--metrics-port``): the directory where each rank announces
   its metrics endpoint for npurun's node endpoint (launcher/npurun/metrics.py).
+- ``NPUDIST_NNODES``: ``--nnodes`` as given (``2``, or ``1:2`` for an elastic range); a rank
+  resuming a checkpoint written by another number of ranks reads it (npudist.fsdp.elastic:
+  under MIN:MAX with MIN < MAX the change is a resharding request, else an error).
 - ``ASCEND_HOME_PATH``, ``ASCEND_TOOLKIT_HOME``, ``ASCEND_AICPU_PATH``: where unset, npudist's
   CANN-style home (npudist/_cann.py), as CANN's set_env.sh would have exported them.
 - ``ASCEND_RT_VISIBLE_DEVICES``, ``NPUDIST_DEVICE_COUNT``, ``NPUDIST_HOSTNAME``: passed
@@ -76,13 +79,16 @@ def device_map(nproc: int) -> list[tuple[int, str]]:
     return [(i, ids[i] if ids and i < len(ids) else str(i)) for i in range(nproc)]
 
 
-def launcher_env(tag: str, profile_dir: str | None = None, profile_steps: str | None = None) -> dict[str, str]:
+def launcher_env(tag: str, profile_dir: str | None = None, profile_steps: str | None = None,
+                 nnodes: str | None = None) -> dict[str, str]:
     """Variables npurun sets in its own environment so every rank inherits them (the module docstring's).
 
     With ``--profile DIR`` the ranks get ``NPUDIST_PROFILE_DIR`` (absolute) and
     ``NPUDIST_PROFILE_STEPS`` (npudist.profiler.step reads them).
     """
     env = {JOB_TAG: tag}
+    if nnodes:
+        env["NPUDIST_NNODES"] = nnodes
     if _env.raw(SHARE_STORE) is None:  # a fresh store per restart round (the module docstring)
         env[SHARE_STORE] = "1"
     env.update(_cann.apply(dict(os.environ)))  # CANN's variables where unset (npudist/_cann.py)

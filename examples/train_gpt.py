@@ -30,9 +30,12 @@ Checkpoints: DCP (``torch.distributed.checkpoint``) of the sharded model and opt
 the step, to ``--ckpt-dir/step_NNNNNNN`` every ``--ckpt-every`` steps (``--async-ckpt``: with
 ``dcp.async_save`` on a dedicated group) and when a rank receives SIGTERM (npurun forwards
 SIGTERM/SIGINT to every rank): the ranks agree on the step to stop at, save, and exit with code
-143. On start the job resumes from the newest complete checkpoint in ``--ckpt-dir`` (also on a
-different number of ranks: DCP reshards), unless ``--no-resume``. At the end it prints a short
-generated sample.
+143. On start the job resumes from the newest complete checkpoint in ``--ckpt-dir``, unless
+``--no-resume``. On another number of ranks DCP reshards it, when that is asked for: under an
+elastic range (``npurun --nnodes MIN:MAX``, e.g. after a lost host) or with ``--reshard``; else
+it is an error naming both sizes (npudist.fsdp.elastic). ``--global-batch G`` keeps G sequences a
+step on any number of ranks (each rank runs G / (ranks x --batch-size) micro-batches) and logs
+the global batch's mean loss. At the end it prints a short generated sample.
 
 Each step reports its time and this rank's token count to ``npudist.watchdog.metrics.record_step``
 (Prometheus metrics: ``npurun --metrics-port 9400 ...``, docs/metrics.md).
@@ -514,8 +517,9 @@ class Checkpointer:
         if lost and dist.get_rank() == 0:
             # their generators are not carried over: the survivors draw the dropout of the lost
             # ranks' samples from their own generators (docs/training.md, "Losing a host")
-            print(f"{path}: the RNG states of lost rank(s) {lost} are not used; their samples' random draws are "
-                  f"re-derived from the surviving ranks' generators", file=sys.stderr, flush=True)
+            print(f"{path}: the RNG states saved by rank(s) {lost} are not used (this run has {dist.get_world_size()} "
+                  f"ranks): the random draws of their samples come from the remaining ranks' generators",
+                  file=sys.stderr, flush=True)
         return int(state["trainer"]["step"])
 
 

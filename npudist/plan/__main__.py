@@ -47,7 +47,8 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("predict", help="predict step time, overlap and memory from step traces")
     p.add_argument("trace_dir", metavar="TRACE_DIR", help="npurun --profile DIR (its steptrace/ folder of rank<R>.steptrace.json) or such a folder")
-    p.add_argument("--hardware", required=True, metavar="HW.toml", help="hardware file (docs/plan.md)")
+    p.add_argument("--hardware", required=True, metavar="HW",
+                   help="hardware file (docs/plan.md) or a shipped name: atlas800t-a2[-910b1|-910b2|-910b3|-910b4]")
     p.add_argument("--json", metavar="OUT", help="write the prediction as JSON")
     p.add_argument("--chrome", metavar="OUT", help="write the predicted timeline as a Chrome/Perfetto trace")
     p.add_argument("--png", metavar="OUT", help="write a stacked-bar chart per rank (needs matplotlib)")

@@ -48,11 +48,15 @@ def _predict(args) -> int:
 def _config(args):
     from npudist.plan.llama import LlamaConfig
 
+    unfused = set(filter(None, (args.unfused or "").split(",")))
+    if unfused - {"rmsnorm", "swiglu", "rope"}:
+        raise ValueError(f"--unfused {args.unfused!r}: name some of rmsnorm, swiglu, rope")
     if args.family != "llama":
         raise ValueError(f"--family {args.family!r}: the only family is 'llama'")
     return LlamaConfig(hidden=args.hidden, layers=args.layers, heads=args.heads,
                        kv_heads=args.kv_heads or args.heads, ffn=args.ffn, vocab=args.vocab, seq=args.seq,
-                       dtype={"bf16": "bfloat16", "fp16": "float16"}[args.dtype])
+                       dtype={"bf16": "bfloat16", "fp16": "float16"}[args.dtype],
+                       **{f"fused_{k}": k not in unfused for k in ("rmsnorm", "swiglu", "rope")})
 
 
 def _model(args) -> int:
@@ -63,7 +67,8 @@ def _model(args) -> int:
     cfg = _config(args)
     lay = Layout(tp=args.tp, pp=args.pp, dp=args.dp, mbs=args.mbs, gbs=args.gbs, vpp_layers=args.vpp_layers,
                  sequence_parallel=args.sequence_parallel, recompute=args.recompute,
-                 distributed_optimizer=args.distributed_optimizer, overlap_grad_reduce=args.overlap_grad_reduce)
+                 distributed_optimizer=args.distributed_optimizer, overlap_grad_reduce=args.overlap_grad_reduce,
+                 mc2=not args.no_mc2)
     r = predict_model(cfg, lay, hw, args.nodes)
     print(f"llama: {r['parameters'] / 1e9:.2f} B parameters; {r['npus']} NPUs of {hw.name} ({args.nodes} nodes); "
           f"tp {lay.tp} pp {lay.pp}{f' vpp_layers {lay.vpp_layers}' if lay.vpp_layers else ''} dp {lay.dp}, "
@@ -114,6 +119,8 @@ def _model_args(p, sweep: bool) -> None:
         p.add_argument(f"--{k}", type=int, required=True, help=h)
     p.add_argument("--kv-heads", type=int, default=None, help="key/value heads (grouped-query; default: --heads)")
     p.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16", help="training precision (default bf16)")
+    p.add_argument("--unfused", metavar="OPS", help="run these with unfused elementwise ops instead of torch_npu's "
+                   "fused kernels: comma-separated rmsnorm, swiglu, rope (default: all fused, as MindSpeed)")
     p.add_argument("--gbs", type=int, required=True, help="global batch (sequences per step)")
     p.add_argument("--hardware", required=True, metavar="HW",
                    help="hardware file or shipped name: atlas800t-a2[-910b1|-910b2|-910b3|-910b4]")
@@ -137,6 +144,8 @@ def _model_args(p, sweep: bool) -> None:
     p.add_argument("--recompute", choices=("none", "selective", "full"), default="none")
     p.add_argument("--distributed-optimizer", action="store_true",
                    help="Megatron's distributed optimizer (optimizer state sharded over DP), modelled analytically")
+    p.add_argument("--no-mc2", action="store_true",
+                   help="TP collectives not fused with their GEMMs (the hardware's tp_comm_overlap does not apply)")
     p.add_argument("--overlap-grad-reduce", action="store_true",
                    help="the DP gradient reduction overlaps the backward (Megatron's --overlap-grad-reduce)")
 

@@ -6,7 +6,9 @@ attention with ``kv_heads`` key/value heads, head_dim = hidden / heads, causal) 
 an output layer untied from the embedding. No biases.
 
 The kernels are the fused ops MindSpeed-LLM runs on Ascend (torch_npu's names; npudist implements them):
-``npu_rms_norm``, ``npu_rotary_mul``, ``npu_swiglu`` and ``npu_fusion_attention`` in layout SBH with
+``npu_rms_norm``, ``npu_rotary_mul``, ``npu_swiglu`` (each replaced by Megatron's unfused elementwise ops
+when the config says so, as a script without --use-fused-rmsnorm etc. runs) and ``npu_fusion_attention`` in
+layout SBH with
 sparse_mode 2 (causal from the upper-left corner, torch_npu's compressed 2048 x 2048 mask), which never
 materialises the seq x seq scores.
 
@@ -45,6 +47,9 @@ class LlamaConfig:
     seq: int
     dtype: str = "bfloat16"
     eps: float = 1e-5
+    fused_rmsnorm: bool = True   # MindSpeed's --use-fused-rmsnorm (else torch's elementwise ops)
+    fused_swiglu: bool = True    # --use-fused-swiglu
+    fused_rope: bool = True      # --use-fused-rotary-pos-emb
 
     def __post_init__(self):
         for k in ("hidden", "layers", "heads", "kv_heads", "ffn", "vocab", "seq"):
@@ -103,15 +108,27 @@ def rope_tables(seq: int, head_dim: int, dtype, device, base: float = 10000.0):
 
 
 class RMSNorm(nn.Module):
-    """RMSNorm through torch_npu's fused ``npu_rms_norm`` (as MindSpeed's --use-fused-rmsnorm)."""
+    """RMSNorm through torch_npu's fused ``npu_rms_norm`` (MindSpeed's --use-fused-rmsnorm), or unfused as
+    Megatron writes it (x in fp32, x * rsqrt(mean(x^2) + eps), back to x's dtype, times the weight)."""
 
-    def __init__(self, hidden: int, eps: float):
+    def __init__(self, hidden: int, eps: float, fused: bool = True):
         super().__init__()
         self.weight = nn.Parameter(torch.ones(hidden))
         self.eps = eps
+        self.fused = fused
 
     def forward(self, x):
-        return torch.ops.npu.npu_rms_norm(x, self.weight, self.eps)[0]
+        if self.fused:
+            return torch.ops.npu.npu_rms_norm(x, self.weight, self.eps)[0]
+        xf = x.float()
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).type_as(x) * self.weight
+
+
+def _rope(x, cos, sin, fused: bool):
+    if fused:
+        return torch.ops.npu.npu_rotary_mul(x, cos, sin)
+    x1, x2 = x.chunk(2, dim=-1)
+    return x * cos + torch.cat((-x2, x1), dim=-1) * sin
 
 
 def _core_attention(q, k, v, heads, mask, scale):
@@ -132,16 +149,17 @@ class Attention(nn.Module):
         self.v = nn.Linear(cfg.hidden, kv, bias=False)
         self.o = nn.Linear(cfg.hidden, cfg.hidden, bias=False)
         self.selective = selective_recompute
+        self.fused_rope = cfg.fused_rope
 
     def forward(self, x, cos, sin, mask):
         s, b = x.shape[0], x.shape[1]
-        q = torch.ops.npu.npu_rotary_mul(self.q(x).view(s, b, -1, self.head_dim), cos, sin).view(s, b, -1)
-        k = torch.ops.npu.npu_rotary_mul(self.k(x).view(s, b, -1, self.head_dim), cos, sin).view(s, b, -1)
+        q = _rope(self.q(x).view(s, b, -1, self.head_dim), cos, sin, self.fused_rope).view(s, b, -1)
+        k = _rope(self.k(x).view(s, b, -1, self.head_dim), cos, sin, self.fused_rope).view(s, b, -1)
         v = self.v(x)
         heads = q.shape[-1] // self.head_dim  # this rank's heads under TP
         scale = self.head_dim ** -0.5
         if self.selective:
-            out = ckpt.checkpoint(_core_attention, q, k, v, heads, mask, scale, use_reentrant=False)
+            out = ckpt.checkpoint(_core_attention, q, k, v, heads, mask, scale, use_reentrant=False, preserve_rng_state=False)
         else:
             out = _core_attention(q, k, v, heads, mask, scale)
         return self.o(out)
@@ -154,9 +172,14 @@ class MLP(nn.Module):
         super().__init__()
         self.gate_up = nn.Linear(cfg.hidden, 2 * cfg.ffn, bias=False)
         self.down = nn.Linear(cfg.ffn, cfg.hidden, bias=False)
+        self.fused = cfg.fused_swiglu
 
     def forward(self, x):
-        return self.down(torch.ops.npu.npu_swiglu(self.gate_up(x), dim=-1))
+        y = self.gate_up(x)
+        if self.fused:
+            return self.down(torch.ops.npu.npu_swiglu(y, dim=-1))
+        a, b = y.chunk(2, dim=-1)
+        return self.down(nn.functional.silu(a) * b)
 
 
 class DecoderLayer(nn.Module):
@@ -165,9 +188,9 @@ class DecoderLayer(nn.Module):
     def __init__(self, cfg: LlamaConfig, recompute: str = "none"):
         super().__init__()
         self.cfg = cfg
-        self.input_norm = RMSNorm(cfg.hidden, cfg.eps)
+        self.input_norm = RMSNorm(cfg.hidden, cfg.eps, cfg.fused_rmsnorm)
         self.attn = Attention(cfg, selective_recompute=recompute == "selective")
-        self.post_norm = RMSNorm(cfg.hidden, cfg.eps)
+        self.post_norm = RMSNorm(cfg.hidden, cfg.eps, cfg.fused_rmsnorm)
         self.mlp = MLP(cfg)
         self.full_recompute = recompute == "full"
 
@@ -186,7 +209,7 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x):
         if self.full_recompute:
-            return ckpt.checkpoint(self._forward, x, use_reentrant=False)
+            return ckpt.checkpoint(self._forward, x, use_reentrant=False, preserve_rng_state=False)
         return self._forward(x)
 
 
@@ -206,7 +229,7 @@ class Head(nn.Module):
 
     def __init__(self, cfg: LlamaConfig):
         super().__init__()
-        self.norm = RMSNorm(cfg.hidden, cfg.eps)
+        self.norm = RMSNorm(cfg.hidden, cfg.eps, cfg.fused_rmsnorm)
         self.out = nn.Linear(cfg.hidden, cfg.vocab, bias=False)
 
     def forward(self, x, labels):

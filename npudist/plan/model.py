@@ -57,6 +57,7 @@ class Layout:
     recompute: str = "none"
     distributed_optimizer: bool = False
     overlap_grad_reduce: bool = False
+    mc2: bool = True  # TP collectives fused with their GEMMs (MindSpeed's --use-mc2): tp_comm_overlap applies
 
     @property
     def npus(self) -> int:
@@ -169,7 +170,7 @@ _PIECES: dict[tuple, dict[str, Piece]] = {}
 
 def pieces(cfg: LlamaConfig, lay: Layout, hw: Hardware) -> dict[str, Piece]:
     """Captures and replays (both cached per process) the three pieces of ``cfg`` under ``lay`` on ``hw``."""
-    key = (cfg, lay.tp, lay.mbs, lay.sequence_parallel and lay.tp > 1, lay.recompute, id(hw))
+    key = (cfg, lay.tp, lay.mbs, lay.sequence_parallel and lay.tp > 1, lay.recompute, repr(hw))
     if key not in _PIECES:
         _PIECES[key] = _pieces(cfg, lay, hw)
     return _PIECES[key]
@@ -233,11 +234,13 @@ def predict_model(cfg: LlamaConfig, lay: Layout, hw: Hardware, nodes: int) -> di
         raise ValueError(f"--tp {lay.tp} spans nodes of {hw.devices_per_node}: keep TP inside a node")
     ensure_fake_world(max(hw.devices_per_node, lay.tp))
     pc = pieces(cfg, lay, hw)
-    overlap = tp_comm_overlap(hw)
+    overlap = tp_comm_overlap(hw) if lay.mc2 else 0.0
     m = lay.gbs // (lay.mbs * lay.dp)
     per_stage = cfg.layers // lay.pp
     v = per_stage // lay.vpp_layers if lay.vpp_layers else 1
     act_bytes = lay.mbs * cfg.seq * cfg.hidden * (2 if cfg.dtype in ("bfloat16", "float16") else 4) // lay.tp
+    grad_b = 4 if cfg.dtype == "bfloat16" else 2  # Megatron's main gradients: fp32 under bf16
+    param_b = 2
     stages = []
     for s in range(lay.pp):
         parts = [("layer", per_stage)] + [("embedding", 1)] * (s == 0) + [("head", 1)] * (s == lay.pp - 1)
@@ -245,6 +248,9 @@ def predict_model(cfg: LlamaConfig, lay: Layout, hw: Hardware, nodes: int) -> di
         bwd = sum(_hidden(pc[n].bwd_s, pc[n].bwd_tp_comm_s, overlap) * k for n, k in parts)
         flops = sum(pc[n].fwd_flops * k for n, k in parts)
         params = sum(pc[n].params * k for n, k in parts)
+        # Megatron without gradient-accumulation fusion: each micro-batch's half-precision weight gradient
+        # is added into the main-gradient buffer (read 2 + read/write main grad), a memory-bound pass
+        bwd += params * (2 + 2 * grad_b) / hw.mem_bw
         p2p = 0.0
         if lay.pp > 1:
             nxt = _rank(lay, (s + 1) % lay.pp)
@@ -260,8 +266,6 @@ def predict_model(cfg: LlamaConfig, lay: Layout, hw: Hardware, nodes: int) -> di
     else:
         pipe = m * t_max + (t_sum - t_max) / v
     # data parallel: gradients (and parameters with the distributed optimizer) over the DP group
-    grad_b = 4 if cfg.dtype == "bfloat16" else 2
-    param_b = 2
     worst = max(stages, key=lambda st: st["params"])
     dp_ranks = [_rank(lay, worst["stage"], d) for d in range(lay.dp)]
     dp_comm = exposed = 0.0

@@ -39,6 +39,8 @@ group; send/recv are recorded with their peers), host gaps (a capture has no hos
 """
 from __future__ import annotations
 
+import sys
+
 import torch
 import torch.distributed as dist
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -86,6 +88,19 @@ def _flat_tensors(x) -> list[torch.Tensor]:
         elif isinstance(a, (list, tuple)):
             out.extend(t for t in a if isinstance(t, torch.Tensor))
     return out
+
+
+def _in_sharding_propagation() -> bool:
+    """True inside DTensor's ShardingPropagator, which runs an op once on fake tensors of the global shapes
+    to learn its output's shape (no device work of any rank: not recorded, not counted as memory)."""
+    f = sys._getframe(2)
+    for _ in range(40):
+        if f is None:
+            return False
+        if f.f_code.co_name == "_propagate_tensor_meta_non_cached":
+            return True
+        f = f.f_back
+    return False
 
 
 def _key(t: torch.Tensor) -> int:
@@ -236,9 +251,14 @@ class StepRecorder(TorchDispatchMode):
         if any(issubclass(t, DTensor) for t in types):
             return NotImplemented  # DTensor runs the op on its local shards: those are what a rank does
         kwargs = kwargs or {}
+        if _in_sharding_propagation():
+            return func(*args, **kwargs)  # DTensor runs the op on global-shape fakes for its output's metadata
         self._resync()
         out = func(*args, **kwargs)
         name = func._schema.name
+        if not any(t.device.type == "npu" for t in _flat_tensors(list(args) + list(kwargs.values()))
+                   + _flat_tensors(out)) and not name.startswith(("c10d::", "_c10d_functional::")):
+            return out  # no device work (host tensors)
         self._track(_flat_tensors(out), name, func.is_view or name in _NO_WORK and "empty" not in name)
         if name == "_c10d_functional::wait_tensor":
             self._before_read(_flat_tensors(args), self._stream())
@@ -258,7 +278,7 @@ class StepRecorder(TorchDispatchMode):
         dims = [list(v.shape) if isinstance(v, torch.Tensor) else
                 ([list(t.shape) for t in v] if isinstance(v, (list, tuple)) and v and
                  all(isinstance(t, torch.Tensor) for t in v) else None) for v in vals]
-        concrete = [v if isinstance(v, (int, float, bool)) else "" for v in vals]
+        concrete = [v if isinstance(v, (int, float, bool, str)) else "" for v in vals]
         written = outs + [a for a, s in zip(vals, schema_args, strict=False)
                           if isinstance(a, torch.Tensor) and s.alias_info is not None and s.alias_info.is_write]
         self.ops.append({"kind": "kernel", "name": name, "stream": stream, "inputs": [_desc(v) for v in vals],

@@ -16,30 +16,52 @@ import sys
 
 def _capture(args) -> int:
     import os
+    import subprocess
 
     from npudist.plan import hardware, trace
-    from npudist.plan.capture import expand_layout
+    from npudist.plan.capture import stage_ranks
 
     hw = hardware.load(args.hardware)  # bad hardware files fail before the (long) capture
     world = args.nnodes * args.nproc_per_node
     if args.nnodes < 1 or args.nproc_per_node < 1:
         raise ValueError(f"--nnodes {args.nnodes} --nproc-per-node {args.nproc_per_node}: give positive numbers")
-    from npudist.plan.script import capture_script
-
-    step = capture_script(args.script, args.args, world_size=world, rank=args.rank,
-                          nproc_per_node=args.nproc_per_node, warmup_steps=args.warmup_steps,
-                          boundary=args.step_boundary, tokens=args.tokens)
+    ranks = [int(r) for r in str(args.ranks).split(",") if r.strip()]
+    if not ranks or any(not 0 <= r < world for r in ranks):
+        raise ValueError(f"--ranks {args.ranks}: give ranks of the job (0..{world - 1}), comma-separated")
     out = os.path.join(args.out, "steptrace")
     os.makedirs(out, exist_ok=True)
-    step.trace["represents"] = list(range(world))  # every rank does the traced rank's work (docs/plan.md)
-    trace.save(step.trace, os.path.join(out, f"rank{args.rank}.steptrace.json"))
-    traces = expand_layout(step.trace, range(world))
-    n = sum(1 for o in step.trace["ops"] if o["kind"] == "kernel")
-    c = sum(1 for o in step.trace["ops"] if o["kind"] == "collective")
-    print(f"captured rank {args.rank} of {world} ({args.nnodes} x {args.nproc_per_node}), step {step.trace['steps'][0]} "
-          f"(boundary: {step.boundary}): {n} kernels, {c} collectives; written to {out} (it represents all {world} ranks)")
-    if step.host_reads:
-        print(f"host reads answered with placeholders: {len(step.host_reads)} lines (see the warning)")
+    if len(ranks) > 1:  # one fresh process per traced rank (a capture initialises torch.distributed)
+        for r in ranks:
+            cmd = [sys.executable, "-m", "npudist.plan", "capture", "--hardware", args.hardware, "--nnodes",
+                   str(args.nnodes), "--nproc-per-node", str(args.nproc_per_node), "--out", args.out, "--ranks", str(r),
+                   "--warmup-steps", str(args.warmup_steps), "--step-boundary", args.step_boundary, "--no-predict",
+                   *(["--tokens", str(args.tokens)] if args.tokens else []), args.script, *args.args]
+            if subprocess.run(cmd).returncode != 0:
+                raise ValueError(f"the capture of rank {r} failed (its error is above)")
+        traces = trace.load_dir(args.out)
+    else:
+        from npudist.plan.script import capture_script
+
+        step = capture_script(args.script, args.args, world_size=world, rank=ranks[0],
+                              nproc_per_node=args.nproc_per_node, warmup_steps=args.warmup_steps,
+                              boundary=args.step_boundary, tokens=args.tokens)
+        # the ranks doing the traced rank's work: all, or its pipeline stage's (docs/plan.md)
+        step.trace["represents"] = stage_ranks(step.trace)
+        trace.save(step.trace, os.path.join(out, f"rank{ranks[0]}.steptrace.json"))
+        n = sum(1 for o in step.trace["ops"] if o["kind"] == "kernel")
+        c = sum(1 for o in step.trace["ops"] if o["kind"] == "collective")
+        print(f"captured rank {ranks[0]} of {world} ({args.nnodes} x {args.nproc_per_node}), step "
+              f"{step.trace['steps'][0]} (boundary: {step.boundary}): {n} kernels, {c} collectives; written to {out} "
+              f"(it represents {len(step.trace['represents'])} ranks)")
+        if step.host_reads:
+            print(f"host reads answered with placeholders: {len(step.host_reads)} lines (see the warning)")
+        if args.no_predict:
+            return 0
+        traces = trace.load_dir(args.out)
+    missing = sorted(set(range(world)) - set(traces))
+    if missing:
+        raise ValueError(f"{out}: no trace stands for ranks {missing[:8]}{' ...' if len(missing) > 8 else ''} "
+                         f"(a pipeline needs one traced rank per stage: --ranks 0,R1,... one in each stage)")
     args.trace_dir = args.out
     args.devices_per_node = args.nproc_per_node
     args.chrome = args.png = None
@@ -208,8 +230,10 @@ def main(argv=None) -> int:
     c.add_argument("--out", default="plan_capture", metavar="DIR", help="step traces go to DIR/steptrace/ "
                    "(default ./plan_capture)")
     c.add_argument("--json", metavar="OUT", help="write the prediction as JSON")
-    c.add_argument("--rank", type=int, default=0, help="the rank to trace (default 0; the others are expanded "
-                   "from it, docs/plan.md)")
+    c.add_argument("--ranks", "--rank", default="0", help="the ranks to trace, comma-separated (default 0; one per "
+                   "pipeline stage; the others are expanded from them, docs/plan.md)")
+    c.add_argument("--no-predict", action="store_true", help="only write the trace (capture stages separately, "
+                   "then python -m npudist.plan predict DIR)")
     c.add_argument("--warmup-steps", type=int, default=1, help="steps run before the recorded one (default 1)")
     c.add_argument("--step-boundary", choices=("auto", "optimizer", "profiler"), default="auto",
                    help="what ends a step: npudist.profiler.step() when the script calls it, else optimizer.step()")

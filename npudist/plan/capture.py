@@ -168,7 +168,7 @@ class StepRecorder(TorchDispatchMode):
         self.pending: dict[int, tuple[str, int]] = {}   # storage -> (pg, seq) of the collective writing it
         self.writer: dict[int, tuple[int, int]] = {}     # storage -> (stream, index in ops) of its last writer
         self.seq: dict[str, int] = {}
-        self.comm_streams: dict[str, int] = {}
+        self.comm_streams: dict[object, int] = {}
         self.events = 0
 
     def _stream(self) -> int:
@@ -305,11 +305,14 @@ class StepRecorder(TorchDispatchMode):
         peer = ranks[int(args[2])] if p2p and 0 <= int(args[2]) < len(ranks) else -1
         key = ("p2p", pg) if p2p else pg
         seq = self.seq[key] = self.seq.get(key, 0) + 1
-        comm = self.comm_streams.setdefault(pg, COMM_STREAM_BASE + len(self.comm_streams))
+        # a send and a receive proceed independently (a pipeline's batched isend/irecv): each direction and peer
+        # has its stream, as NCCL/HCCL give point-to-point its own communicator per peer
+        comm = self.comm_streams.setdefault((pg, name, peer) if p2p else pg, COMM_STREAM_BASE + len(self.comm_streams))
         in_b, out_b = _nbytes(ins), _nbytes(outs)
         dtype = str((ins or outs)[0].dtype).removeprefix("torch.") if (ins or outs) else "float32"
         self.ops.append({"kind": "collective", "name": hccl_name, "pg": pg, "seq": seq,
                          "group_ranks": sorted({dist.get_rank(), peer}) if p2p else ranks, "peer": peer,
+                         **({"pg_ranks": ranks} if p2p else {}),
                          "is_p2p": p2p, "dtype": dtype, "bytes": max(in_b, out_b), "in_bytes": in_b,
                          "out_bytes": out_b, "stream": comm, "issue_stream": stream, "step": self.step})
         for t in outs:
@@ -391,3 +394,19 @@ def expand_layout(trace: dict, ranks) -> dict[int, dict]:
         t.pop("represents", None)
         out[r] = t
     return out
+
+
+def stage_ranks(trace: dict) -> list[int]:
+    """The ranks that do the traced rank's work: all ranks, or, when the trace sends or receives (a pipeline
+    stage), the ranks of its stage: with the pipeline group (``pg_ranks`` of its send/recv) an arithmetic
+    progression of stride d over S stages, as a row-major device mesh lays it out, rank r is in stage
+    (r // d) % S. Raises ValueError for a pipeline group of another shape."""
+    world, me = int(trace["world_size"]), int(trace["rank"])
+    pp = next((o.get("pg_ranks") for o in trace["ops"] if o["kind"] == "collective" and o.get("is_p2p")), None)
+    if not pp or len(pp) < 2:
+        return list(range(world))
+    pp = sorted(pp)
+    d, n = pp[1] - pp[0], len(pp)
+    if any(b - a != d for a, b in zip(pp, pp[1:], strict=False)):
+        raise ValueError(f"rank {me}: its pipeline group {pp} is not evenly spaced; capture every rank (--ranks)")
+    return [r for r in range(world) if (r // d) % n == (me // d) % n]

@@ -144,3 +144,25 @@ def test_moving_a_fake_module_is_a_clear_error(tmp_path):
     assert r.returncode == 2, r.stdout[-2000:] + r.stderr[-3000:]
     assert re.search(r"error: \S*to.py:5: nn.Module.to\(\) / _apply on a module whose parameters are fake npu tensors",
                      r.stderr), r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("schedule", ["gpipe", "1f1b", "interleaved"])
+def test_pipeline_schedules_capture_with_paired_sends(tmp_path, schedule):
+    # one traced rank per stage (--ranks 0,1); the k-th send from a to b pairs with the k-th recv at b from a,
+    # same bytes; the prediction replays them (a pipeline bubble)
+    script = os.path.join(HERE, "workers", "train_pipeline.py")
+    r = capture(tmp_path, script, ["--schedule", schedule], extra=["--ranks", "0,1", "--json", str(tmp_path / "p.json")])
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    traces = st.load_dir(str(tmp_path))
+    assert sorted(traces) == [0, 1] and all(t["represents"] == [t["rank"]] for t in traces.values())
+    p2p = {rk: [o for o in t["ops"] if o["kind"] == "collective"] for rk, t in traces.items()}
+    assert all(o["is_p2p"] and o["name"] in ("send", "recv") for ops in p2p.values() for o in ops)
+    for a, b in ((0, 1), (1, 0)):
+        sends = [o["bytes"] for o in p2p[a] if o["name"] == "send" and o["peer"] == b]
+        recvs = [o["bytes"] for o in p2p[b] if o["name"] == "recv" and o["peer"] == a]
+        assert sends == recvs and sends, (a, b, sends, recvs)
+    micro, stages_per_rank = 4, 2 if schedule == "interleaved" else 1
+    # activations forward and gradients backward: each micro-batch crosses every stage boundary twice
+    assert sum(len(v) for v in p2p.values()) == 2 * 2 * micro * (2 * stages_per_rank - 1)
+    rows = json.loads((tmp_path / "p.json").read_text())["columns"]
+    assert {c["Index"] for c in rows} == {0, 1} and any(c["Bubble"] > 0 for c in rows)  # stages wait for receives

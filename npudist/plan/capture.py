@@ -33,8 +33,8 @@ parameters) counts what existed before.
 
 ``python -m npudist.plan capture`` (npudist/plan/script.py) runs an unmodified npurun script this way.
 ``expand_layout`` gives each rank of a symmetric layout its own copy with its own groups (docs/plan.md,
-"Representative ranks"). Not done yet: pipeline parallelism (its warm-up receives and ``.item()`` need a real
-group; send/recv are recorded with their peers), host gaps (a capture has no host time; the hardware's
+"Representative ranks"); ``stage_ranks`` says which ranks a pipeline stage's trace stands for. Not done yet:
+host gaps (a capture has no host time; the hardware's
 ``host_us`` is the only host cost).
 """
 from __future__ import annotations

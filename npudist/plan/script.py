@@ -31,8 +31,10 @@ state, FSDP2's unsharded buffers) is the baseline and is tracked for frees and r
 Limits (docs/plan.md): modules built on cpu and moved with ``.to("npu")`` become fake (their cpu copy
 is real memory on this host: build big models on meta or npu); a fake module cannot be moved with
 ``.to(dtype)`` in torch 2.13 (``nn.Module._apply`` cannot swap fake parameters: "Couldn't swap"):
-:class:`CaptureError` names the line and says to build the module in its final dtype. Pipeline
-schedules' warm-up receives need a real peer (not supported here: docs/plan.md, "Pipeline parallelism").
+:class:`CaptureError` names the line and says to build the module in its final dtype. Pipelines: the
+schedules' warm-up vote is answered STATIC (the one read not answered with 0), so stages need static
+metadata (``PipelineStage(input_args=, output_args=)``); one capture per stage (docs/plan.md, "Pipeline
+parallelism").
 Host time (Python between ops) is not recorded.
 """
 from __future__ import annotations

@@ -96,6 +96,8 @@ def load_dir(path: str) -> dict[int, dict]:
     # a logical capture's representative trace stands for the ranks in its "represents" (docs/plan.md)
     from npudist.plan.capture import expand_layout
     for t in list(out.values()):
-        missing = [r for r in t.get("represents") or () if int(r) not in out]
-        out.update(expand_layout(t, missing))
+        if t.get("represents"):
+            # the traced rank too: every copy names its groups the same way (expand_layout)
+            mine = [int(r) for r in t["represents"] if int(r) not in out or int(r) == int(t["rank"])]
+            out.update(expand_layout(t, mine))
     return dict(sorted(out.items()))

@@ -13,6 +13,10 @@ from npudist.testing import multiproc
 
 WORKERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "workers")
 ENV = {"TORCH_HCCL_ASYNC_ERROR_HANDLING": "0"}
+CPU_AND_NPU = "cpu:hccl,npu:hccl"
+"""hccl registered for cpu too (a group whose point is hccl's cpu path names it; hccl alone is npu only,
+as torch_npu registers it)."""
+
 
 
 def launch(script, nranks, args=(), env=None, timeout=240, hosts=None):

@@ -1,13 +1,65 @@
 """Bad input and broken groups: clear errors on every rank, no hang, no wrong
 data, and nothing left in /dev/shm."""
 import os
+import time
 import uuid
 
 import pytest
+import torch
+import torch.distributed as dist
 
 from npudist.testing import multiproc
+from npudist.testing.checks import report
 
-from . import WORKERS, launch
+from . import launch, run_ranks
+
+
+def overlapping_input_on_rank():
+    """An all_reduce on a tensor whose elements overlap in memory (``expand`` gives stride 0): the
+    caller's error, then ordinary collectives for two seconds and a clean teardown (found by trying hccl as a PyTorch user;
+    run with the watchdog's default TORCH_HCCL_ASYNC_ERROR_HANDLING=3)."""
+    RANK, WORLD = dist.get_rank(), dist.get_world_size()
+    dev = torch.device("npu", torch.npu.current_device())
+    err = None
+    try:
+        dist.all_reduce(torch.ones(1, device=dev).expand(4))
+        torch.npu.synchronize()
+    except Exception as e:  # noqa: BLE001 - the error is the result
+        err = f"{type(e).__name__}: {e}"
+    report(case="overlap", error=err)
+    ok = True
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:
+        x = torch.full((3,), float(RANK), device=dev)
+        dist.all_reduce(x)
+        ok = ok and x.tolist() == [float(sum(range(WORLD)))] * 3
+        time.sleep(0.1)
+    dist.destroy_process_group()
+    report(case="after", ok=ok)
+
+
+def uneven_lists_on_rank():
+    """all_gather / reduce_scatter with a list of tensors of different sizes (one per rank), which
+    ProcessGroupNCCL runs as coalesced broadcasts / reduces (found by trying hccl as a PyTorch user)."""
+    RANK, WORLD = dist.get_rank(), dist.get_world_size()
+    dev = torch.device("npu", torch.npu.current_device())
+    for name in ("all_gather", "reduce_scatter"):
+        err, ok = None, False
+        try:
+            if name == "all_gather":
+                outs = [torch.empty(r + 1, device=dev) for r in range(WORLD)]
+                dist.all_gather(outs, torch.full((RANK + 1,), float(RANK), device=dev))
+                ok = [o.tolist() for o in outs] == [[float(r)] * (r + 1) for r in range(WORLD)]
+            else:
+                out = torch.empty(RANK + 1, device=dev)
+                dist.reduce_scatter(out, [torch.full((r + 1,), float(RANK + 1), device=dev) for r in range(WORLD)])
+                ok = out.tolist() == [float(sum(range(1, WORLD + 1)))] * (RANK + 1)
+            torch.npu.synchronize()
+        except Exception as e:  # noqa: BLE001 - the error is the result
+            err = f"{type(e).__name__}: {e}"
+        report(case=name, error=err, ok=ok)
+    dist.destroy_process_group()
+
 
 WORLD = 3
 
@@ -119,9 +171,9 @@ def test_broken_group(scenario):
 def test_overlapping_tensor_is_rejected_up_front_and_the_job_survives():
     # ProcessGroupNCCL refuses such a tensor before running anything (ValueError) and the job goes
     # on; under the watchdog's default policy (take the process down on a failed collective,
-    # hence multiproc.launch without tests/hccl's TORCH_HCCL_ASYNC_ERROR_HANDLING=0) an error
+    # hence multiproc.run_on_ranks without tests/hccl's TORCH_HCCL_ASYNC_ERROR_HANDLING=0) an error
     # found inside the collective would end the job.
-    r = multiproc.launch(os.path.join(WORKERS, "overlapping_input.py"), 2, timeout=90)
+    r = multiproc.run_on_ranks(overlapping_input_on_rank, 2, timeout=90)
     assert r.returncodes == [0, 0], r.explain()
     for rank in range(2):
         res = {x["case"]: x for x in r.results(rank)}
@@ -133,7 +185,7 @@ def test_overlapping_tensor_is_rejected_up_front_and_the_job_survives():
 @pytest.mark.parametrize("world", [2, 3])
 def test_uneven_all_gather_and_reduce_scatter_lists(world):
     # ProcessGroupNCCL runs lists of per-rank sizes as one broadcast / reduce per rank
-    r = launch("uneven_lists.py", world, timeout=90)
+    r = run_ranks(uneven_lists_on_rank, world, timeout=90)
     assert r.returncodes == [0] * world, r.explain()
     for rank in range(world):
         for res in r.results(rank):

@@ -7,6 +7,7 @@ import torch
 
 from npudist.testing import checks, rank
 from npudist.testing.checks import report  # noqa: F401  (the workers import it from here)
+from tests.hccl import CPU_AND_NPU  # noqa: F401  (the workers import it from here)
 
 # A hung rank prints every thread's stack before the test's timeout kills it.
 rank.prepare(float(os.environ.get("WORKER_HANG_DUMP_S", "150")))
@@ -19,9 +20,6 @@ INTS = [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8]
 ALL_DTYPES = FLOATS + INTS + [torch.bool]
 
 
-# hccl is registered for npu only (as torch_npu registers it); workers whose point is hccl's cpu
-# path name it for cpu too.
-CPU_AND_NPU = "cpu:hccl,npu:hccl"
 
 
 def init(device_id=True, backend="hccl", **kw):

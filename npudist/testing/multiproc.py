@@ -14,7 +14,7 @@ Example (a test)::
 
     from npudist.testing.multiproc import launch
 
-    r = launch("tests/hccl/workers/matrix.py", 4, args=["quick"], env={"MY_KNOB": "1"}, timeout=240)
+    r = launch("my_worker.py", 4, args=["quick"], env={"MY_KNOB": "1"}, timeout=240)
     assert r.ok(), r.explain()
     for rank in range(4):
         (summary,) = r.results(rank)          # the rank's ``RESULT {...}`` lines, parsed

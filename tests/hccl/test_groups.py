@@ -11,9 +11,9 @@ import torch.distributed._functional_collectives as funcol
 from torch.distributed.device_mesh import init_device_mesh
 
 from npudist.testing import rank as rank_setup
-from npudist.testing.checks import Checker, report
+from npudist.testing.checks import report
 
-from . import CPU_AND_NPU, run_ranks
+from . import CPU_AND_NPU, Checker, run_ranks
 
 
 def groups_on_rank():

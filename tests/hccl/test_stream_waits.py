@@ -8,9 +8,7 @@ import torch
 import torch.distributed as dist
 from torch.distributed.device_mesh import init_device_mesh
 
-from npudist.testing.checks import Checker
-
-from . import run_ranks
+from . import Checker, run_ranks
 
 
 def stream_waits_on_rank():

@@ -253,8 +253,7 @@ NPU_AVX512 void backwardRowPair(const BackwardRow& r0, const BackwardRow& r1, in
       __m512 x = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, r.s + c), vs);
       if (r.bias) x = _mm512_add_ps(x, loadBf16(r.bias + c, m));
       const __m512 p = _mm512_maskz_mov_ps(m, exp16(_mm512_sub_ps(x, _mm512_set1_ps(r.lse))));
-      const __m512 ds =
-          _mm512_mul_ps(p, _mm512_sub_ps(_mm512_maskz_loadu_ps(m, r.dp + c), _mm512_set1_ps(r.delta)));
+      const __m512 ds = _mm512_mul_ps(p, _mm512_sub_ps(_mm512_maskz_loadu_ps(m, r.dp + c), _mm512_set1_ps(r.delta)));
       p16[t] = bf16Of(p);
       ds16[t] = bf16Of(ds);
       _mm256_mask_storeu_epi16(r.ds_row + c, lanes(n_pad2 - c), ds16[t]);

@@ -21,8 +21,7 @@
 #include "core/aten/fallback.h"
 #include "core/graph/capture_state.h"
 #include "core/stream.h"
-#include "profiler/device_hooks.h"
-#include "profiler/recorder.h"
+#include "profiler/kernel_scope.h"
 
 namespace npudist::core {
 namespace {
@@ -31,7 +30,6 @@ std::atomic<int64_t> g_block_bytes{16 << 20};
 std::atomic<int64_t> g_calls{0};
 std::atomic<bool> g_enabled{true};
 std::atomic<bool> g_native_bf16{true};
-
 
 enum class Kind { kMm, kBmm, kAddmm, kBaddbmm, kAddbmm };
 enum class Form { kFunctional, kOut, kInplace };
@@ -234,8 +232,7 @@ void npuHalfGemm(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const Call& c = *call;
   c10::DeviceIndex device = c.a.device().index();
   c10::DeviceGuard guard(c.a.device());
-  // A step trace separates the host's own time from waiting for the stream (docs/plan.md).
-  const int64_t wait_from = C10_UNLIKELY(profiler::stepTrace()) ? profiler::nowNs() : 0;
+  const int64_t wait_from = profiler::waitStart();
   waitCurrentStream(device);
   at::Tensor result;
   if (c.form == Form::kFunctional) {
@@ -245,19 +242,13 @@ void npuHalfGemm(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     at::native::resize_output(result, *shape);
   }
   {
-    profiler::DeviceScope timed(profiler::EventKind::kKernel, device);
     // described as the fallback describes a kernel, so the planner's step trace has its shapes and FLOPs
-    const bool shapes = C10_UNLIKELY(timed.on()) && profiler::stepTrace();
-    if (C10_UNLIKELY(timed.on())) timed.event().name = profiler::kernelName(op.schema().name());
-    if (shapes) {
-      if (wait_from) timed.arg("Wait ns", std::to_string(timed.event().start_ns - wait_from));
-      size_t n = op.schema().arguments().size();
-      profiler::describeKernelInputs(timed, stack->data() + stack->size() - n, n);
-    }
+    const size_t n = op.schema().arguments().size();
+    profiler::KernelScope timed(op.schema().name(), device, stack->data() + stack->size() - n, n, wait_from);
     compute(c, result, device);
-    if (shapes) {
+    if (timed.shapes()) {
       c10::IValue out(result);
-      profiler::describeKernelOutputs(timed, &out, 1);
+      timed.outputs(&out, 1);
     }
   }
   g_calls.fetch_add(1, std::memory_order_relaxed);

@@ -31,10 +31,11 @@ until the last tensor on them dies; storage resizes (FSDP2 frees unsharded param
 ``untyped_storage().resize_(0)``) are picked up before each op; ``baseline`` (e.g. the model's
 parameters) counts what existed before.
 
-Not done yet (docs/plan.md, "Logical capture"): running an unmodified script (the ``capture``
-subcommand), pipeline parallelism (its warm-up receives and ``.item()`` need a real group), host reads as
-placeholders, and per-op host gaps (a capture has no host time; the hardware's ``host_us`` is the
-only host cost).
+``python -m npudist.plan capture`` (npudist/plan/script.py) runs an unmodified npurun script this way.
+``expand_layout`` gives each rank of a symmetric layout its own copy with its own groups (docs/plan.md,
+"Representative ranks"). Not done yet: pipeline parallelism (its warm-up receives and ``.item()`` need a real
+group; send/recv are recorded with their peers), host gaps (a capture has no host time; the hardware's
+``host_us`` is the only host cost).
 """
 from __future__ import annotations
 
@@ -128,7 +129,9 @@ class StepRecorder(TorchDispatchMode):
     """Records the device work of the code run inside it as one step of a step trace (module doc).
 
     ``tokens``: this rank's tokens per step (for tokens/s). Use inside FakeTensorMode with a fake
-    process group as the default group; :meth:`trace` returns the step trace.
+    process group as the default group; :meth:`trace` returns the step trace. ``baseline``: tensors made
+    before the step, counted in ``baseline_allocated``; ``existing``: the same, and also followed during the
+    step (freed when their last tensor dies, resized as FSDP2 resizes unsharded parameters).
     """
 
     def __init__(self, tokens: int | None = None, step: int = 1, baseline=(), existing=()):
@@ -176,15 +179,17 @@ class StepRecorder(TorchDispatchMode):
             names = [a for a in args if isinstance(a, str)]
             pg = torch.distributed.distributed_c10d._resolve_process_group(names[-1]) if names else dist.group.WORLD
         else:
-            pg = next((a for a in args if isinstance(a, dist.ProcessGroup)), dist.group.WORLD)
+            # c10d ops carry the group as a ScriptObject (the boxed ProcessGroup)
+            pg = next((dist.ProcessGroup.unbox(a) if isinstance(a, torch.ScriptObject) else a for a in args
+                       if isinstance(a, (dist.ProcessGroup, torch.ScriptObject))), dist.group.WORLD)
         return pg.group_name, dist.get_process_group_ranks(pg)
 
     def _before_read(self, inputs: list[torch.Tensor], stream: int) -> None:
         for t in inputs:
             k = _key(t)
             if k in self.pending:
-                pg, seq = self.pending.pop(k)
-                self.ops.append({"kind": "wait_collective", "stream": stream, "pg": pg, "seq": seq, "is_p2p": False,
+                pg, seq, p2p = self.pending.pop(k)
+                self.ops.append({"kind": "wait_collective", "stream": stream, "pg": pg, "seq": seq, "is_p2p": p2p,
                                  "blocking": False, "step": self.step})
             w = self.writer.get(k)
             if w is not None and w[0] != stream:
@@ -295,15 +300,20 @@ class StepRecorder(TorchDispatchMode):
             outs = [t for x in (args[0] if isinstance(args[0], (list, tuple)) else [args[0]]) for t in _flat_tensors(x)]
             ins = [t for x in (args[1] if isinstance(args[1], (list, tuple)) else [args[1]]) for t in _flat_tensors(x)]
         self._before_read(ins, stream)
-        seq = self.seq[pg] = self.seq.get(pg, 0) + 1
+        # send / recv: the peer is args[2], a rank of the group; p2p have their own sequence numbers (as hccl's)
+        p2p = name in ("c10d::send", "c10d::recv_")
+        peer = ranks[int(args[2])] if p2p and 0 <= int(args[2]) < len(ranks) else -1
+        key = ("p2p", pg) if p2p else pg
+        seq = self.seq[key] = self.seq.get(key, 0) + 1
         comm = self.comm_streams.setdefault(pg, COMM_STREAM_BASE + len(self.comm_streams))
         in_b, out_b = _nbytes(ins), _nbytes(outs)
         dtype = str((ins or outs)[0].dtype).removeprefix("torch.") if (ins or outs) else "float32"
-        self.ops.append({"kind": "collective", "name": hccl_name, "pg": pg, "seq": seq, "group_ranks": ranks,
-                         "peer": -1, "is_p2p": False, "dtype": dtype, "bytes": max(in_b, out_b), "in_bytes": in_b,
+        self.ops.append({"kind": "collective", "name": hccl_name, "pg": pg, "seq": seq,
+                         "group_ranks": sorted({dist.get_rank(), peer}) if p2p else ranks, "peer": peer,
+                         "is_p2p": p2p, "dtype": dtype, "bytes": max(in_b, out_b), "in_bytes": in_b,
                          "out_bytes": out_b, "stream": comm, "issue_stream": stream, "step": self.step})
         for t in outs:
-            self.pending[_key(t)] = (pg, seq)
+            self.pending[_key(t)] = (pg, seq, p2p)
             self.writer.pop(_key(t), None)
 
     def trace(self) -> dict:

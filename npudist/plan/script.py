@@ -30,8 +30,8 @@ state, FSDP2's unsharded buffers) is the baseline and is tracked for frees and r
 
 Limits (docs/plan.md): modules built on cpu and moved with ``.to("npu")`` become fake (their cpu copy
 is real memory on this host: build big models on meta or npu); a fake module cannot be moved with
-``.to(dtype)`` / ``.to(device)`` in torch 2.13 (``nn.Module._apply`` swaps parameters with
-``torch.utils.swap_tensors``, which FakeTensor refuses): :class:`CaptureError` says so. Pipeline
+``.to(dtype)`` in torch 2.13 (``nn.Module._apply`` cannot swap fake parameters: "Couldn't swap"):
+:class:`CaptureError` names the line and says to build the module in its final dtype. Pipeline
 schedules' warm-up receives need a real peer (not supported here: docs/plan.md, "Pipeline parallelism").
 Host time (Python between ops) is not recorded.
 """
@@ -45,8 +45,12 @@ import sys
 import warnings
 
 import torch
-from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensor, \
-    FakeTensorMode
+from torch._subclasses.fake_tensor import (
+    DataDependentOutputException,
+    DynamicOutputShapeException,
+    FakeTensor,
+    FakeTensorMode,
+)
 from torch.optim.optimizer import register_optimizer_step_post_hook
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -76,16 +80,29 @@ class _StopScript(BaseException):
     through)."""
 
 
+def _is_user(filename: str) -> bool:
+    fn = os.path.abspath(filename)
+    return not fn.startswith((_TORCH_DIR, _NPUDIST_DIR, _STDLIB_DIR)) and "site-packages" not in fn \
+        and not filename.startswith("<")
+
+
 def user_line() -> str:
     """``file:line`` of the innermost frame outside torch, npudist and the standard library (the user's code)."""
     f = sys._getframe(1)
     while f is not None:
-        fn = os.path.abspath(f.f_code.co_filename)
-        if not fn.startswith((_TORCH_DIR, _NPUDIST_DIR, _STDLIB_DIR)) and "site-packages" not in fn \
-                and not fn.startswith("<"):
-            return f"{fn}:{f.f_lineno}"
+        if _is_user(f.f_code.co_filename):
+            return f"{os.path.abspath(f.f_code.co_filename)}:{f.f_lineno}"
         f = f.f_back
     return "<unknown>"
+
+
+def _user_line_of(exc: BaseException) -> str:
+    where, tb = "<unknown>", exc.__traceback__
+    while tb is not None:
+        if _is_user(tb.tb_frame.f_code.co_filename):
+            where = f"{os.path.abspath(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return where
 
 
 def _called_from_xp() -> bool:
@@ -293,11 +310,11 @@ def capture_script(script: str, args: list[str], *, world_size: int, rank: int =
                            f"{steps.n['profiler']} npudist.profiler.step() calls, before step {warmup_steps + 1} "
                            f"ended") from None
     except RuntimeError as e:
-        if "swap_tensors" in str(e) or "_has_compatible_shallow_copy_type" in str(e):
-            raise CaptureError(f"{e}\n(at {user_line()}): under capture the module's parameters are fake npu "
-                               f"tensors, which nn.Module.to() cannot convert in torch 2.13; build the module on "
-                               f"meta or npu in its final dtype (torch.device('meta') + to_empty, or "
-                               f"set_default_dtype) instead of moving it") from None
+        if "Couldn't swap" in str(e):
+            raise CaptureError(f"{_user_line_of(e)}: nn.Module.to() / _apply on a module whose parameters are fake "
+                               f"npu tensors (torch 2.13 cannot swap them: {e}); under capture build the module "
+                               f"on meta or npu in its final dtype (torch.device('meta') + to_empty, "
+                               f"torch.set_default_dtype, or dtype=) instead of converting it") from None
         raise
     finally:
         if steps.rec is not None:

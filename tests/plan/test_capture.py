@@ -6,6 +6,7 @@ from collections import Counter
 
 import pytest
 import torch
+import torch.distributed as dist
 import torch.nn as nn
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.distributed.device_mesh import init_device_mesh
@@ -124,3 +125,28 @@ def test_capture_memory_balances(captured):
     assert base > 0 and mem["events"]
     assert mem["events"][-1]["allocated"] == 3 * base
     assert mem["peak_allocated"] > 3 * base
+
+
+def p2p_on_rank():
+    """Runs in a rank of its own (no process group): rank 4 of 8 sends to and receives from rank 0 over a group
+    [0, 4], then reads what it received; returns the recorded items' key fields."""
+    init_fake_world(8, 4)
+    g = dist.new_group([0, 4])
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        x = torch.ones(16, device="npu")
+        with StepRecorder() as rec:
+            dist.send(x, dst=0, group=g)
+            y = torch.empty(16, device="npu")
+            dist.recv(y, src=0, group=g)
+            y * 2
+    return [[o["kind"], o.get("name"), o.get("peer"), o.get("is_p2p"), o.get("group_ranks"), o.get("seq"),
+             o.get("bytes")] for o in rec.ops]
+
+
+def test_send_recv_are_recorded_with_their_peer():
+    # a pipeline stage's sends and receives: global peer, p2p sequence numbers, the read of a receive waits for it
+    r = run_on_ranks(p2p_on_rank, 1, backend=None, env={"NPUDIST_DEVICE_COUNT": "1"}, timeout=120).check("p2p")
+    assert r.values()[0] == [["collective", "send", 0, True, [0, 4], 1, 64],
+                             ["collective", "recv", 0, True, [0, 4], 2, 64],
+                             ["wait_collective", None, None, True, None, 2, None],
+                             ["kernel", "aten::mul", None, None, None, None, None]], r.explain()

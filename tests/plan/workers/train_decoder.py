@@ -23,6 +23,7 @@ p = argparse.ArgumentParser()
 p.add_argument("--dim", type=int, default=256)
 p.add_argument("--layers", type=int, default=2)
 p.add_argument("--heads", type=int, default=4)
+p.add_argument("--kv-heads", type=int, default=None, help="grouped-query attention: key/value heads (default --heads)")
 p.add_argument("--ffn", type=int, default=688)
 p.add_argument("--vocab", type=int, default=512)
 p.add_argument("--seq", type=int, default=64)
@@ -32,6 +33,7 @@ p.add_argument("--tp", type=int, default=1)
 p.add_argument("--item", action="store_true")
 p.add_argument("--nonzero", action="store_true")
 args = p.parse_args()
+args.kv_heads = args.kv_heads or args.heads
 
 
 class Block(nn.Module):
@@ -39,8 +41,9 @@ class Block(nn.Module):
         super().__init__()
         d = args.dim
         self.heads = args.heads
+        kv = d // args.heads * args.kv_heads
         self.attn_norm = nn.RMSNorm(d)
-        self.wq, self.wk, self.wv = nn.Linear(d, d, bias=False), nn.Linear(d, d, bias=False), nn.Linear(d, d, bias=False)
+        self.wq, self.wk, self.wv = nn.Linear(d, d, bias=False), nn.Linear(d, kv, bias=False), nn.Linear(d, kv, bias=False)
         self.wo = nn.Linear(d, d, bias=False)
         self.ffn_norm = nn.RMSNorm(d)
         self.w1, self.w3 = nn.Linear(d, args.ffn, bias=False), nn.Linear(d, args.ffn, bias=False)
@@ -50,6 +53,8 @@ class Block(nn.Module):
         b, t, _ = x.shape
         h = self.attn_norm(x)
         q, k, v = (w(h).view(b, t, -1, args.dim // args.heads).transpose(1, 2) for w in (self.wq, self.wk, self.wv))
+        if k.shape[1] != q.shape[1]:  # grouped-query attention: each key/value head serves heads // kv_heads queries
+            k, v = (z.repeat_interleave(q.shape[1] // k.shape[1], dim=1) for z in (k, v))
         a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         x = x + self.wo(a.transpose(1, 2).reshape(b, t, -1))
         h = self.ffn_norm(x)

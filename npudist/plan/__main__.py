@@ -1,6 +1,7 @@
 """``python -m npudist.plan SUBCOMMAND`` (docs/plan.md).
 
     python -m npudist.plan predict TRACE_DIR --hardware HW.toml [--json OUT] [--chrome OUT] [--png OUT]
+    python -m npudist.plan capture --hardware HW.toml --nnodes N --nproc-per-node 8 [--out DIR] [--json OUT] train.py ARGS
     python -m npudist.plan model --family llama --hidden H --layers L --heads A --kv-heads G --ffn F --vocab V
         --seq S --tp T --pp P [--vpp-layers K] --dp D --mbs M --gbs B [--sequence-parallel]
         [--recompute none|selective|full] [--distributed-optimizer] --hardware HW --nodes N [--json OUT]
@@ -13,12 +14,49 @@ import json
 import sys
 
 
+def _capture(args) -> int:
+    import os
+
+    from npudist.plan import hardware, trace
+    from npudist.plan.capture import expand_layout
+
+    hw = hardware.load(args.hardware)  # bad hardware files fail before the (long) capture
+    world = args.nnodes * args.nproc_per_node
+    if args.nnodes < 1 or args.nproc_per_node < 1:
+        raise ValueError(f"--nnodes {args.nnodes} --nproc-per-node {args.nproc_per_node}: give positive numbers")
+    from npudist.plan.script import capture_script
+
+    step = capture_script(args.script, args.args, world_size=world, rank=args.rank,
+                          nproc_per_node=args.nproc_per_node, warmup_steps=args.warmup_steps,
+                          boundary=args.step_boundary, tokens=args.tokens)
+    out = os.path.join(args.out, "steptrace")
+    os.makedirs(out, exist_ok=True)
+    step.trace["represents"] = list(range(world))  # every rank does the traced rank's work (docs/plan.md)
+    trace.save(step.trace, os.path.join(out, f"rank{args.rank}.steptrace.json"))
+    traces = expand_layout(step.trace, range(world))
+    n = sum(1 for o in step.trace["ops"] if o["kind"] == "kernel")
+    c = sum(1 for o in step.trace["ops"] if o["kind"] == "collective")
+    print(f"captured rank {args.rank} of {world} ({args.nnodes} x {args.nproc_per_node}), step {step.trace['steps'][0]} "
+          f"(boundary: {step.boundary}): {n} kernels, {c} collectives; written to {out} (it represents all {world} ranks)")
+    if step.host_reads:
+        print(f"host reads answered with placeholders: {len(step.host_reads)} lines (see the warning)")
+    args.trace_dir = args.out
+    args.devices_per_node = args.nproc_per_node
+    args.chrome = args.png = None
+    return _report(args, hw, traces)
+
+
 def _predict(args) -> int:
-    from npudist.plan import hardware, report, trace
-    from npudist.plan.predict import predict
+    from npudist.plan import hardware, trace
 
     hw = hardware.load(args.hardware)
-    traces = trace.load_dir(args.trace_dir)
+    return _report(args, hw, trace.load_dir(args.trace_dir))
+
+
+def _report(args, hw, traces) -> int:
+    from npudist.plan import report
+    from npudist.plan.predict import predict
+
     p = predict(traces, hw, args.devices_per_node)
     print(f"hardware: {hw.name} ({args.hardware}); ranks: {len(traces)}; steps per rank: "
           f"{len({r['Step'] for r in p.rows})}")
@@ -163,14 +201,35 @@ def main(argv=None) -> int:
     p.add_argument("--png", metavar="OUT", help="write a stacked-bar chart per rank (needs matplotlib)")
     p.add_argument("--devices-per-node", type=int, default=None,
                    help="ranks per node in the traced job (default: the hardware's devices per node)")
+    c = sub.add_parser("capture", help="trace one step of an npurun script at its logical world size, then predict")
+    c.add_argument("--hardware", required=True, metavar="HW.toml", help="hardware file (docs/plan.md)")
+    c.add_argument("--nnodes", type=int, required=True, help="nodes of the logical job")
+    c.add_argument("--nproc-per-node", type=int, default=8, help="ranks (npus) per node (default 8)")
+    c.add_argument("--out", default="plan_capture", metavar="DIR", help="step traces go to DIR/steptrace/ "
+                   "(default ./plan_capture)")
+    c.add_argument("--json", metavar="OUT", help="write the prediction as JSON")
+    c.add_argument("--rank", type=int, default=0, help="the rank to trace (default 0; the others are expanded "
+                   "from it, docs/plan.md)")
+    c.add_argument("--warmup-steps", type=int, default=1, help="steps run before the recorded one (default 1)")
+    c.add_argument("--step-boundary", choices=("auto", "optimizer", "profiler"), default="auto",
+                   help="what ends a step: npudist.profiler.step() when the script calls it, else optimizer.step()")
+    c.add_argument("--tokens", type=int, default=None, help="this rank's tokens per step (default: what the script "
+                   "passes to npudist.profiler.step(tokens=...))")
+    c.add_argument("script", help="the training script, as given to npurun")
+    c.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
     m = sub.add_parser("model", help="predict a built-in model family's training step for a layout")
     _model_args(m, sweep=False)
     sw = sub.add_parser("sweep", help="rank the layouts of a built-in model on a cluster, fastest first")
     _model_args(sw, sweep=True)
     args = ap.parse_args(argv)
+    if args.cmd == "capture" and args.nproc_per_node > 0:
+        import os
+        # the simulated npus the capture sees: one node's worth, so set_device(LOCAL_RANK) works without devices
+        os.environ["NPUDIST_DEVICE_COUNT"] = str(args.nproc_per_node)
+    from npudist.plan.script import CaptureError
     try:
-        return {"predict": _predict, "model": _model, "sweep": _sweep}[args.cmd](args)
-    except (FileNotFoundError, ValueError, ImportError) as e:
+        return {"predict": _predict, "capture": _capture, "model": _model, "sweep": _sweep}[args.cmd](args)
+    except (FileNotFoundError, ValueError, ImportError, CaptureError) as e:
         print(f"npudist.plan {args.cmd}: error: {e}", file=sys.stderr)
         return 2
 

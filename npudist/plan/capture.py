@@ -131,7 +131,7 @@ class StepRecorder(TorchDispatchMode):
     process group as the default group; :meth:`trace` returns the step trace.
     """
 
-    def __init__(self, tokens: int | None = None, step: int = 1, baseline=()):
+    def __init__(self, tokens: int | None = None, step: int = 1, baseline=(), existing=()):
         super().__init__()
         self.tokens = tokens
         self.step = step
@@ -147,6 +147,20 @@ class StepRecorder(TorchDispatchMode):
             if isinstance(t, torch.Tensor) and _key(t) not in seen:
                 seen.add(_key(t))
                 self.baseline += _rounded(t.untyped_storage().nbytes())
+        # ``existing``: tensors made before the step whose storages count in the baseline and are followed from
+        # now on (freed when their last tensor dies, resized as FSDP2 does): an unmodified script's state
+        import weakref
+        for t in existing:
+            k = _key(t)
+            if k in seen:
+                continue
+            entry = self.mem_live.get(k)
+            if entry is None:
+                nbytes = _rounded(t.untyped_storage().nbytes())
+                entry = self.mem_live[k] = [0, nbytes, "allocated before the traced steps", weakref.ref(t)]
+                self.baseline += nbytes
+            entry[0] += 1
+            weakref.finalize(t, self._drop, k)
         self.ops: list[dict] = []
         self.pending: dict[int, tuple[str, int]] = {}   # storage -> (pg, seq) of the collective writing it
         self.writer: dict[int, tuple[int, int]] = {}     # storage -> (stream, index in ops) of its last writer
@@ -315,4 +329,55 @@ def expand(trace: dict, ranks) -> dict[int, dict]:
         t = dict(trace)
         t["rank"] = int(r)
         out[int(r)] = t
+    return out
+
+
+def _counterpart(group: list[int], rank: int) -> list[int]:
+    """The group ``rank`` is in that corresponds to ``group`` (a group of the traced rank) in a row-major device
+    mesh: such a group is an arithmetic progression (stride s, n ranks) starting in the first s ranks of an
+    aligned block of s x n ranks; its counterpart has the same stride and size and contains ``rank``. Groups of
+    another shape (made by hand) are kept as they are."""
+    g = sorted(int(x) for x in group)
+    n = len(g)
+    if n < 2:
+        return [rank]
+    s = g[1] - g[0]
+    if s < 1 or any(b - a != s for a, b in zip(g, g[1:], strict=False)) or g[0] % (s * n) >= s:
+        return g
+    start = rank // (s * n) * (s * n) + rank % s
+    return [start + i * s for i in range(n)]
+
+
+def expand_layout(trace: dict, ranks) -> dict[int, dict]:
+    """rank -> trace for ``ranks`` that do the same work as the traced rank (docs/plan.md, "Representative
+    ranks"), each with its own groups: a collective's group becomes that rank's counterpart group in a
+    row-major device mesh (:func:`_counterpart`), its ``pg`` suffixed with the group's first rank so the
+    replay joins the right ranks, and a send's / recv's peer moves by the same offset as the rank (the
+    pipeline peer of the same mesh position). Unlike :func:`expand`, copies do not share group lists."""
+    traced = int(trace["rank"])
+    groups = {}
+    for o in trace["ops"]:
+        if o["kind"] == "collective" and not o.get("is_p2p"):
+            groups.setdefault(str(o["pg"]), o["group_ranks"])
+    out = {}
+    for r in ranks:
+        r = int(r)
+        first = {pg: _counterpart(g, r)[0] for pg, g in groups.items()}
+        ops = []
+        for o in trace["ops"]:
+            if o["kind"] == "collective":
+                o = dict(o)
+                if o.get("is_p2p") or o["name"] in ("send", "recv"):
+                    if int(o.get("peer", -1)) >= 0:
+                        o["peer"] = int(o["peer"]) + r - traced
+                        o["group_ranks"] = sorted({r, o["peer"]})
+                else:
+                    o["group_ranks"] = _counterpart(o["group_ranks"], r)
+                    o["pg"] = f"{o['pg']}@{first[str(o['pg'])]}"
+            elif o["kind"] == "wait_collective" and not o.get("is_p2p") and str(o["pg"]) in first:
+                o = dict(o, pg=f"{o['pg']}@{first[str(o['pg'])]}")
+            ops.append(o)
+        t = dict(trace, rank=r, ops=ops)
+        t.pop("represents", None)
+        out[r] = t
     return out

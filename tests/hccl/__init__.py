@@ -1,9 +1,11 @@
-"""Tests of the hccl c10d backend; the scripts in workers/ run inside each rank.
+"""Tests of the hccl c10d backend.
 
-``launch(script, nranks, ...)`` is :func:`npudist.testing.multiproc.launch` on
-``tests/hccl/workers/<script>``, with ``TORCH_HCCL_ASYNC_ERROR_HANDLING=0``: these tests check
-what the survivors of a failure see and do next; the watchdog's default (take the process
-down) is tested in tests/watchdog.
+``run_ranks(fn, nranks, *args, ...)`` is :func:`npudist.testing.multiproc.run_on_ranks` (the rank
+code a function of the test module); ``launch(script, nranks, ...)`` is
+:func:`npudist.testing.multiproc.launch` on ``tests/hccl/workers/<script>`` (the scripts not yet
+moved, and the standalone ones: fork, spawn, npurun). Both set
+``TORCH_HCCL_ASYNC_ERROR_HANDLING=0``: these tests check what the survivors of a failure see and
+do next; the watchdog's default (take the process down) is tested in tests/watchdog.
 """
 import os
 
@@ -17,3 +19,10 @@ def launch(script, nranks, args=(), env=None, timeout=240, hosts=None):
     """Runs workers/<script> on `nranks` ranks; returns npudist.testing.multiproc.Ranks."""
     return multiproc.launch(os.path.join(WORKERS, script), nranks, args=args, env={**ENV, **(env or {})},
                             timeout=timeout, hosts=hosts)
+
+
+def run_ranks(fn, nranks, *args, env=None, timeout=240, hosts=None, backend="hccl", **kwargs):
+    """Runs ``fn(*args, **kwargs)`` on `nranks` ranks (the hccl group up unless ``backend=None``);
+    returns npudist.testing.multiproc.Ranks."""
+    return multiproc.run_on_ranks(fn, nranks, *args, backend=backend, env={**ENV, **(env or {})}, timeout=timeout,
+                                  hosts=hosts, **kwargs)

@@ -13,6 +13,8 @@
 #include <limits>
 #include <vector>
 
+#include "core/aten/attention_bf16.h"
+
 namespace npudist::core {
 namespace {
 
@@ -116,6 +118,8 @@ void efficientAttentionForwardCpu(const at::Tensor& query, const at::Tensor& key
                                   const std::optional<at::Tensor>& bias, double scale, bool is_causal,
                                   const AttentionDropout& dropout, const at::Tensor& out, const at::Tensor& lse) {
   checkInputs(query, key, value, bias);
+  // bf16 on a CPU with AVX512-BF16: native bf16 GEMMs (attention_bf16.h).
+  if (bf16AttentionForward(query, key, value, bias, scale, is_causal, dropout, out, lse)) return;
   const int64_t B = query.size(0), H = query.size(1), L = query.size(2), S = key.size(2);
   const int64_t group = H / key.size(1);
   const auto [kBlockQ, kBlockK] = blocksFor(L, S);
@@ -188,6 +192,9 @@ void efficientAttentionBackwardCpu(const at::Tensor& grad_out, const at::Tensor&
   TORCH_CHECK(lse.dim() == 3 && lse.size(0) == B && lse.size(1) == H && lse.size(2) >= L,
               "_scaled_dot_product_efficient_attention_backward on npu: logsumexp of shape ", lse.sizes(),
               " does not match query ", query.sizes(), " (was the forward run with compute_log_sumexp=True?)");
+  if (bf16AttentionBackward(grad_out, query, key, value, bias, out, lse, scale, is_causal, dropout, grad_query,
+                            grad_key, grad_value, grad_bias))
+    return;
   const bool use_dropout = dropout.p > 0.0;
   const auto [kBlockQ, kBlockK] = blocksFor(L, S);
   // One task per (batch, key/value head): its key and value gradients have one writer.

@@ -182,6 +182,7 @@ class Attention(nn.Module):
         self.o = nn.Linear(cfg.hidden, cfg.hidden, bias=False)
         self.selective = selective_recompute
         self.fused_rope = cfg.fused_rope
+        self.regather = True
 
     def _qkv(self, x):
         x = _gather(x)
@@ -189,7 +190,7 @@ class Attention(nn.Module):
 
     def forward(self, x, cos, sin, mask):
         s, b = x.shape[0], x.shape[1]
-        q, k, v = _regather_in_backward(self._qkv, x)
+        q, k, v = _regather_in_backward(self._qkv, x) if self.regather else self._qkv(x)
         q = _rope(q.view(s, b, -1, self.head_dim), cos, sin, self.fused_rope).view(s, b, -1)
         k = _rope(k.view(s, b, -1, self.head_dim), cos, sin, self.fused_rope).view(s, b, -1)
         heads = q.shape[-1] // self.head_dim  # this rank's heads under TP
@@ -209,9 +210,10 @@ class MLP(nn.Module):
         self.gate_up = nn.Linear(cfg.hidden, 2 * cfg.ffn, bias=False)
         self.down = nn.Linear(cfg.ffn, cfg.hidden, bias=False)
         self.fused = cfg.fused_swiglu
+        self.regather = True  # False inside a fully recomputed layer, whose backward gathers again anyway
 
     def forward(self, x):
-        y = _regather_in_backward(lambda t: self.gate_up(_gather(t)), x)
+        y = _regather_in_backward(lambda t: self.gate_up(_gather(t)), x) if self.regather else self.gate_up(_gather(x))
         if self.fused:
             return self.down(torch.ops.npu.npu_swiglu(y, dim=-1))
         a, b = y.chunk(2, dim=-1)
@@ -229,6 +231,7 @@ class DecoderLayer(nn.Module):
         self.post_norm = RMSNorm(cfg.hidden, cfg.eps, cfg.fused_rmsnorm)
         self.mlp = MLP(cfg)
         self.full_recompute = recompute == "full"
+        self.attn.regather = self.mlp.regather = not self.full_recompute
 
     def set_tables(self, device="npu") -> None:
         """Makes the RoPE tables and the compressed causal mask once (MindSpeed keeps them across layers)."""

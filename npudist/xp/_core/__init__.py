@@ -1,9 +1,9 @@
 """npudist.xp's core, the bottom of xp (as cupy._core): xp.ndarray (``_ndarray``), the functions
 that make arrays and the engine ufunc table (``_array``), and the routines ndarray's methods are
-made of (``_reductions``, ``_sorting``, ``_statistics``; the family modules npudist.xp._reductions
-etc. re-export them). Nothing here imports a module above the core (tests/xp/test_structure.py).
+made of (``_reductions``, ``_sorting``, ``_statistics``, ``_math``; the family modules
+npudist.xp._reductions etc. re-export them). Nothing here imports a module above the core (tests/xp/test_structure.py).
 
-Not there yet (issue #41): the manipulation, indexing, misc and linalg methods still reach their
+Not there yet (issue #41): the manipulation, indexing, linalg and Array API methods still reach their
 family modules at call time (the loaders at the end of ``_ndarray``).
 """
 from ._array import OPS, result, wrap  # noqa: F401  (re-exported)

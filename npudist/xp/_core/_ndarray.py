@@ -4,9 +4,9 @@ core package (npudist.xp._core).
 Layering (no import cycle; tests/xp/test_structure.py checks it): _dtypes, _config, _unsigned ->
 _convert (operand conversion, axes, memory order) -> _indexing (index normalisation), _negview (negative-stride views), _host
 (NumPy's loops on npu memory), _ufunc (the ufunc engine), _ufunc_kernels -> _core._array (wrap, result, the ufunc
-table) -> _core._reductions, _sorting, _statistics, _ufuncs (the routines the methods are made of) -> this module.
+table) -> _core._reductions, _sorting, _statistics, _math, _ufuncs (the routines the methods are made of) -> this module.
 Right after the class, ``_array.register`` records it, so the routines below make arrays of it.
-Not finished (issue #41): the manipulation, indexing, round, dot and Array API methods still call
+Not finished (issue #41): the manipulation, indexing, dot and Array API methods still call
 their family module (imported when the method first runs: the loaders at the end of this module).
 """
 import operator
@@ -39,7 +39,7 @@ from .._flatiter import flatiter
 from .._indexing import normalize_index_array  # noqa: F401  (re-exported)
 from .._memory import Flags, MemoryPointer
 from .._unsigned import as_uint, owns_memory
-from . import _array, _reductions, _sorting, _statistics, _ufuncs
+from . import _array, _math, _reductions, _sorting, _statistics, _ufuncs
 from ._array import result, wrap  # noqa: F401  (result: re-exported)
 
 _NEG = _negview.NegStrided
@@ -534,7 +534,7 @@ class ndarray(ArrayBase):
 
     def round(self, decimals=0, out=None):
         """Rounded to decimals, halves to even (numpy.ndarray.round)."""
-        return _misc().round(self, decimals, out)
+        return _math.round(self, decimals, out)
 
     def conj(self):
         """Complex conjugate (numpy.ndarray.conj): a new array for complex dtypes; the array
@@ -772,14 +772,6 @@ def _manipulation():
     if m is None:
         from .. import _manipulation as m
         _FAMILY["_manipulation"] = m
-    return m
-
-
-def _misc():
-    m = _FAMILY.get("_misc")
-    if m is None:
-        from .. import _misc as m
-        _FAMILY["_misc"] = m
     return m
 
 

@@ -1,10 +1,11 @@
 """npudist.xp's core, the bottom of xp (as cupy._core): xp.ndarray (``_ndarray``), the functions
-that make arrays and the engine ufunc table (``_array``), and the routines ndarray's methods are
-made of (``_reductions``, ``_sorting``, ``_statistics``, ``_math``; the family modules
-npudist.xp._reductions etc. re-export them). Nothing here imports a module above the core (tests/xp/test_structure.py).
+that make arrays and the one ufunc table (``_array``), the ufunc class (``_ufuncs``), and the
+routines ndarray's methods are made of (``_reductions``, ``_sorting``, ``_statistics``, ``_math``,
+``_linalg``; the family modules npudist.xp._reductions etc. re-export them).
 
-Not there yet (issue #41): the manipulation, indexing, linalg and Array API methods still reach their
-family modules at call time (the loaders at the end of ``_ndarray``).
+Not there yet (issue #41): the manipulation, indexing and Array API methods still reach their
+family modules at call time (the loaders at the end of ``_ndarray``), the one place the core
+imports upward; tests/xp/test_structure.py counts what is left.
 """
 from ._array import OPS, result, wrap  # noqa: F401  (re-exported)
 from ._ndarray import (  # noqa: F401  (re-exported: what the rest of xp imports from the core)

@@ -4,9 +4,9 @@ core package (npudist.xp._core).
 Layering (no import cycle; tests/xp/test_structure.py checks it): _dtypes, _config, _unsigned ->
 _convert (operand conversion, axes, memory order) -> _indexing (index normalisation), _negview (negative-stride views), _host
 (NumPy's loops on npu memory), _ufunc (the ufunc engine), _ufunc_kernels -> _core._array (wrap, result, the ufunc
-table) -> _core._reductions, _sorting, _statistics, _math, _ufuncs (the routines the methods are made of) -> this module.
+table) -> _core._reductions, _sorting, _statistics, _math, _linalg, _ufuncs (the routines the methods are made of) -> this module.
 Right after the class, ``_array.register`` records it, so the routines below make arrays of it.
-Not finished (issue #41): the manipulation, indexing, dot and Array API methods still call
+Not finished (issue #41): the manipulation, indexing and Array API methods still call
 their family module (imported when the method first runs: the loaders at the end of this module).
 """
 import operator
@@ -39,7 +39,7 @@ from .._flatiter import flatiter
 from .._indexing import normalize_index_array  # noqa: F401  (re-exported)
 from .._memory import Flags, MemoryPointer
 from .._unsigned import as_uint, owns_memory
-from . import _array, _math, _reductions, _sorting, _statistics, _ufuncs
+from . import _array, _linalg, _math, _reductions, _sorting, _statistics, _ufuncs
 from ._array import result, wrap  # noqa: F401  (result: re-exported)
 
 _NEG = _negview.NegStrided
@@ -628,7 +628,7 @@ class ndarray(ArrayBase):
 
     def dot(self, b, out=None):
         """Dot product (numpy.ndarray.dot)."""
-        return _linalg().dot(self, b, out=out)
+        return _linalg.dot(self, b, out=out)
 
     # ---- operators: all go through the ufuncs (NumPy 2 promotion, weak Python scalars) ----------
     def __add__(self, o): return _OPS["add"](self, o)
@@ -658,13 +658,13 @@ class ndarray(ArrayBase):
     @_host.numpy_first(np.matmul, lambda: ndarray, big=True)
     def __matmul__(self, o):
         r = _protocols.nep13_override(o, np.matmul, (self, o))
-        return _linalg().matmul(self, o) if r is _protocols.NO_OVERRIDE else r
+        return _linalg.matmul(self, o) if r is _protocols.NO_OVERRIDE else r
 
     def __rmatmul__(self, o):
         r = _protocols.nep13_override(o, np.matmul, (o, self))
-        return _linalg().matmul(o, self) if r is _protocols.NO_OVERRIDE else r
+        return _linalg.matmul(o, self) if r is _protocols.NO_OVERRIDE else r
 
-    def __imatmul__(self, o): return _linalg().matmul(self, o, out=self)
+    def __imatmul__(self, o): return _linalg.matmul(self, o, out=self)
     def __and__(self, o): return _OPS["bitwise_and"](self, o)
     def __rand__(self, o): return _OPS["bitwise_and"](o, self)
     def __iand__(self, o): return _OPS["bitwise_and"](self, o, out=self)
@@ -780,12 +780,4 @@ def _indexing_routines():
     if m is None:
         from .. import _indexing_routines as m
         _FAMILY["_indexing_routines"] = m
-    return m
-
-
-def _linalg():
-    m = _FAMILY.get("linalg")
-    if m is None:
-        from .. import linalg as m
-        _FAMILY["linalg"] = m
     return m

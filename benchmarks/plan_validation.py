@@ -50,10 +50,17 @@ overlap-grad-reduce), deviations (see above), script (path in Ascend/MindSpeed-L
 The README says its table was measured with MC2 on (an in-development feature, off by default in code, for
 CANN 24RC2 and later); MC2 fuses a TP collective with the matmul beside it, so it only matters when tp > 1.
 
-The predictor half -- predict each row with npudist.plan, print predicted / published per row, the MAPE over
-CHECK_ROWS (goal <= 15 %, stretch <= 10 %), the Spearman correlation (goal >= 0.9), the collective
-bandwidths within 10 % and the predicted peak memory of each row within 64 GiB -- is to come once
-npudist.plan's predictor and LLaMA family land; this file is the data it will read. Until then:
+The predictor half (benchmarks/_plan_validate.py; method in docs/plan.md, "Model command" and "Published
+configurations"; figures in docs/benchmarks/plan.md):
+
+    python benchmarks/plan_validation.py --predict [--sensitivity] [--no-calibrate] [--hardware atlas800t-a2]
+
+predicts the collective rows (algbw at 2/4/8 NPUs, goal within 10 %), calibrates at most two global factors on
+CALIBRATION_ROWS only ([compute] efficiency on the TP-1 row, then [calibration] tp_comm_overlap on the TP-8 row),
+predicts every CHECK_ROW with ``npudist.plan.model`` and prints predicted / published per row, the MAPE (goal
+<= 15 %, stretch <= 10 %), Spearman's correlation (goal >= 0.9) and whether each predicted peak fits in 64 GiB;
+it writes benchmarks/results/plan_validation.json (``--out``). About a minute; the predictions are
+deterministic. ``--sensitivity`` also moves each unsourced hardware value across its plausible range.
 
     python benchmarks/plan_validation.py --list [--json OUT]
 

@@ -144,6 +144,13 @@ PYBIND11_MODULE(_C, m) {
       "_bf16_attention_native_available", [] { return core::bf16AttentionNative(); },
       "Whether SDPA's bf16 kernels run natively on this CPU (AVX512-BF16 present and not switched off).");
   m.def(
+      "_half_gemm_native_bf16", [](bool on) { return core::setHalfGemmNativeBf16(on); },
+      "Lets bf16 GEMMs run PyTorch's native CPU bf16 GEMM on CPUs with AVX512-BF16 (on) or always widen to "
+      "fp32 (off); returns the previous state.");
+  m.def(
+      "_half_gemm_native_bf16_available", [] { return core::halfGemmNativeBf16(); },
+      "Whether bf16 GEMMs take the native path here (AVX512-BF16 present and not switched off).");
+  m.def(
       "_half_gemm_calls", [] { return core::halfGemmCalls(); },
       "Calls that took the bf16/fp16 widening path so far (core/aten/half_gemm.h).");
   m.def("_device_count", translated([] { return int(core::deviceCount()); }));

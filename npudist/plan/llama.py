@@ -124,6 +124,38 @@ class RMSNorm(nn.Module):
         return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).type_as(x) * self.weight
 
 
+def _gather(x):
+    """A sequence-sharded DTensor all-gathered for the column-parallel GEMMs (Megatron's SP all-gather)."""
+    from torch.distributed.tensor import DTensor, Replicate
+
+    if isinstance(x, DTensor) and not all(p.is_replicate() for p in x.placements):
+        return x.redistribute(placements=[Replicate()] * len(x.placements))
+    return x
+
+
+def _no_save_gathered(ctx, op, *args, **kwargs):
+    from torch.utils.checkpoint import CheckpointPolicy
+
+    if op in (torch.ops.aten.mm.default, torch.ops.aten.addmm.default):
+        return CheckpointPolicy.MUST_SAVE
+    return CheckpointPolicy.PREFER_RECOMPUTE  # the all-gather and the views of its result
+
+
+def _regather_in_backward(fn, x):
+    """``fn(x)`` (an all-gather then GEMMs) keeping only x's shard for the backward, which all-gathers it
+    again: what Megatron's sequence parallelism saves (torch's selective activation checkpointing: the GEMMs'
+    outputs saved, the all-gather and the views of its result recomputed). Plain ``fn(x)`` when x is not sharded."""
+    from torch.distributed.tensor import DTensor
+
+    if not (isinstance(x, DTensor) and not all(p.is_replicate() for p in x.placements)):
+        return fn(x)
+    import functools
+
+    from torch.utils.checkpoint import create_selective_checkpoint_contexts
+    return ckpt.checkpoint(fn, x, use_reentrant=False, preserve_rng_state=False,
+                           context_fn=functools.partial(create_selective_checkpoint_contexts, _no_save_gathered))
+
+
 def _rope(x, cos, sin, fused: bool):
     if fused:
         return torch.ops.npu.npu_rotary_mul(x, cos, sin)
@@ -150,12 +182,17 @@ class Attention(nn.Module):
         self.o = nn.Linear(cfg.hidden, cfg.hidden, bias=False)
         self.selective = selective_recompute
         self.fused_rope = cfg.fused_rope
+        self.regather = True
+
+    def _qkv(self, x):
+        x = _gather(x)
+        return self.q(x), self.k(x), self.v(x)
 
     def forward(self, x, cos, sin, mask):
         s, b = x.shape[0], x.shape[1]
-        q = _rope(self.q(x).view(s, b, -1, self.head_dim), cos, sin, self.fused_rope).view(s, b, -1)
-        k = _rope(self.k(x).view(s, b, -1, self.head_dim), cos, sin, self.fused_rope).view(s, b, -1)
-        v = self.v(x)
+        q, k, v = _regather_in_backward(self._qkv, x) if self.regather else self._qkv(x)
+        q = _rope(q.view(s, b, -1, self.head_dim), cos, sin, self.fused_rope).view(s, b, -1)
+        k = _rope(k.view(s, b, -1, self.head_dim), cos, sin, self.fused_rope).view(s, b, -1)
         heads = q.shape[-1] // self.head_dim  # this rank's heads under TP
         scale = self.head_dim ** -0.5
         if self.selective:
@@ -173,9 +210,10 @@ class MLP(nn.Module):
         self.gate_up = nn.Linear(cfg.hidden, 2 * cfg.ffn, bias=False)
         self.down = nn.Linear(cfg.ffn, cfg.hidden, bias=False)
         self.fused = cfg.fused_swiglu
+        self.regather = True  # False inside a fully recomputed layer, whose backward gathers again anyway
 
     def forward(self, x):
-        y = self.gate_up(x)
+        y = _regather_in_backward(lambda t: self.gate_up(_gather(t)), x) if self.regather else self.gate_up(_gather(x))
         if self.fused:
             return self.down(torch.ops.npu.npu_swiglu(y, dim=-1))
         a, b = y.chunk(2, dim=-1)
@@ -193,6 +231,7 @@ class DecoderLayer(nn.Module):
         self.post_norm = RMSNorm(cfg.hidden, cfg.eps, cfg.fused_rmsnorm)
         self.mlp = MLP(cfg)
         self.full_recompute = recompute == "full"
+        self.attn.regather = self.mlp.regather = not self.full_recompute
 
     def set_tables(self, device="npu") -> None:
         """Makes the RoPE tables and the compressed causal mask once (MindSpeed keeps them across layers)."""
@@ -255,7 +294,6 @@ def parallelize(emb: Embedding, layer: DecoderLayer, head: Head, tp_mesh, sequen
     from torch.distributed.tensor import Replicate, Shard
     from torch.distributed.tensor.parallel import (
         ColwiseParallel,
-        PrepareModuleInput,
         RowwiseParallel,
         SequenceParallel,
         parallelize_module,
@@ -263,12 +301,11 @@ def parallelize(emb: Embedding, layer: DecoderLayer, head: Head, tp_mesh, sequen
 
     act = Shard(0) if sequence_parallel else Replicate()
     parallelize_module(emb, tp_mesh, {"tok": RowwiseParallel(input_layouts=Replicate(), output_layouts=act)})
+    # with sequence parallelism the norms hand the attention and MLP a sequence-sharded DTensor, which
+    # they all-gather themselves (_gather) so that the backward can gather it again (_regather_in_backward)
     plan = {
-        "attn": PrepareModuleInput(input_layouts=(act, None, None, None),
-                                   desired_input_layouts=(Replicate(), None, None, None)),
         "attn.q": ColwiseParallel(), "attn.k": ColwiseParallel(), "attn.v": ColwiseParallel(),
         "attn.o": RowwiseParallel(output_layouts=act),
-        "mlp": PrepareModuleInput(input_layouts=(act,), desired_input_layouts=(Replicate(),)),
         "mlp.gate_up": ColwiseParallel(), "mlp.down": RowwiseParallel(output_layouts=act),
     }
     if sequence_parallel:

@@ -14,7 +14,7 @@ Example (a test)::
 
     from npudist.testing.multiproc import launch
 
-    r = launch("tests/hccl/workers/matrix.py", 4, args=["quick"], env={"MY_KNOB": "1"}, timeout=240)
+    r = launch("my_worker.py", 4, args=["quick"], env={"MY_KNOB": "1"}, timeout=240)
     assert r.ok(), r.explain()
     for rank in range(4):
         (summary,) = r.results(rank)          # the rank's ``RESULT {...}`` lines, parsed
@@ -346,8 +346,9 @@ def run_on_ranks(fn, nranks: int, *args, backend: str | None = "hccl", env: Mapp
     script. Each rank is a fresh interpreter under the same environment policy as ``launch``
     (:func:`rank_env`); it imports ``fn``'s module by name (or from its file), runs
     :func:`npudist.testing.rank.prepare`, then ``npudist.testing.rank.init(backend)`` unless
-    ``backend`` is None, calls ``fn``, reports its return value as ``RESULT {"kind": "return",
-    ...}`` (JSON; other values are str()-ed) and destroys the process group. An exception in ``fn``
+    ``backend`` is None, calls ``fn``, reports its return value unless it is None as
+    ``RESULT {"kind": "return", ...}`` (JSON; other values are str()-ed; so the ``RESULT`` lines a
+    function printed itself with ``checks.report`` stay the last) and destroys the process group. An exception in ``fn``
     prints its traceback to the rank's stderr and exits 1 (``Ranks.check()`` shows it).
 
     fn: a module-level function (not a lambda, a closure, or one of ``__main__``); ``args`` and

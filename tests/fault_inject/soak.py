@@ -15,7 +15,8 @@ all from ``--seed``:
 - ``store_down``: the store hccl talks through stops answering shortly after start (group set-up
   fails after the store timeout);
 - ``kill_restart``: a kill at a step, then a second kill of a rank at the first step of the
-  restarted round (after it loaded the checkpoint, before it wrote a new one).
+  restarted round (in its first optimizer step: after it loaded the checkpoint, before it wrote
+  a new one).
 
 A fault drawn for restart round 1 or 2 is preceded by kills at a step in the earlier rounds (a
 later round exists only after a failure); its trigger counts from the restarted process's start.
@@ -201,9 +202,33 @@ def summary(res: list[dict]) -> dict:
         k["runs"] += 1
         k["finished"] += r["exit"] == 0
         k["ok"] += r["ok"]
-        k["restart_s"] += r["restart_s"]
+        # the drawn fault's own restart: the round-r one, when every restart of the run resumed from
+        # a checkpoint (a restart from step 0 prints no resume line, and the pairing would shift).
+        # kill_restart's second kill fires in the first optimizer step, before the resume line:
+        # its time runs from the first detection to the last attempt's first step (two restarts).
+        rs = r["restart_s"]
+        if r["kind"] == "kill_restart" and len(rs) == r["restarts"] - 1 == 1:
+            k["restart_s"].append(rs[0])
+        elif r["kind"] != "kill_restart" and len(rs) == r["restarts"] and r["round"] < len(rs):
+            k["restart_s"].append(rs[r["round"]])
     return {"runs": len(res), "finished": sum(r["exit"] == 0 for r in res), "ok": sum(r["ok"] for r in res),
             "orphans": sum(r["orphans"] for r in res), "leaks": sum(r["leaks"] for r in res), "by_kind": by_kind}
+
+
+def table(s: dict) -> str:
+    """The summary as a Markdown table: by kind, runs, finished, bit-exact (passed every check),
+    restarts timed and their median / max seconds (detection to first step after resume)."""
+    import statistics
+
+    out = ["| kind | runs | finished | all checks passed | restarts timed | restart s median | restart s max |",
+           "|---|---|---|---|---|---|---|"]
+    for k, v in sorted(s["by_kind"].items()):
+        rs = v["restart_s"]
+        med = f"{statistics.median(rs):.1f}" if rs else "-"
+        out.append(f"| {k} | {v['runs']} | {v['finished']} | {v['ok']} | {len(rs)} | {med} | "
+                   f"{max(rs) if rs else '-'} |")
+    out.append(f"| **all** | {s['runs']} | {s['finished']} | {s['ok']} | | | |")
+    return "\n".join(out) + f"\n\norphan processes: {s['orphans']}; /dev/shm leftovers: {s['leaks']}"
 
 
 def main(argv=None):
@@ -215,7 +240,16 @@ def main(argv=None):
     p.add_argument("--pg-timeout", type=float, default=8.0, help="the job's process-group timeout, seconds")
     p.add_argument("--kinds", default=",".join(KINDS), help="comma-separated subset of " + ", ".join(KINDS))
     p.add_argument("--json", help="write every run's record and the summary to this file")
+    p.add_argument("--summarize", nargs="+", metavar="JSON",
+                   help="run nothing: print the table of the runs in these --json files together")
     a = p.parse_args(argv)
+    if a.summarize:
+        res = []
+        for path in a.summarize:
+            with open(path) as f:
+                res += json.load(f)["runs"]
+        print(table(summary(res)))
+        return 0
     kinds = tuple(k for k in a.kinds.split(",") if k)
     bad = [k for k in kinds if k not in KINDS]
     if bad:

@@ -97,3 +97,21 @@ def test_sweep_marks_an_oversized_layout(tmp_path):
     assert layouts[(1, 1)]["fits"] is False and "DOES NOT FIT" in r.stdout
     speeds = [x["tokens_per_s_per_npu"] for x in rows]
     assert speeds == sorted(speeds, reverse=True)
+
+
+def test_full_recompute_trades_memory_for_time(tmp_path):
+    layers = {}
+    for rc in ("none", "full"):
+        out = tmp_path / f"{rc}.json"
+        r = _run("model", *SMALL, "--tp", "2", "--pp", "1", "--dp", "4", "--mbs", "1", "--gbs", "8",
+                 "--sequence-parallel", "--recompute", rc, "--hardware", "atlas800t-a2", "--nodes", "1",
+                 "--json", str(out))
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+        layers[rc] = json.loads(out.read_text())["pieces"]["layer"]
+    none, full = layers["none"], layers["full"]
+    # a checkpointed layer keeps only its output shard (the next layer's saved input; its own input counts as
+    # the previous layer's): s/tp x b x h x 2 B
+    assert full["act_bytes"] == (2048 // 2) * 1 * 1024 * 2
+    assert none["act_bytes"] > 5 * full["act_bytes"]
+    # the backward runs the forward again (its all-gathers too, which the plain backward also redoes)
+    assert full["fwd_flops"] == none["fwd_flops"] and full["bwd_s"] > none["bwd_s"] + 0.25 * none["fwd_s"]

@@ -127,8 +127,7 @@ bool bf16AttentionForward(const at::Tensor& query_in, const at::Tensor& key_in, 
           // Causal (top-left): query i sees keys j <= i.
           const int64_t valid = is_causal ? std::clamp<int64_t>(i0 + r + 1 - j0, 0, n) : n;
           float* row = s_buf.p + r * n16;
-          const float bmax =
-              valid ? simd::scaleBiasMax(row, valid, scale, bias_rows.row(b, h, i0 + r, j0)) : -kInf;
+          const float bmax = valid ? simd::scaleBiasMax(row, valid, scale, bias_rows.row(b, h, i0 + r, j0)) : -kInf;
           const float nm = std::max(row_max[r], bmax);
           // A row with every score -inf so far keeps a finite reference point.
           const float ref = nm == -kInf ? 0.f : nm;
@@ -200,8 +199,7 @@ bool bf16AttentionBackward(const at::Tensor& grad_out_in, const at::Tensor& quer
         simd::transpose(q, query.stride(2), L, D, qt.p, L2);
         simd::transpose(go, grad_out.stride(2), L, Dv, got.p, L2);
         // D_i = sum_j P_ij dP_ij = rowsum(dO * O): the softmax backward's correction term.
-        for (int64_t i = 0; i < L; ++i)
-          delta.p[i] = simd::dot(go + i * grad_out.stride(2), o + i * out.stride(2), Dv);
+        for (int64_t i = 0; i < L; ++i) delta.p[i] = simd::dot(go + i * grad_out.stride(2), o + i * out.stride(2), Dv);
         std::fill(dq.p, dq.p + L * D16, 0.f);
         for (int64_t j0 = 0; j0 < S; j0 += bk) {
           const int64_t n_blk = std::min(bk, S - j0);

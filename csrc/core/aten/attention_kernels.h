@@ -7,7 +7,9 @@
 // L x S matrix exists beyond one block. Backward recomputes each block's
 // probabilities from the saved log-sum-exp, FlashAttention-2 style. Blocks
 // are widened to fp32 and the GEMMs are ATen's CPU at::mm/at::addmm on them;
-// half-precision outputs are rounded once, at the end.
+// half-precision outputs are rounded once, at the end. On AVX-512 CPUs the
+// softmax steps are fused row passes (bf16_simd.h); bf16 on AVX512-BF16 CPUs
+// goes to the native kernels of attention_bf16.h instead (run-time choice).
 //
 // Dropout keeps element (b, h, i, j) iff u(seed, offset + ((b*H + h)*L + i)*S + j)
 // >= p, where u is a counter-based hash to [0, 1): backward regenerates the

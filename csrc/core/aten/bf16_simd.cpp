@@ -1,16 +1,28 @@
 #include "core/aten/bf16_simd.h"
 
 #include <ATen/cpu/Utils.h>
-#include <immintrin.h>
+
+#include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define NPU_HAVE_X86_SIMD 1
+#else
+#define NPU_HAVE_X86_SIMD 0
+#endif
 
 // Only functions marked NPU_AVX512 use AVX-512 (this unit is compiled for the baseline ISA, so the
 // inline code it shares with the rest of the library stays baseline); callers check available().
 #define NPU_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma")))
+#define NPU_AVX512F __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
 
+#if NPU_HAVE_X86_SIMD
 namespace npudist::core::bf16simd {
 namespace {
 
@@ -29,13 +41,13 @@ inline uint16_t toBf16(float x) {  // round to nearest even, as vcvtneps2bf16 (N
   return uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
-NPU_AVX512 inline __mmask16 lanes(int64_t n) {
+NPU_AVX512F inline __mmask16 lanes(int64_t n) {
   return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u);
 }
 
 // exp over 16 lanes: 2^n * p(r) with x = n ln2 + r, |r| <= ln2/2, p the degree-6 Taylor polynomial
 // (relative error ~1e-7); inputs below -104 give 0 (also -inf), above 88.7 give ~2^128 (inf after scaling).
-NPU_AVX512 inline __m512 exp16(__m512 x) {
+NPU_AVX512F inline __m512 exp16(__m512 x) {
   x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.7f)), _mm512_set1_ps(-104.f));
   const __m512 n =
       _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT);
@@ -118,16 +130,56 @@ MicroFn microFor(int mr, int nr) {
 
 }  // namespace
 
-bool available() {
-  static const bool ok = [] {
-    auto caps = at::cpu::get_cpu_capabilities();
-    for (const char* k : {"avx512_f", "avx512_bw", "avx512_vl", "avx512_dq", "avx512_bf16"}) {
-      auto it = caps.find(k);
-      if (it == caps.end() || !it->second.isBool() || !it->second.toBool()) return false;
-    }
-    return true;
-  }();
+namespace {
+bool hasAll(std::initializer_list<const char*> keys) {
+  auto caps = at::cpu::get_cpu_capabilities();
+  for (const char* k : keys) {
+    auto it = caps.find(k);
+    if (it == caps.end() || !it->second.isBool() || !it->second.toBool()) return false;
+  }
+  return true;
+}
+}  // namespace
+
+bool avx512() {
+  static const bool ok = hasAll({"avx512_f", "avx512_bw", "avx512_vl", "avx512_dq"});
   return ok;
+}
+
+bool available() {
+  static const bool ok = avx512() && hasAll({"avx512_bf16"});
+  return ok;
+}
+
+NPU_AVX512F float rowMax(const float* s, int64_t n) {
+  __m512 mx = _mm512_set1_ps(-kInf);
+  for (int64_t c = 0; c < n; c += 16) {
+    const __mmask16 m = lanes(n - c);
+    mx = _mm512_mask_max_ps(mx, m, mx, _mm512_maskz_loadu_ps(m, s + c));
+  }
+  return _mm512_reduce_max_ps(mx);
+}
+
+NPU_AVX512F float expSum(float* s, int64_t n, float ref) {
+  const __m512 vr = _mm512_set1_ps(ref);
+  __m512 sum = _mm512_setzero_ps();
+  for (int64_t c = 0; c < n; c += 16) {
+    const __mmask16 m = lanes(n - c);
+    const __m512 e = _mm512_maskz_mov_ps(m, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, s + c), vr)));
+    sum = _mm512_add_ps(sum, e);
+    _mm512_mask_storeu_ps(s + c, m, e);
+  }
+  return _mm512_reduce_add_ps(sum);
+}
+
+NPU_AVX512F void expGrad(float* p, float* dp, int64_t n, float lse, float delta) {
+  const __m512 vl = _mm512_set1_ps(lse), vd = _mm512_set1_ps(delta);
+  for (int64_t c = 0; c < n; c += 16) {
+    const __mmask16 m = lanes(n - c);
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, p + c), vl));
+    _mm512_mask_storeu_ps(p + c, m, e);
+    _mm512_mask_storeu_ps(dp + c, m, _mm512_mul_ps(e, _mm512_sub_ps(_mm512_maskz_loadu_ps(m, dp + c), vd)));
+  }
 }
 
 void gemm(int64_t M, int64_t N, int64_t K, const uint16_t* A, int64_t lda, const uint32_t* Bp, int64_t ldb, float* C,
@@ -207,7 +259,7 @@ NPU_AVX512 float expToBf16(const float* s, int64_t n, int64_t n_pad, float ref, 
   return _mm512_reduce_add_ps(sum);
 }
 
-NPU_AVX512 void scale(float* x, int64_t n, float a) {
+NPU_AVX512F void scale(float* x, int64_t n, float a) {
   const __m512 va = _mm512_set1_ps(a);
   for (int64_t c = 0; c < n; c += 16) {
     const __mmask16 m = lanes(n - c);
@@ -253,8 +305,7 @@ NPU_AVX512 void backwardRowPair(const BackwardRow& r0, const BackwardRow& r1, in
       __m512 x = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, r.s + c), vs);
       if (r.bias) x = _mm512_add_ps(x, loadBf16(r.bias + c, m));
       const __m512 p = _mm512_maskz_mov_ps(m, exp16(_mm512_sub_ps(x, _mm512_set1_ps(r.lse))));
-      const __m512 ds =
-          _mm512_mul_ps(p, _mm512_sub_ps(_mm512_maskz_loadu_ps(m, r.dp + c), _mm512_set1_ps(r.delta)));
+      const __m512 ds = _mm512_mul_ps(p, _mm512_sub_ps(_mm512_maskz_loadu_ps(m, r.dp + c), _mm512_set1_ps(r.delta)));
       p16[t] = bf16Of(p);
       ds16[t] = bf16Of(ds);
       _mm256_mask_storeu_epi16(r.ds_row + c, lanes(n_pad2 - c), ds16[t]);
@@ -265,3 +316,34 @@ NPU_AVX512 void backwardRowPair(const BackwardRow& r0, const BackwardRow& r1, in
 }
 
 }  // namespace npudist::core::bf16simd
+#else
+// Not x86-64: no AVX-512; available() and avx512() say so and the kernels are never called.
+namespace npudist::core::bf16simd {
+bool avx512() { return false; }
+bool available() { return false; }
+[[noreturn]] void unreachable() {
+  TORCH_CHECK(false,
+              "internal error: a bf16simd kernel was called on a CPU without AVX-512 (callers check available())");
+  std::abort();
+}
+#define NPU_UNREACHABLE unreachable()
+void gemm(int64_t, int64_t, int64_t, const uint16_t*, int64_t, const uint32_t*, int64_t, float*, int64_t, bool) {
+  NPU_UNREACHABLE;
+}
+void packTransposed(const uint16_t*, int64_t, int64_t, int64_t, uint32_t*, int64_t) { NPU_UNREACHABLE; }
+void packRowPairs(const uint16_t*, int64_t, int64_t, int64_t, uint32_t*, int64_t) { NPU_UNREACHABLE; }
+void transpose(const uint16_t*, int64_t, int64_t, int64_t, uint16_t*, int64_t) { NPU_UNREACHABLE; }
+float rowMax(const float*, int64_t) { NPU_UNREACHABLE; }
+float expSum(float*, int64_t, float) { NPU_UNREACHABLE; }
+void expGrad(float*, float*, int64_t, float, float) { NPU_UNREACHABLE; }
+float scaleBiasMax(float*, int64_t, float, const uint16_t*) { NPU_UNREACHABLE; }
+float expToBf16(const float*, int64_t, int64_t, float, uint16_t*) { NPU_UNREACHABLE; }
+void scale(float*, int64_t, float) { NPU_UNREACHABLE; }
+void scaleToBf16(const float*, int64_t, float, uint16_t*) { NPU_UNREACHABLE; }
+float dot(const uint16_t*, const uint16_t*, int64_t) { NPU_UNREACHABLE; }
+void transposeToBf16(const float*, int64_t, int64_t, int64_t, float, uint16_t*, int64_t) { NPU_UNREACHABLE; }
+void backwardRowPair(const BackwardRow&, const BackwardRow&, int64_t, int64_t, float, uint32_t*, uint32_t*) {
+  NPU_UNREACHABLE;
+}
+}  // namespace npudist::core::bf16simd
+#endif

@@ -20,6 +20,9 @@ namespace npudist::core::bf16simd {
 // ATen's cpuinfo-backed at::cpu::get_cpu_capabilities()).
 bool available();
 
+// True when this CPU has AVX512F/BW/VL/DQ (the fp32 row operations below need no more).
+bool avx512();
+
 inline int64_t roundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
 // C[M x roundup(N,16)] (+)= A[M x K] * B: row-major bf16 A, VNNI bf16 B, fp32 C
@@ -40,7 +43,7 @@ void transpose(const uint16_t* X, int64_t ldx, int64_t R, int64_t N, uint16_t* o
 float scaleBiasMax(float* s, int64_t n, float scale, const uint16_t* bias);
 // p[0..n) = bf16(exp(s - ref)), p[n..n_pad) = 0; returns the fp32 sum of the exps.
 float expToBf16(const float* s, int64_t n, int64_t n_pad, float ref, uint16_t* p);
-// x[0..n) *= a.
+// x[0..n) *= a (needs avx512() only).
 void scale(float* x, int64_t n, float a);
 // out[0..n) = bf16(x * a).
 void scaleToBf16(const float* x, int64_t n, float a, uint16_t* out);
@@ -48,6 +51,14 @@ void scaleToBf16(const float* x, int64_t n, float a, uint16_t* out);
 float dot(const uint16_t* a, const uint16_t* b, int64_t n);
 // out[n][r] = bf16(X[r][n] * a) for the R x N fp32 matrix X (row stride ldx); out row stride ldo.
 void transposeToBf16(const float* X, int64_t ldx, int64_t R, int64_t N, float a, uint16_t* out, int64_t ldo);
+
+// fp32 rows (need avx512() only): the widening kernels' fused softmax steps.
+// max of s[0..n) (-inf when n == 0).
+float rowMax(const float* s, int64_t n);
+// s[0..n) = exp(s - ref) in place; returns the sum.
+float expSum(float* s, int64_t n, float ref);
+// p[0..n) = exp(p - lse); dp[0..n) = p * (dp - delta).
+void expGrad(float* p, float* dp, int64_t n, float lse, float delta);
 
 // Backward's element-wise step for two query rows r0, r1 of a block (r1 may be absent: s1 == nullptr):
 // p = exp(s * scale + bias - lse) over the row's first `valid` keys (0 after), ds = p * (dp - delta).

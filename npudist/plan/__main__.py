@@ -116,6 +116,7 @@ def _model(args) -> int:
     lay = Layout(tp=args.tp, pp=args.pp, dp=args.dp, mbs=args.mbs, gbs=args.gbs, vpp_layers=args.vpp_layers,
                  sequence_parallel=args.sequence_parallel, recompute=args.recompute,
                  distributed_optimizer=args.distributed_optimizer, overlap_grad_reduce=args.overlap_grad_reduce,
+                 overlap_param_gather=args.overlap_param_gather,
                  mc2=not args.no_mc2, num_layer_list=_layer_list(args.num_layer_list))
     r = predict_model(cfg, lay, hw, args.nodes)
     print(f"llama: {r['parameters'] / 1e9:.2f} B parameters; {r['npus']} NPUs of {hw.name} ({args.nodes} nodes); "
@@ -198,6 +199,9 @@ def _model_args(p, sweep: bool) -> None:
                    help="TP collectives not fused with their GEMMs (the hardware's tp_comm_overlap does not apply)")
     p.add_argument("--overlap-grad-reduce", action="store_true",
                    help="the DP gradient reduction overlaps the backward (Megatron's --overlap-grad-reduce)")
+    p.add_argument("--overlap-param-gather", action="store_true",
+                   help="with --distributed-optimizer: the parameters' all_gather overlaps the next forward "
+                        "(Megatron's --overlap-param-gather)")
 
 
 def main(argv=None) -> int:

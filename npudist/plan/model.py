@@ -22,7 +22,9 @@ What is captured and what is composed on top (docs/plan.md, "Model command"):
    ``distributed_optimizer`` Megatron's reduce_scatter of the gradients and all_gather of the parameters)
    at the collective cost of the DP group's ranks (Megatron's rank order: TP fastest, then DP, then PP),
    all exposed unless ``overlap_grad_reduce`` (then only the part that exceeds the last micro-batch's
-   backward, and at least one 40M-parameter bucket, is); the Adam step as a memory-bound pass.
+   backward, and at least one 40M-parameter bucket, is) and, for the parameters' all_gather,
+   ``overlap_param_gather`` (what exceeds the first micro-batch's forward, at least one bucket); the Adam
+   step as a memory-bound pass.
    Memory per stage (Megatron's mixed precision): parameters 2 B + gradients 4 B (bf16: Megatron reduces
    them in fp32; fp16: 2 B) + fp32 master weights and Adam's two moments 12 B, divided by DP under the
    distributed optimizer; plus the activations of the micro-batches in flight (1F1B: ``pp - s`` on stage
@@ -58,6 +60,7 @@ class Layout:
     recompute: str = "none"
     distributed_optimizer: bool = False
     overlap_grad_reduce: bool = False
+    overlap_param_gather: bool = False  # Megatron's --overlap-param-gather (with the distributed optimizer)
     mc2: bool = True  # TP collectives fused with their GEMMs (MindSpeed's --use-mc2): tp_comm_overlap applies
     num_layer_list: tuple[int, ...] | None = None  # MindSpeed-LLM's --num-layer-list: layers of each stage
 
@@ -234,6 +237,8 @@ def predict_model(cfg: LlamaConfig, lay: Layout, hw: Hardware, nodes: int) -> di
                          f"{hw.name} hold {npus}")
     if lay.gbs % (lay.mbs * lay.dp):
         raise ValueError(f"--gbs {lay.gbs} is not a multiple of --mbs {lay.mbs} x --dp {lay.dp}")
+    if lay.overlap_param_gather and not lay.distributed_optimizer:
+        raise ValueError("--overlap-param-gather needs --distributed-optimizer (as in Megatron)")
     if lay.recompute not in RECOMPUTE:
         raise ValueError(f"--recompute {lay.recompute!r}: use one of {', '.join(RECOMPUTE)}")
     if lay.tp > hw.devices_per_node:
@@ -283,11 +288,12 @@ def predict_model(cfg: LlamaConfig, lay: Layout, hw: Hardware, nodes: int) -> di
             rs = collective_time(hw, "all_reduce", worst["params"] * grad_b, dp_ranks, hw.devices_per_node)
             ag = 0.0
         dp_comm = rs + ag
-        if lay.overlap_grad_reduce:
-            buckets = max(1, math.ceil(worst["params"] / max(BUCKET_PARAMS, 1_000_000 * lay.dp)))
-            exposed = max(rs / buckets, rs - worst["bwd_s"]) + ag
-        else:
-            exposed = dp_comm
+        buckets = max(1, math.ceil(worst["params"] / max(BUCKET_PARAMS, 1_000_000 * lay.dp)))
+        exposed_rs = max(rs / buckets, rs - worst["bwd_s"]) if lay.overlap_grad_reduce else rs
+        # --overlap-param-gather: each bucket's all_gather runs ahead of the next step's forward, which waits
+        # only for the first bucket and for what exceeds the first micro-batch's forward
+        exposed_ag = max(ag / buckets, ag - worst["fwd_s"]) if lay.overlap_param_gather and ag else ag
+        exposed = exposed_rs + exposed_ag
     # Adam: read grad, fp32 master, m, v; write master, m, v and the half-precision parameter (bytes/param)
     shard = worst["params"] / (lay.dp if lay.distributed_optimizer else 1)
     optimizer = shard * (4 + 12 + 12) / hw.mem_bw + worst["params"] * (grad_b + param_b) / hw.mem_bw

@@ -181,7 +181,7 @@ setup(
             name="npudist._C",
             sources=sources(),
             # Kineto's headers (the npu activity profiler, csrc/profiler) include one another by bare name.
-            # NumPy's C API: csrc/core/xp (xp's ufunc fast path builds NumPy arrays over npu memory).
+            # NumPy's C API: csrc/xp (xp's ufunc fast path builds NumPy arrays over npu memory).
             include_dirs=[os.path.join(ROOT, "csrc"), os.path.join(os.path.dirname(torch.__file__), "include", "kineto"),
                           numpy.get_include()],
             extra_compile_args=["-O2", "-g0", "-Wall", "-Wno-unused-parameter", "-Wno-sign-compare", CXX_STD],

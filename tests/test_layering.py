@@ -29,7 +29,8 @@ PROFILER_HOOK_HEADERS = {
 }
 
 # layer -> the layers it may include (besides itself). The order, bottom up:
-#   util < driver < profiler_hooks < core (device, allocator, aten, graph) < hccl < profiler < bindings
+#   util < driver < profiler_hooks < core (device, allocator, aten, graph) < hccl < profiler < bindings,
+#   and core < xp < bindings (xp beside hccl and the profiler: none of them includes the other)
 CSRC_ALLOWED = {
     "util": set(),
     "driver": {"util"},
@@ -38,7 +39,10 @@ CSRC_ALLOWED = {
     # hccl reaches the device through core (streams, deferred errors, ipc), never the driver's internals
     "hccl": {"util", "profiler_hooks", "core"},
     "profiler": {"util", "profiler_hooks", "core", "hccl"},
-    "bindings": {"util", "driver", "profiler_hooks", "core", "hccl", "profiler"},
+    # npudist.xp's C code (NumPy's C API) sits above the device core and below nothing but the
+    # bindings: _C loads without NumPy, npudist.xp registers it (_C._xp_register)
+    "xp": {"util", "core"},
+    "bindings": {"util", "driver", "profiler_hooks", "core", "hccl", "profiler", "xp"},
 }
 
 # (including file, included file) -> reason. Deliberate crossings; keep this short.

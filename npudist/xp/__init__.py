@@ -4,7 +4,12 @@ Arrays (xp.ndarray) live on torch.npu.current_device() and are computed with PyT
 npu tensors; NumPy 2 semantics (dtypes are numpy.dtype objects, weak Python scalars, 0-d results
 as 0-d arrays as in CuPy). See docs/xp.md. ``x.__array_namespace__()`` is the Array API namespace.
 """
-import numpy as _np
+try:
+    import numpy as _np
+except ImportError as _e:   # npudist itself runs without NumPy; xp is NumPy's API on npu memory
+    raise ImportError("npudist.xp needs NumPy (numpy>=2.4,<2.5, as pyproject.toml declares): install it with "
+                      "`pip install 'numpy>=2.4,<2.5'`. The rest of npudist (torch.npu, hccl, FSDP2) works "
+                      "without it.") from _e
 
 import npudist as _npudist  # registers the npu device
 

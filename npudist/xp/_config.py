@@ -31,7 +31,7 @@ def _parse_mode(value, source):
 
 class _State:
     """xp's process-wide settings. A slot (not a class attribute), so xp's C fast paths read
-    float64_mode at a fixed offset (csrc/core/xp/host_ufunc.cpp) instead of through getattr."""
+    float64_mode at a fixed offset (csrc/xp/host_ufunc.cpp) instead of through getattr."""
     __slots__ = ("float64_mode",)
 
     def __init__(self):

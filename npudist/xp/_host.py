@@ -32,7 +32,7 @@ import torch
 
 from npudist import _C
 
-from . import _config
+from . import _config, _native  # noqa: F401  (_native: xp's C types registered in _C first)
 from ._dtypes import TORCH_TO_NP
 from ._unsigned import UINT, UIntTensor, as_uint
 
@@ -239,7 +239,7 @@ def numpy_first(np_fn, array_type, big=False, unsigned=True, fp=FP_ALWAYS):
     and returns new arrays (no views): calls first run ``np_fn`` on zero-copy views of the npu
     buffers (C: ``npudist._C._XpHostFunc``) and return its results as xp arrays in npu memory, so
     values and dtypes are NumPy's. Above SMALL elements NumPy allocates through the npu
-    data-memory handler (csrc/core/xp/host_memory.cpp) and a dense result is handed over without
+    data-memory handler (csrc/xp/host_memory.cpp) and a dense result is handed over without
     a copy; smaller results are copied into new npu memory (the npu caching allocator). The xp
     function runs instead when the call does not qualify.
 

@@ -1,6 +1,7 @@
 """The ufunc engine of the xp core: NumPy's elementwise call protocol (out=, where=, dtype=,
-casting=) over PyTorch kernels. The public ufunc objects (with reduce / accumulate / outer) are
-npudist.xp._ufuncs.ufunc, a subclass; ndarray's operators use engine instances directly.
+casting=) over PyTorch kernels. xp's ufunc objects (with reduce / accumulate / outer / at) are
+npudist.xp._core._ufuncs.ufunc, a subclass: one table of them serves ndarray's operators, the
+core's routines and the public xp.add etc.
 
 Dtype resolution is NumPy's own: each call asks ``numpy.<ufunc>.resolve_dtypes`` (cached per
 dtype combination) which loop NumPy would run, with Python scalars as weak types (NumPy 2 / NEP 50

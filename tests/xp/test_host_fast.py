@@ -1,4 +1,4 @@
-"""xp's C fast paths (csrc/core/xp/host_ufunc.cpp; npudist.xp._host.fast_ufunc and numpy_first):
+"""xp's C fast paths (csrc/xp/host_ufunc.cpp; npudist.xp._host.fast_ufunc and numpy_first):
 one C call runs NumPy's own ufunc or function on zero-copy views of npu memory. Results equal
 NumPy's exactly (dtype, values, NaN/inf, integer wraparound, division by zero), results are npu
 memory from the npu caching allocator, and every call that does not qualify (broadcasting, out=,

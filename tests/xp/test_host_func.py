@@ -1,4 +1,4 @@
-"""numpy_first's C object (csrc/core/xp/host_func.cpp, npudist.xp._host.numpy_first) as the decorated
+"""numpy_first's C object (csrc/xp/host_func.cpp, npudist.xp._host.numpy_first) as the decorated
 function itself: it falls back to xp's own function, binds as a method, keeps the function's name,
 doc, signature, repr and pickling; its input views are cached on the arrays and re-checked per call;
 unsigned results are UIntTensors that own their memory; NumPy's FP-error state is ignored whichever
@@ -25,7 +25,7 @@ def _same(r, expected):
 
 def test_the_c_object_is_the_function():
     assert type(xp.sum) is _C._XpHostFunc
-    assert xp.sum.__name__ == "sum" and xp.sum.__module__ == "npudist.xp._reductions" and xp.sum.__doc__
+    assert xp.sum.__name__ == "sum" and xp.sum.__module__ == "npudist.xp._core._reductions" and xp.sum.__doc__
     assert "axis" in inspect.signature(xp.sum).parameters          # through __wrapped__
     assert repr(xp.sum).startswith("<function sum (NumPy first)")
     assert pickle.loads(pickle.dumps(xp.sum)) is xp.sum               # by reference, as functions

@@ -3,13 +3,15 @@ import ast
 import pathlib
 import re
 
+import pytest
+
 import npudist.xp
 
 PKG = pathlib.Path(npudist.xp.__file__).parent
 NAME = "npudist.xp"
 # the core (CuPy's cupy._core): dtypes, settings, operand conversion, index normalisation, the ufunc
 # engine and ndarray itself
-CORE = {"_dtypes", "_config", "_unsigned", "_convert", "_indexing", "_ufunc", "_host", "_ufunc_kernels", "_negview", "_memory", "_device", "_flatiter", "_overlap", "_core", "_operators", "_protocols", "_bytes_views", "_object_compare"}
+CORE = {"_dtypes", "_config", "_unsigned", "_convert", "_indexing", "_ufunc", "_host", "_ufunc_kernels", "_negview", "_memory", "_device", "_flatiter", "_overlap", "_core", "_operators", "_protocols", "_bytes_views", "_object_compare", "_native"}
 
 
 def _modules():
@@ -22,6 +24,10 @@ def _modules():
         if parts:
             out[".".join(parts)] = p
     return out
+
+
+# ... and every module of the core package (npudist/xp/_core/)
+CORE |= {m for m in _modules() if m.startswith("_core.")}
 
 
 def _resolve(name, mods):
@@ -115,13 +121,75 @@ def test_core_imports_nothing_above_it():
         assert g[m] <= CORE, f"core module {m} imports {sorted(g[m] - CORE)} at import time"
     # below ndarray nothing reaches up, not even inside functions
     full = _graph(module_level_only=False)
-    for m in CORE - {"_core"}:
+    for m in CORE - {"_core", "_core._ndarray"}:
         assert full[m] <= CORE, f"core module {m} imports {sorted(full[m] - CORE)}"
-    # ndarray's routine methods reach their family modules only through the helpers at the end of _core
-    tree = ast.parse((PKG / "_core.py").read_text())
-    late = {f.name for f in tree.body if isinstance(f, ast.FunctionDef) and _imports(f, "_core", _modules(), False) - CORE}
-    assert late == {"_reductions", "_statistics", "_manipulation", "_misc", "_indexing_routines", "_sorting",
-                    "_linalg"}
+
+
+def _sccs(graph):
+    """Strongly connected components of more than one module (Tarjan), each sorted."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while not comp or comp[-1] != v:
+                comp.append(stack.pop())
+                on.discard(comp[-1])
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def whole_graph_violations():
+    """What issue #41's target forbids in the whole import graph (imports inside functions and
+    methods included): each core module's import of a module above the core, and each module caught
+    in a circle. Returns sorted strings, one per violation."""
+    full = _graph(module_level_only=False)
+    bad = [f"core module {m} imports {d}" for m in sorted(CORE) for d in sorted(full[m] - CORE)]
+    for comp in _sccs(full):
+        bad += [f"{m} is in a circle of {len(comp)} modules: {', '.join(comp)}" for m in comp]
+    return sorted(bad)
+
+
+# Violations of the whole-graph rule left on this branch (issue #41): 30 before the core became a
+# package; 21 now (the core's _ndarray still reaches 4 family modules at call time, and those and
+# their imports form one circle of 17 modules). The ratchet below fails when the count grows; lower
+# it as the restructure removes them, and drop the xfail at 0.
+WHOLE_GRAPH_VIOLATIONS = 21
+
+
+def test_whole_graph_violations_do_not_grow():
+    bad = whole_graph_violations()
+    assert len(bad) <= WHOLE_GRAPH_VIOLATIONS, f"{len(bad)} violations (was {WHOLE_GRAPH_VIOLATIONS}):\n  " + \
+        "\n  ".join(bad)
+
+
+@pytest.mark.xfail(strict=True, reason=f"issue #41 not done: {WHOLE_GRAPH_VIOLATIONS} violations left")
+def test_whole_graph_has_no_circle_and_a_closed_core():
+    bad = whole_graph_violations()
+    assert not bad, f"{len(bad)} violations:\n  " + "\n  ".join(bad)
+
+
+def test_whole_graph_check_sees_function_level_imports():
+    # a lazy import inside a method closes a circle the module-level check misses
+    src = "class A:\n    def f(self):\n        from . import b\n"
+    mods = {"a": pathlib.Path("a.py"), "b": pathlib.Path("b.py")}
+    assert _imports(ast.parse(src), "a", mods, True) == set()
+    assert _imports(ast.parse(src), "a", mods, False) == {"b"}
+    assert _sccs({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
 
 
 def test_manipulation_split_by_topic():
@@ -136,3 +204,77 @@ def test_one_unwrapping_helper():
             src = src.replace(src[src.index("def tensor_of"):src.index("def is_python_scalar")], "")
         assert not re.search(r"(\w+)\._t if isinstance\(\1, \w+\) else as_tensor\(\1\)", src), \
             f"{m} has its own copy of the tensor-unwrapping helper (use tensor_of)"
+
+
+# one call per routine-backed ndarray method (the others only touch the core by construction)
+_METHOD_CALLS = {
+    "sum": (), "prod": (), "max": (), "min": (), "argmax": (), "argmin": (), "all": (), "any": (),
+    "cumsum": (), "cumprod": (), "ptp": (), "mean": (), "var": (), "std": (), "clip": (0, 1), "round": (),
+    "conj": (), "conjugate": (), "reshape": (3, 2), "transpose": (), "swapaxes": (0, 1), "squeeze": (),
+    "ravel": (), "flatten": (), "repeat": (2,), "diagonal": (), "trace": (), "nonzero": (), "take": ([0],),
+    "put": ([0], 1.0), "choose": None, "compress": ([True, False],), "sort": (), "argsort": (),
+    "partition": (1,), "argpartition": (1,), "searchsorted": None, "dot": None, "__matmul__": None,
+    "__array_namespace__": (), "__reduce__": (), "copy": (), "astype": ("float32",), "view": (), "fill": (0.0,),
+}
+
+
+def _family_frames(fn):
+    """Python files of npudist.xp outside the core whose code runs during fn()."""
+    import sys
+
+    core_files = {str(p) for m, p in _modules().items() if m in CORE}
+    seen = set()
+
+    def prof(frame, event, arg):
+        f = frame.f_code.co_filename
+        if event == "call" and f.startswith(str(PKG)) and f not in core_files:
+            seen.add(pathlib.Path(f).relative_to(PKG).as_posix())
+
+    from npudist.xp import _host
+
+    # with NumPy's paths off, numpy_first's C objects call the Python function they decorate, so
+    # a routine that runs in C (no frame of its own) is seen too
+    enabled, _host.ENABLED = _host.ENABLED, False
+    sys.setprofile(prof)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+        _host.ENABLED = enabled
+    return seen
+
+
+def ndarray_methods_reaching_families():
+    """{method: family files whose code runs} for each ndarray method that leaves the core."""
+    import npudist.xp as xp
+
+    out = {}
+    for name, args in _METHOD_CALLS.items():
+        a = xp.arange(6, dtype=xp.float64).reshape(2, 3)
+        if args is None:    # the ones needing an array argument
+            other = {"choose": (xp.zeros(6, dtype=xp.int64).reshape(2, 3), [a, a]),
+                     "searchsorted": (xp.arange(4.0), xp.arange(2.0)), "dot": (a, a.T), "__matmul__": (a, a.T)}[name]
+            a, args = other[0], other[1:]
+        if name in ("take", "compress", "put", "choose"):
+            args = tuple(xp.asarray(x) if isinstance(x, list) else x for x in args)
+        files = _family_frames(lambda n=name, a=a, args=args: getattr(a, n)(*args))
+        if files:
+            out[name] = sorted(files)
+    return out
+
+
+# ndarray methods still implemented by a family module on this branch (issue #41): 38 before the
+# reductions, sorting, statistics, round, dot and matmul moved into the core, 16 now (manipulation,
+# indexing, __array_namespace__)
+METHODS_REACHING_FAMILIES = 16
+
+
+def test_ndarray_methods_reaching_families_do_not_grow():
+    bad = ndarray_methods_reaching_families()
+    assert len(bad) <= METHODS_REACHING_FAMILIES, bad
+
+
+@pytest.mark.xfail(strict=True, reason=f"issue #41 not done: {METHODS_REACHING_FAMILIES} ndarray methods run family code")
+def test_ndarray_methods_run_only_core_code():
+    bad = ndarray_methods_reaching_families()
+    assert not bad, f"{len(bad)} ndarray methods run family-module code: {bad}"

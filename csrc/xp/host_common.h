@@ -3,6 +3,8 @@
 // defined in host_ufunc.cpp), dtype mapping, zero-copy NumPy views of npu tensors, interned names.
 #include <Python.h>
 
+#include "xp/python_names.h"
+
 #define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
 #define PY_ARRAY_UNIQUE_SYMBOL npudist_xp_host_ARRAY_API
 #ifndef XP_HOST_DEFINE_ARRAY_API
@@ -17,7 +19,7 @@
 #include <cstddef>
 #include <tuple>
 
-namespace npudist::core::xp::host {
+namespace npudist::xp::host {
 
 // The Python references a fast-path object owns, listed once by the object (its `owned()`: an
 // std::array of PyObject** fields) for its constructor, tp_traverse and tp_clear.
@@ -83,10 +85,8 @@ inline bool isUnsigned(c10::ScalarType s) {
   return s == c10::ScalarType::UInt16 || s == c10::ScalarType::UInt32 || s == c10::ScalarType::UInt64;
 }
 
-// interned names, set by initCommon()
-inline PyObject *s_t = nullptr, *s_h = nullptr, *s_ENABLED = nullptr, *s_FAST = nullptr, *s_SMALL = nullptr,
-                *s_float64_mode = nullptr, *s_off = nullptr, *s_out_kw = nullptr, *s_empty = nullptr,
-                *s_as_subclass = nullptr, *s_owns_memory = nullptr;
+// constants set by initCommon() (the names read from Python objects: python_names.h)
+inline PyObject *s_off = nullptr, *s_out_kw = nullptr, *s_empty = nullptr;
 
 // The C-contiguous NumPy view of npu tensor t (type number npy); new reference, nullptr with an error set.
 inline PyObject* npView(const at::Tensor& t, int npy) {
@@ -139,4 +139,4 @@ at::Tensor adoptNpuMemory(PyArrayObject* arr, c10::ScalarType st);
 // NumPy's C API and the interned names; false with a Python error set on failure.
 bool initCommon();  // defined in host_ufunc.cpp, which holds NumPy's C API table
 
-}  // namespace npudist::core::xp::host
+}  // namespace npudist::xp::host

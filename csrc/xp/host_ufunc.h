@@ -2,7 +2,7 @@
 // npudist.xp's C fast paths: host_ufunc.cpp (ufuncs), host_func.cpp (NumPy functions).
 #include <Python.h>
 
-namespace npudist::core::xp {
+namespace npudist::xp {
 
 // The type npudist._C._XpHostUfunc (new reference), nullptr with a Python error set on failure.
 PyObject* hostUfuncTypeObject();
@@ -16,4 +16,4 @@ PyObject* ufuncOpTypeObject();
 // None when it declines, nullptr with an error set.
 PyObject* hostUfuncCall(PyObject* fast, PyObject* const* args, Py_ssize_t nargs);
 
-}  // namespace npudist::core::xp
+}  // namespace npudist::xp

@@ -8,7 +8,7 @@
 // Each buffer is a c10::Storage held in a table by its address until NumPy frees it; a result
 // tensor shares that Storage, so the memory lives as long as either holds it and goes back to the
 // caching allocator (stream semantics unchanged: allocated on the device's current stream).
-#include "core/xp/host_common.h"
+#include "xp/host_common.h"
 
 #include <c10/core/Storage.h>
 #include <c10/core/TensorImpl.h>
@@ -19,7 +19,7 @@
 
 #include "core/allocator/caching_allocator.h"
 
-namespace npudist::core::xp::host {
+namespace npudist::xp::host {
 namespace {
 
 std::mutex g_mutex;
@@ -29,7 +29,7 @@ PyObject* g_capsule = nullptr;
 void* npuMalloc(void*, size_t size) {
   try {
     const size_t n = size ? size : 1;
-    auto& alloc = core::npuAllocator();
+    auto& alloc = npudist::core::npuAllocator();
     c10::DataPtr dp = alloc.allocate(n);
     void* p = dp.get();
     if (!p) return nullptr;
@@ -139,4 +139,4 @@ at::Tensor adoptNpuMemory(PyArrayObject* arr, c10::ScalarType st) {
   return t;
 }
 
-}  // namespace npudist::core::xp::host
+}  // namespace npudist::xp::host

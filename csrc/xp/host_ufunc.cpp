@@ -8,10 +8,10 @@
 // Python scalars, NumPy refusing the call, float64 modes other than 'off', the
 // host loops turned off (npudist.xp._host.ENABLED / FAST), or a graph capture under way.
 // Why C: the same steps in Python cost ~5 us per call, NumPy's whole call ~0.4 us.
-#include "core/xp/host_ufunc.h"
+#include "xp/host_ufunc.h"
 
 #define XP_HOST_DEFINE_ARRAY_API  // this translation unit holds NumPy's C API table (host_common.h)
-#include "core/xp/host_common.h"
+#include "xp/host_common.h"
 #include <numpy/ufuncobject.h>
 
 #include <ATen/Parallel.h>
@@ -31,7 +31,9 @@
 #include "core/graph/capture_state.h"
 #include "core/stream.h"
 
-namespace npudist::core::xp {
+namespace npudist::xp {
+
+using namespace ::npudist::core;  // the device core's API (streams, capture, allocation) below this layer
 namespace {
 
 using namespace host;
@@ -576,16 +578,9 @@ namespace host {
 bool initCommon() {
   if (s_empty) return true;
   if (_import_array() < 0) return false;  // NumPy's C API table (this process, all xp TUs)
-  s_t = PyUnicode_InternFromString("_t");
-  s_h = PyUnicode_InternFromString("_h");
-  s_ENABLED = PyUnicode_InternFromString("ENABLED");
-  s_FAST = PyUnicode_InternFromString("FAST");
-  s_SMALL = PyUnicode_InternFromString("SMALL");
-  s_float64_mode = PyUnicode_InternFromString("float64_mode");
-  s_off = PyUnicode_InternFromString("off");
-  s_out_kw = Py_BuildValue("(s)", "out");
-  s_as_subclass = PyUnicode_InternFromString("as_subclass");
-  s_owns_memory = PyUnicode_InternFromString("_xp_owns_memory");
+  if (!internPythonNames()) return false;
+  s_off = PyUnicode_InternFromString("off");  // (a value of float64_mode, compared, not read)
+  s_out_kw = Py_BuildValue("(s)", "out");     // (NumPy's keyword, in the call xp makes)
   s_empty = PyTuple_New(0);
 
   return s_empty != nullptr;
@@ -618,4 +613,4 @@ PyObject* hostUfuncTypeObject() {
   return reinterpret_cast<PyObject*>(&hostUfuncType);
 }
 
-}  // namespace npudist::core::xp
+}  // namespace npudist::xp

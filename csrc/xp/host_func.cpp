@@ -7,9 +7,9 @@
 // ``f._host_fast``) returns None. The object is the decorated function itself: it has a __dict__
 // (functools.update_wrapper's name, doc and __wrapped__) and binds as a method, so no Python frame
 // sits between the caller and this C call. See npudist/xp/_host.py numpy_first.
-#include "core/xp/host_ufunc.h"
+#include "xp/host_ufunc.h"
 
-#include "core/xp/host_common.h"
+#include "xp/host_common.h"
 
 #include <ATen/Parallel.h>
 #include <torch/csrc/DynamicTypes.h>
@@ -27,7 +27,9 @@
 #include "core/graph/capture_state.h"
 #include "core/stream.h"
 
-namespace npudist::core::xp {
+namespace npudist::xp {
+
+using namespace ::npudist::core;  // the device core's API (streams, capture, allocation) below this layer
 namespace {
 
 using namespace host;
@@ -504,7 +506,7 @@ PyObject* hostFuncGet(PyObject* self, PyObject* obj, PyObject* /*type*/) {
 
 // repr and pickling as the function it stands for (its __module__ / __qualname__ from update_wrapper)
 PyObject* hostFuncRepr(PyObject* self) {
-  PyObject* q = PyObject_GetAttrString(self, "__qualname__");
+  PyObject* q = PyObject_GetAttr(self, s_qualname);
   if (!q) {
     PyErr_Clear();
     return PyUnicode_FromFormat("<npudist._C._XpHostFunc object at %p>", self);
@@ -515,7 +517,7 @@ PyObject* hostFuncRepr(PyObject* self) {
 }
 
 PyObject* hostFuncReduce(PyObject* self, PyObject* /*unused*/) {
-  return PyObject_GetAttrString(self, "__qualname__");  // pickled by reference, as functions are
+  return PyObject_GetAttr(self, s_qualname);  // pickled by reference, as functions are
 }
 
 PyMethodDef hostFuncMethods[] = {{"__reduce__", hostFuncReduce, METH_NOARGS, nullptr}, {nullptr, nullptr, 0, nullptr}};
@@ -612,4 +614,4 @@ PyObject* hostFuncTypeObject() {
   return reinterpret_cast<PyObject*>(&hostFuncType);
 }
 
-}  // namespace npudist::core::xp
+}  // namespace npudist::xp

@@ -9,16 +9,15 @@
 // - _XpUfuncOp(ufunc, fallback, reflected): an operator of xp.ndarray (``__add__ = ...``). It is a
 //   method descriptor, so ``a + b`` calls it as op(a, b) without a bound method; it runs the ufunc's
 //   fast path on (a, b) (reflected: (b, a)) and otherwise the original Python operator `fallback`.
-#include "core/xp/host_ufunc.h"
+#include "xp/host_ufunc.h"
+#include "xp/python_names.h"
 
 #include <structmember.h>
 
 #include <vector>
 
-namespace npudist::core::xp {
+namespace npudist::xp {
 namespace {
-
-PyObject *s_call = nullptr, *s_call_declined = nullptr, *s_fast_attr = nullptr;
 
 struct UfuncBase {
   PyObject_HEAD vectorcallfunc vectorcall;
@@ -191,13 +190,14 @@ PyObject* ufuncOpGet(PyObject* self, PyObject* obj, PyObject*) {
   return PyMethod_New(self, obj);
 }
 
+// closure: the address of the attribute's interned name (python_names.h; set before the type is ready)
 PyObject* ufuncOpAttr(PyObject* self, void* name) {
-  return PyObject_GetAttrString(reinterpret_cast<UfuncOp*>(self)->fallback, static_cast<const char*>(name));
+  return PyObject_GetAttr(reinterpret_cast<UfuncOp*>(self)->fallback, *static_cast<PyObject**>(name));
 }
 
-PyGetSetDef ufuncOpGetset[] = {{"__name__", ufuncOpAttr, nullptr, nullptr, const_cast<char*>("__name__")},
-                               {"__qualname__", ufuncOpAttr, nullptr, nullptr, const_cast<char*>("__qualname__")},
-                               {"__doc__", ufuncOpAttr, nullptr, nullptr, const_cast<char*>("__doc__")},
+PyGetSetDef ufuncOpGetset[] = {{"__name__", ufuncOpAttr, nullptr, nullptr, &s_name},
+                               {"__qualname__", ufuncOpAttr, nullptr, nullptr, &s_qualname},
+                               {"__doc__", ufuncOpAttr, nullptr, nullptr, &s_doc},
                                {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyMemberDef ufuncOpMembers[] = {
@@ -207,20 +207,12 @@ PyMemberDef ufuncOpMembers[] = {
 
 PyTypeObject ufuncOpType = {PyVarObject_HEAD_INIT(nullptr, 0) "npudist._C._XpUfuncOp"};
 
-bool initNames() {
-  if (s_call) return true;
-  s_call = PyUnicode_InternFromString("_call");
-  s_call_declined = PyUnicode_InternFromString("_call_declined");
-  s_fast_attr = PyUnicode_InternFromString("_fast");
-  return s_call && s_call_declined && s_fast_attr;
-}
-
 }  // namespace
 
 PyObject* ufuncBaseTypeObject() {
   static bool ready = false;
   if (!ready) {
-    if (!initNames()) return nullptr;
+    if (!internPythonNames()) return nullptr;
     ufuncBaseType.tp_basicsize = sizeof(UfuncBase);
     ufuncBaseType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
     ufuncBaseType.tp_doc =
@@ -268,4 +260,4 @@ PyObject* ufuncOpTypeObject() {
   return reinterpret_cast<PyObject*>(&ufuncOpType);
 }
 
-}  // namespace npudist::core::xp
+}  // namespace npudist::xp

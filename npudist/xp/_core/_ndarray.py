@@ -1,12 +1,13 @@
-"""The xp core: xp.ndarray (a NumPy-semantics array whose memory is an npu tensor, ``a._t``),
-``wrap``/``result``, and the ufunc engine instances behind its operators.
+"""xp.ndarray: a NumPy-semantics array whose memory is an npu tensor (``a._t``), at the top of the
+core package (npudist.xp._core).
 
 Layering (no import cycle; tests/xp/test_structure.py checks it): _dtypes, _config, _unsigned ->
 _convert (operand conversion, axes, memory order) -> _indexing (index normalisation), _negview (negative-stride views), _host
-(NumPy's loops on npu memory), _ufunc (the ufunc engine), _ufunc_kernels -> _core (this module) -> the family modules (_creation,
-_manipulation, _reductions, ...), which import the core and never the reverse at import time.
-The NumPy methods that are family routines (``a.sum()``, ``a.sort()``, ...) are real methods here
-that call their family module when they run (as cupy._core calls into cupy for a few routines).
+(NumPy's loops on npu memory), _ufunc (the ufunc engine), _ufunc_kernels -> _core._array (wrap, result, the ufunc
+table) -> _core._reductions, _sorting, _statistics, _math, _linalg, _ufuncs (the routines the methods are made of) -> this module.
+Right after the class, ``_array.register`` records it, so the routines below make arrays of it.
+Not finished (issue #41): the manipulation, indexing and Array API methods still call
+their family module (imported when the method first runs: the loaders at the end of this module).
 """
 import operator
 import pickle
@@ -15,8 +16,8 @@ import warnings
 import numpy as np
 import torch
 
-from . import _bytes_views, _host, _indexing, _negview, _object_compare, _protocols
-from ._convert import (  # noqa: F401  (re-exported)
+from .. import _bytes_views, _host, _indexing, _negview, _object_compare, _protocols
+from .._convert import (  # noqa: F401  (re-exported)
     ArrayBase,
     as_tensor,
     check_order,
@@ -32,35 +33,18 @@ from ._convert import (  # noqa: F401  (re-exported)
     tensor_of,
     to_numpy,
 )
-from ._device import Device, as_torch_device, current_device_id
-from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, cast, complex_to_real, to_dtype
-from ._flatiter import flatiter
-from ._indexing import normalize_index_array  # noqa: F401  (re-exported)
-from ._memory import Flags, MemoryPointer
-from ._ufunc import ufunc as _engine
-from ._ufunc_kernels import _B, _U, ALIASES, _divmod
-from ._unsigned import UINT, as_uint, owns_memory
+from .._device import Device, as_torch_device, current_device_id
+from .._dtypes import NP_TO_TORCH, TORCH_TO_NP, cast, complex_to_real, to_dtype
+from .._flatiter import flatiter
+from .._indexing import normalize_index_array  # noqa: F401  (re-exported)
+from .._memory import Flags, MemoryPointer
+from .._unsigned import as_uint, owns_memory
+from . import _array, _linalg, _math, _reductions, _sorting, _statistics, _ufuncs
+from ._array import result, wrap  # noqa: F401  (result: re-exported)
 
 _NEG = _negview.NegStrided
 
 
-def wrap(t):
-    """torch tensor (supported dtype, any device) -> xp.ndarray sharing its memory."""
-    a = object.__new__(ndarray)
-    a._t = as_uint(t) if t.dtype in UINT else t
-    return a
-
-
-def result(res, out=None):
-    """Wraps a result tensor, or copies it into ``out`` (an xp array of the result's shape)."""
-    if out is None:
-        return wrap(res)
-    if not isinstance(out, ArrayBase):
-        raise TypeError(f"out must be an xp.ndarray, got {type(out).__name__}")
-    if tuple(out._t.shape) != tuple(res.shape):
-        raise ValueError(f"output array has shape {tuple(out._t.shape)}, the result has {tuple(res.shape)}")
-    out._t.copy_(complex_to_real(res, out._t.dtype, stacklevel=3))  # NumPy's ComplexWarning, not torch's
-    return out
 _PY_RANGE_CHECK = {torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32,
                    torch.uint64}
 
@@ -96,14 +80,14 @@ class ndarray(ArrayBase):
             if isinstance(offset, (tuple, list)) and strides is None:
                 strides, offset = offset, 0
         if memptr is not None:      # CuPy's constructor: a view of the memory memptr points into
-            from ._memory import view_of_pointer
+            from .._memory import view_of_pointer
             self._t = view_of_pointer(memptr, shape, dtype, strides, check_order(order, ("C", "F")))
             return
         if buffer is not None or strides is not None:
             raise NotImplementedError("xp.ndarray(buffer=..., strides=...) is not supported; use xp.asarray "
                                       "(or memptr=a.data, as CuPy's, for a view of npu memory)")
         dt = to_dtype(dtype)
-        from ._config import device
+        from .._config import device
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         t = torch.empty(shape, dtype=NP_TO_TORCH[dt], device=device())
         if check_order(order, ("C", "F")) == "F":
@@ -292,7 +276,7 @@ class ndarray(ArrayBase):
         return (int(torch.utils.dlpack.DLDeviceType.kDLExtDev), self._t.device.index or 0)
 
     def __array_namespace__(self, *, api_version=None):
-        from . import _array_api
+        from .. import _array_api
         return _array_api.namespace(api_version)
 
     def tolist(self):
@@ -357,7 +341,7 @@ class ndarray(ArrayBase):
         return self.copy()
 
     def __reduce__(self):
-        from . import _creation
+        from .. import _creation
         return (_creation.asarray, (to_numpy(self._t),))
 
     def dump(self, file):
@@ -479,69 +463,69 @@ class ndarray(ArrayBase):
             v = as_tensor(value)
         _indexing.setitem(t, key, v)
 
-    # ---- NumPy methods backed by family routines (each imports its module when called) ---------
+    # ---- NumPy methods backed by the core's routines (and, for some, still a family module) ------
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=True):
         """Sum over axes (numpy.ndarray.sum; see xp.sum)."""
-        return _reductions().sum(self, axis, dtype, out, keepdims, initial, where)
+        return _reductions.sum(self, axis, dtype, out, keepdims, initial, where)
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=1, where=True):
         """Product over axes (numpy.ndarray.prod; see xp.prod)."""
-        return _reductions().prod(self, axis, dtype, out, keepdims, initial, where)
+        return _reductions.prod(self, axis, dtype, out, keepdims, initial, where)
 
     def max(self, axis=None, out=None, keepdims=False, initial=None, where=True):
         """Maximum over axes (numpy.ndarray.max)."""
-        return _reductions().max(self, axis, out, keepdims, initial, where)
+        return _reductions.max(self, axis, out, keepdims, initial, where)
 
     def min(self, axis=None, out=None, keepdims=False, initial=None, where=True):
         """Minimum over axes (numpy.ndarray.min)."""
-        return _reductions().min(self, axis, out, keepdims, initial, where)
+        return _reductions.min(self, axis, out, keepdims, initial, where)
 
     def argmax(self, axis=None, out=None, *, keepdims=False):
         """Index of the maximum (numpy.ndarray.argmax)."""
-        return _reductions().argmax(self, axis, out, keepdims=keepdims)
+        return _reductions.argmax(self, axis, out, keepdims=keepdims)
 
     def argmin(self, axis=None, out=None, *, keepdims=False):
         """Index of the minimum (numpy.ndarray.argmin)."""
-        return _reductions().argmin(self, axis, out, keepdims=keepdims)
+        return _reductions.argmin(self, axis, out, keepdims=keepdims)
 
     def all(self, axis=None, out=None, keepdims=False, *, where=True):
         """True where all elements are non-zero (numpy.ndarray.all)."""
-        return _reductions().all(self, axis, out, keepdims, where=where)
+        return _reductions.all(self, axis, out, keepdims, where=where)
 
     def any(self, axis=None, out=None, keepdims=False, *, where=True):
         """True where some element is non-zero (numpy.ndarray.any)."""
-        return _reductions().any(self, axis, out, keepdims, where=where)
+        return _reductions.any(self, axis, out, keepdims, where=where)
 
     def cumsum(self, axis=None, dtype=None, out=None):
         """Cumulative sum (numpy.ndarray.cumsum)."""
-        return _reductions().cumsum(self, axis, dtype, out)
+        return _reductions.cumsum(self, axis, dtype, out)
 
     def cumprod(self, axis=None, dtype=None, out=None):
         """Cumulative product (numpy.ndarray.cumprod)."""
-        return _reductions().cumprod(self, axis, dtype, out)
+        return _reductions.cumprod(self, axis, dtype, out)
 
     def ptp(self, axis=None, out=None, keepdims=False):
         """Peak to peak, max - min (cupy.ndarray.ptp; NumPy 2 has only the function)."""
-        return _reductions().ptp(self, axis, out, keepdims)
+        return _reductions.ptp(self, axis, out, keepdims)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         """Arithmetic mean (numpy.ndarray.mean)."""
-        return _statistics().mean(self, axis, dtype, out, keepdims, where=where)
+        return _statistics.mean(self, axis, dtype, out, keepdims, where=where)
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
             correction=None):
         """Variance (numpy.ndarray.var)."""
         if where is True and mean is None and correction is None:   # (NumPy's own var refuses correction=None)
-            return _statistics().var(self, axis, dtype, out, ddof, keepdims)
-        return _statistics().var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+            return _statistics.var(self, axis, dtype, out, ddof, keepdims)
+        return _statistics.var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
                                  correction=correction)
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
             correction=None):
         """Standard deviation (numpy.ndarray.std)."""
         if where is True and mean is None and correction is None:   # (NumPy's own std refuses correction=None)
-            return _statistics().std(self, axis, dtype, out, ddof, keepdims)
-        return _statistics().std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+            return _statistics.std(self, axis, dtype, out, ddof, keepdims)
+        return _statistics.std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
                                  correction=correction)
 
     def clip(self, min=None, max=None, out=None, **kwargs):
@@ -550,7 +534,7 @@ class ndarray(ArrayBase):
 
     def round(self, decimals=0, out=None):
         """Rounded to decimals, halves to even (numpy.ndarray.round)."""
-        return _misc().round(self, decimals, out)
+        return _math.round(self, decimals, out)
 
     def conj(self):
         """Complex conjugate (numpy.ndarray.conj): a new array for complex dtypes; the array
@@ -624,27 +608,27 @@ class ndarray(ArrayBase):
 
     def sort(self, axis=-1, kind=None, order=None, *, stable=None):
         """Sorts in place (numpy.ndarray.sort)."""
-        self[...] = _sorting().sort(self, axis=axis, kind=kind, stable=stable)
+        self[...] = _sorting.sort(self, axis=axis, kind=kind, stable=stable)
 
     def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
         """Indices that sort the array (numpy.ndarray.argsort)."""
-        return _sorting().argsort(self, axis=axis, kind=kind, stable=stable)
+        return _sorting.argsort(self, axis=axis, kind=kind, stable=stable)
 
     def partition(self, kth, axis=-1, kind="introselect", order=None):
         """Partitions in place (numpy.ndarray.partition; sorts the whole axis)."""
-        self[...] = _sorting().partition(self, kth, axis=axis)
+        self[...] = _sorting.partition(self, kth, axis=axis)
 
     def argpartition(self, kth, axis=-1, kind="introselect", order=None):
         """Indices that partition the array (numpy.ndarray.argpartition)."""
-        return _sorting().argpartition(self, kth, axis=axis)
+        return _sorting.argpartition(self, kth, axis=axis)
 
     def searchsorted(self, v, side="left", sorter=None):
         """Insertion points of v in this sorted array (numpy.ndarray.searchsorted)."""
-        return _sorting().searchsorted(self, v, side, sorter)
+        return _sorting.searchsorted(self, v, side, sorter)
 
     def dot(self, b, out=None):
         """Dot product (numpy.ndarray.dot)."""
-        return _linalg().dot(self, b, out=out)
+        return _linalg.dot(self, b, out=out)
 
     # ---- operators: all go through the ufuncs (NumPy 2 promotion, weak Python scalars) ----------
     def __add__(self, o): return _OPS["add"](self, o)
@@ -674,13 +658,13 @@ class ndarray(ArrayBase):
     @_host.numpy_first(np.matmul, lambda: ndarray, big=True)
     def __matmul__(self, o):
         r = _protocols.nep13_override(o, np.matmul, (self, o))
-        return _linalg().matmul(self, o) if r is _protocols.NO_OVERRIDE else r
+        return _linalg.matmul(self, o) if r is _protocols.NO_OVERRIDE else r
 
     def __rmatmul__(self, o):
         r = _protocols.nep13_override(o, np.matmul, (o, self))
-        return _linalg().matmul(o, self) if r is _protocols.NO_OVERRIDE else r
+        return _linalg.matmul(o, self) if r is _protocols.NO_OVERRIDE else r
 
-    def __imatmul__(self, o): return _linalg().matmul(self, o, out=self)
+    def __imatmul__(self, o): return _linalg.matmul(self, o, out=self)
     def __and__(self, o): return _OPS["bitwise_and"](self, o)
     def __rand__(self, o): return _OPS["bitwise_and"](o, self)
     def __iand__(self, o): return _OPS["bitwise_and"](self, o, out=self)
@@ -769,71 +753,31 @@ def _shape_arg(shape, numel=None):
     return tuple(int(s) for s in shape)
 
 
-# Engine ufuncs behind the operators (the public xp.add etc. are npudist.xp._ufuncs' objects).
-OPS = _OPS = {name: _engine(name, fn, 1, np_name=npn, array_type=ndarray) for name, fn, npn in _U}
-_OPS.update({name: _engine(name, fn, 2, scalar_ok=ok, np_name=npn, array_type=ndarray) for name, fn, npn, ok in _B})
-_OPS["divmod"] = _engine("divmod", _divmod, 2, nout=2, array_type=ndarray)
-_OPS.update({alias: _OPS[target] for alias, target in ALIASES.items()})
+# The class is complete: the core's routines may make arrays of it, and the ufuncs (one table: the
+# operators', the routines' and the public xp.add etc.) are built on it.
+_array.register(ndarray, _ufuncs.build_table)
+OPS = _OPS = _array.OPS
 
 
-# The family modules behind ndarray's routine methods: imported when a method first runs (they
-# import this module, so importing them here would close a cycle), then found in _FAMILY
+# The family modules still behind some of ndarray's methods (issue #41: to move into the core):
+# imported when a method first runs (they import the core, so importing them here would close a
+# cycle), then found in _FAMILY
 # (``from . import m`` in a package runs importlib's Python-level _handle_fromlist on every call,
 # ~1 us: more than a 16-element NumPy op).
 _FAMILY = {}
 
 
-def _reductions():
-    m = _FAMILY.get("_reductions")
-    if m is None:
-        from . import _reductions as m
-        _FAMILY["_reductions"] = m
-    return m
-
-
-def _statistics():
-    m = _FAMILY.get("_statistics")
-    if m is None:
-        from . import _statistics as m
-        _FAMILY["_statistics"] = m
-    return m
-
-
 def _manipulation():
     m = _FAMILY.get("_manipulation")
     if m is None:
-        from . import _manipulation as m
+        from .. import _manipulation as m
         _FAMILY["_manipulation"] = m
-    return m
-
-
-def _misc():
-    m = _FAMILY.get("_misc")
-    if m is None:
-        from . import _misc as m
-        _FAMILY["_misc"] = m
     return m
 
 
 def _indexing_routines():
     m = _FAMILY.get("_indexing_routines")
     if m is None:
-        from . import _indexing_routines as m
+        from .. import _indexing_routines as m
         _FAMILY["_indexing_routines"] = m
-    return m
-
-
-def _sorting():
-    m = _FAMILY.get("_sorting")
-    if m is None:
-        from . import _sorting as m
-        _FAMILY["_sorting"] = m
-    return m
-
-
-def _linalg():
-    m = _FAMILY.get("linalg")
-    if m is None:
-        from . import linalg as m
-        _FAMILY["linalg"] = m
     return m

@@ -7,9 +7,10 @@
   LLaMA2-7B row (TP 1: no TP communication, so the second factor cannot move it), then
   ``[calibration] tp_comm_overlap`` (the fraction of TP collectives hidden behind their GEMMs: the README
   says MC2 was on) from the LLaMA2-13B row (TP 8) given the first; both by bisection;
-- end to end: every CHECK_ROW predicted with ``npudist.plan.model`` (its layout, dtype, distributed
-  optimizer and overlap-grad-reduce flags from the row), predicted / published, the mean absolute
-  percentage error, Spearman's rank correlation and each row's predicted peak memory against 64 GiB;
+- end to end: every CHECK_ROW predicted with ``npudist.plan.model`` (its layout, its stages' layers
+  (``--num-layer-list``), dtype, distributed optimizer, overlap-grad-reduce and overlap-param-gather
+  flags from the row), predicted / published, the mean absolute percentage error, Spearman's rank
+  correlation and each row's predicted peak memory against 64 GiB;
 - sensitivity: how far the check rows' predictions move when one unsourced value of the hardware file
   moves across its plausible range (docs/plan.md, "How far the assumptions move the predictions").
 
@@ -58,7 +59,9 @@ def config(row) -> tuple[LlamaConfig, Layout]:
     lay = Layout(tp=row["tp"], pp=row["pp"], dp=row["dp"], mbs=row["mbs"], gbs=row["gbs"],
                  vpp_layers=row["vpp_layers"], sequence_parallel=row["sequence_parallel"], recompute=rc,
                  distributed_optimizer=row["distributed_optimizer"],
-                 overlap_grad_reduce="overlap-grad-reduce" in row["flags"], mc2="use-mc2" in row["flags"])
+                 overlap_grad_reduce="overlap-grad-reduce" in row["flags"],
+                 overlap_param_gather="overlap-param-gather" in row["flags"], mc2="use-mc2" in row["flags"],
+                 num_layer_list=row["num_layer_list"])
     return cfg, lay
 
 

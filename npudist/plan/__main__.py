@@ -3,7 +3,7 @@
     python -m npudist.plan predict TRACE_DIR --hardware HW.toml [--json OUT] [--chrome OUT] [--png OUT]
     python -m npudist.plan capture --hardware HW.toml --nnodes N --nproc-per-node 8 [--out DIR] [--json OUT] train.py ARGS
     python -m npudist.plan model --family llama --hidden H --layers L --heads A --kv-heads G --ffn F --vocab V
-        --seq S --tp T --pp P [--vpp-layers K] --dp D --mbs M --gbs B [--sequence-parallel]
+        --seq S --tp T --pp P [--vpp-layers K | --num-layer-list N1,N2,...] --dp D --mbs M --gbs B [--sequence-parallel]
         [--recompute none|selective|full] [--distributed-optimizer] --hardware HW --nodes N [--json OUT]
     python -m npudist.plan sweep --family llama --hidden H ... --seq S --gbs B --hardware HW --nodes N [--json OUT]
 """
@@ -119,6 +119,16 @@ def _config(args):
                        **{f"fused_{k}": k not in unfused for k in ("rmsnorm", "swiglu", "rope")})
 
 
+def _layer_list(text: str | None) -> tuple[int, ...] | None:
+    """``--num-layer-list 7,8,9`` (MindSpeed-LLM's comma-separated layers per stage) as a tuple."""
+    if text is None:
+        return None
+    try:
+        return tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise ValueError(f"--num-layer-list {text!r}: give comma-separated layer counts, e.g. 7,9") from None
+
+
 def _model(args) -> int:
     from npudist.plan import hardware
     from npudist.plan.model import Layout, predict_model
@@ -128,7 +138,8 @@ def _model(args) -> int:
     lay = Layout(tp=args.tp, pp=args.pp, dp=args.dp, mbs=args.mbs, gbs=args.gbs, vpp_layers=args.vpp_layers,
                  sequence_parallel=args.sequence_parallel, recompute=args.recompute,
                  distributed_optimizer=args.distributed_optimizer, overlap_grad_reduce=args.overlap_grad_reduce,
-                 mc2=not args.no_mc2)
+                 overlap_param_gather=args.overlap_param_gather,
+                 mc2=not args.no_mc2, num_layer_list=_layer_list(args.num_layer_list))
     r = predict_model(cfg, lay, hw, args.nodes)
     print(f"llama: {r['parameters'] / 1e9:.2f} B parameters; {r['npus']} NPUs of {hw.name} ({args.nodes} nodes); "
           f"tp {lay.tp} pp {lay.pp}{f' vpp_layers {lay.vpp_layers}' if lay.vpp_layers else ''} dp {lay.dp}, "
@@ -200,6 +211,8 @@ def _model_args(p, sweep: bool) -> None:
         p.add_argument(f"--{k}", type=int, required=True)
     p.add_argument("--vpp-layers", type=int, default=None,
                    help="layers per virtual pipeline stage (interleaved 1F1B; Megatron's --num-layers-per-virtual-pipeline-stage)")
+    p.add_argument("--num-layer-list", default=None, metavar="N1,N2,...",
+                   help="layers of each pipeline stage (MindSpeed-LLM's --num-layer-list; default layers / pp each)")
     p.add_argument("--sequence-parallel", action="store_true", help="Megatron's sequence parallelism (with --tp > 1)")
     p.add_argument("--recompute", choices=("none", "selective", "full"), default="none")
     p.add_argument("--distributed-optimizer", action="store_true",
@@ -208,6 +221,9 @@ def _model_args(p, sweep: bool) -> None:
                    help="TP collectives not fused with their GEMMs (the hardware's tp_comm_overlap does not apply)")
     p.add_argument("--overlap-grad-reduce", action="store_true",
                    help="the DP gradient reduction overlaps the backward (Megatron's --overlap-grad-reduce)")
+    p.add_argument("--overlap-param-gather", action="store_true",
+                   help="with --distributed-optimizer: the parameters' all_gather overlaps the next forward "
+                        "(Megatron's --overlap-param-gather)")
 
 
 def main(argv=None) -> int:

@@ -81,15 +81,29 @@ class LlamaConfig:
         return 2 * self.vocab * self.hidden + self.layers * self.layer_params() + self.hidden
 
 
-def check_layout(cfg: LlamaConfig, tp: int, pp: int, vpp_layers: int | None) -> None:
-    """ValueError naming the flag when TP/PP/VPP cannot split ``cfg`` (Megatron's rules)."""
+def check_layout(cfg: LlamaConfig, tp: int, pp: int, vpp_layers: int | None,
+                 num_layer_list: tuple[int, ...] | None = None) -> None:
+    """ValueError naming the flag when TP/PP/VPP cannot split ``cfg`` (Megatron's rules; ``num_layer_list``:
+    MindSpeed-LLM's ``--num-layer-list``, the layers of each pipeline stage, with its rules: one entry per
+    stage, summing to ``--layers``, PP >= 2 and no virtual stages)."""
     if tp < 1 or pp < 1:
         raise ValueError(f"--tp {tp} / --pp {pp}: give positive integers")
     for what, n in (("--heads", cfg.heads), ("--kv-heads", cfg.kv_heads), ("--ffn", cfg.ffn), ("--vocab", cfg.vocab)):
         if n % tp:
             raise ValueError(f"{what} {n} is not divisible by --tp {tp} (tensor parallelism splits it)")
+    if num_layer_list is not None:
+        given = ",".join(map(str, num_layer_list))
+        if len(num_layer_list) != pp or pp < 2:
+            raise ValueError(f"--num-layer-list {given} needs one entry per pipeline stage and --pp >= 2 "
+                             f"(--pp is {pp})")
+        if min(num_layer_list) < 1 or sum(num_layer_list) != cfg.layers:
+            raise ValueError(f"--num-layer-list {given}: positive entries summing to --layers {cfg.layers}")
+        if vpp_layers is not None:
+            raise ValueError("--num-layer-list and --vpp-layers cannot be combined (MindSpeed-LLM rejects it too)")
+        return
     if cfg.layers % pp:
-        raise ValueError(f"--layers {cfg.layers} is not divisible by --pp {pp} (every stage gets the same layers)")
+        raise ValueError(f"--layers {cfg.layers} is not divisible by --pp {pp} (every stage gets the same layers; "
+                         "give --num-layer-list for uneven stages)")
     if vpp_layers is not None:
         per_stage = cfg.layers // pp
         if vpp_layers <= 0 or per_stage % vpp_layers:

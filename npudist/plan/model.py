@@ -9,9 +9,10 @@ What is captured and what is composed on top (docs/plan.md, "Model command"):
    (npudist.plan.predict's replay: GEMM rooflines with tile/wave quantisation, fused kernels' bytes, the
    TP all-gathers / reduce-scatters / all-reduces on the full-mesh links) for its forward and backward
    time, FLOPs and memory (what the forward leaves alive, the backward's transient above it).
-2. **Scaled**: a stage has ``layers / pp`` identical layers: its time and saved activations are the
-   layer's times that count (exact: the layers are the same ops on the same shapes), plus the embedding
-   on the first stage and the head on the last.
+2. **Scaled**: a stage has ``layers / pp`` identical layers (or, with MindSpeed-LLM's ``--num-layer-list``,
+   the listed count of each stage): its time and saved activations are the layer's times that count
+   (exact: the layers are the same ops on the same shapes), plus the embedding on the first stage and the
+   head on the last.
 3. **Composed analytically** (Megatron's schedules and optimizer; torch 2.13's pipelining schedules
    cannot run under the fake group, see docs/plan.md): the 1F1B pipeline over ``m = gbs / (mbs dp)``
    micro-batches, ``T = (m - 1) max_s t_s + sum_s t_s`` with t_s a stage's forward + backward + its two
@@ -21,7 +22,9 @@ What is captured and what is composed on top (docs/plan.md, "Model command"):
    ``distributed_optimizer`` Megatron's reduce_scatter of the gradients and all_gather of the parameters)
    at the collective cost of the DP group's ranks (Megatron's rank order: TP fastest, then DP, then PP),
    all exposed unless ``overlap_grad_reduce`` (then only the part that exceeds the last micro-batch's
-   backward, and at least one 40M-parameter bucket, is); the Adam step as a memory-bound pass.
+   backward, and at least one 40M-parameter bucket, is) and, for the parameters' all_gather,
+   ``overlap_param_gather`` (what exceeds the first micro-batch's forward, at least one bucket); the Adam
+   step as a memory-bound pass.
    Memory per stage (Megatron's mixed precision): parameters 2 B + gradients 4 B (bf16: Megatron reduces
    them in fp32; fp16: 2 B) + fp32 master weights and Adam's two moments 12 B, divided by DP under the
    distributed optimizer; plus the activations of the micro-batches in flight (1F1B: ``pp - s`` on stage
@@ -57,7 +60,13 @@ class Layout:
     recompute: str = "none"
     distributed_optimizer: bool = False
     overlap_grad_reduce: bool = False
+    overlap_param_gather: bool = False  # Megatron's --overlap-param-gather (with the distributed optimizer)
     mc2: bool = True  # TP collectives fused with their GEMMs (MindSpeed's --use-mc2): tp_comm_overlap applies
+    num_layer_list: tuple[int, ...] | None = None  # MindSpeed-LLM's --num-layer-list: layers of each stage
+
+    def stage_layers(self, layers: int) -> list[int]:
+        """The decoder layers of each pipeline stage: ``num_layer_list`` when given, else ``layers / pp`` each."""
+        return list(self.num_layer_list) if self.num_layer_list else [layers // self.pp] * self.pp
 
     @property
     def npus(self) -> int:
@@ -221,13 +230,15 @@ def _rank(lay: Layout, stage: int, dp_index: int = 0, tp_index: int = 0) -> int:
 
 def predict_model(cfg: LlamaConfig, lay: Layout, hw: Hardware, nodes: int) -> dict:
     """The prediction of one configuration (module doc); the JSON of ``python -m npudist.plan model``."""
-    check_layout(cfg, lay.tp, lay.pp, lay.vpp_layers)
+    check_layout(cfg, lay.tp, lay.pp, lay.vpp_layers, lay.num_layer_list)
     npus = nodes * hw.devices_per_node
     if lay.npus != npus:
         raise ValueError(f"--tp {lay.tp} x --pp {lay.pp} x --dp {lay.dp} = {lay.npus} NPUs, but --nodes {nodes} of "
                          f"{hw.name} hold {npus}")
     if lay.gbs % (lay.mbs * lay.dp):
         raise ValueError(f"--gbs {lay.gbs} is not a multiple of --mbs {lay.mbs} x --dp {lay.dp}")
+    if lay.overlap_param_gather and not lay.distributed_optimizer:
+        raise ValueError("--overlap-param-gather needs --distributed-optimizer (as in Megatron)")
     if lay.recompute not in RECOMPUTE:
         raise ValueError(f"--recompute {lay.recompute!r}: use one of {', '.join(RECOMPUTE)}")
     if lay.tp > hw.devices_per_node:
@@ -236,14 +247,14 @@ def predict_model(cfg: LlamaConfig, lay: Layout, hw: Hardware, nodes: int) -> di
     pc = pieces(cfg, lay, hw)
     overlap = tp_comm_overlap(hw) if lay.mc2 else 0.0
     m = lay.gbs // (lay.mbs * lay.dp)
-    per_stage = cfg.layers // lay.pp
-    v = per_stage // lay.vpp_layers if lay.vpp_layers else 1
+    stage_layers = lay.stage_layers(cfg.layers)
+    v = stage_layers[0] // lay.vpp_layers if lay.vpp_layers else 1
     act_bytes = lay.mbs * cfg.seq * cfg.hidden * (2 if cfg.dtype in ("bfloat16", "float16") else 4) // lay.tp
     grad_b = 4 if cfg.dtype == "bfloat16" else 2  # Megatron's main gradients: fp32 under bf16
     param_b = 2
     stages = []
     for s in range(lay.pp):
-        parts = [("layer", per_stage)] + [("embedding", 1)] * (s == 0) + [("head", 1)] * (s == lay.pp - 1)
+        parts = [("layer", stage_layers[s])] + [("embedding", 1)] * (s == 0) + [("head", 1)] * (s == lay.pp - 1)
         fwd = sum(_hidden(pc[n].fwd_s, pc[n].fwd_tp_comm_s, overlap) * k for n, k in parts)
         bwd = sum(_hidden(pc[n].bwd_s, pc[n].bwd_tp_comm_s, overlap) * k for n, k in parts)
         flops = sum(pc[n].fwd_flops * k for n, k in parts)
@@ -277,11 +288,12 @@ def predict_model(cfg: LlamaConfig, lay: Layout, hw: Hardware, nodes: int) -> di
             rs = collective_time(hw, "all_reduce", worst["params"] * grad_b, dp_ranks, hw.devices_per_node)
             ag = 0.0
         dp_comm = rs + ag
-        if lay.overlap_grad_reduce:
-            buckets = max(1, math.ceil(worst["params"] / max(BUCKET_PARAMS, 1_000_000 * lay.dp)))
-            exposed = max(rs / buckets, rs - worst["bwd_s"]) + ag
-        else:
-            exposed = dp_comm
+        buckets = max(1, math.ceil(worst["params"] / max(BUCKET_PARAMS, 1_000_000 * lay.dp)))
+        exposed_rs = max(rs / buckets, rs - worst["bwd_s"]) if lay.overlap_grad_reduce else rs
+        # --overlap-param-gather: each bucket's all_gather runs ahead of the next step's forward, which waits
+        # only for the first bucket and for what exceeds the first micro-batch's forward
+        exposed_ag = max(ag / buckets, ag - worst["fwd_s"]) if lay.overlap_param_gather and ag else ag
+        exposed = exposed_rs + exposed_ag
     # Adam: read grad, fp32 master, m, v; write master, m, v and the half-precision parameter (bytes/param)
     shard = worst["params"] / (lay.dp if lay.distributed_optimizer else 1)
     optimizer = shard * (4 + 12 + 12) / hw.mem_bw + worst["params"] * (grad_b + param_b) / hw.mem_bw
@@ -297,11 +309,11 @@ def predict_model(cfg: LlamaConfig, lay: Layout, hw: Hardware, nodes: int) -> di
         s = st["stage"]
         if v == 1:
             in_flight = min(m, lay.pp - s)
-            layer_sets = in_flight * per_stage
+            layer_sets = in_flight * stage_layers[s]
         else:
             chunks = min(m * v, (lay.pp - s - 1) * 2 + (v - 1) * lay.pp + 1)
             in_flight = min(m, math.ceil(chunks / v))
-            layer_sets = chunks * (per_stage // v)
+            layer_sets = chunks * (stage_layers[s] // v)
         acts = layer_sets * pc["layer"].act_bytes
         if s == 0:
             acts += in_flight * pc["embedding"].act_bytes

@@ -115,3 +115,38 @@ def test_full_recompute_trades_memory_for_time(tmp_path):
     assert none["act_bytes"] > 5 * full["act_bytes"]
     # the backward runs the forward again (its all-gathers too, which the plain backward also redoes)
     assert full["fwd_flops"] == none["fwd_flops"] and full["bwd_s"] > none["bwd_s"] + 0.25 * none["fwd_s"]
+
+
+def test_num_layer_list_rules():
+    """MindSpeed-LLM's --num-layer-list: one count per stage summing to --layers, PP >= 2, no VPP."""
+    cfg = LlamaConfig(hidden=256, layers=6, heads=4, kv_heads=4, ffn=512, vocab=1024, seq=64)
+    check_layout(cfg, 1, 2, None, (2, 4))
+    with pytest.raises(ValueError, match="--num-layer-list 2,3: positive entries summing to --layers 6"):
+        check_layout(cfg, 1, 2, None, (2, 3))
+    with pytest.raises(ValueError, match="one entry per pipeline stage"):
+        check_layout(cfg, 1, 3, None, (2, 4))
+    with pytest.raises(ValueError, match="cannot be combined"):
+        check_layout(cfg, 1, 2, 1, (2, 4))
+    check_layout(cfg, 1, 4, None, (1, 1, 2, 2))  # uneven stages allow pp that does not divide the layers
+
+
+def test_num_layer_list_sets_each_stage(tmp_path):
+    """Uneven stages (--num-layer-list 2,6): the stage with 3x the layers takes ~3x the layers' time, and the
+    first stage's activations are its 2 layers x 2 micro-batches in flight against the last's 6 x 1."""
+    out = tmp_path / "m.json"
+    r = _run("model", *SMALL, "--tp", "1", "--pp", "2", "--dp", "4", "--mbs", "1", "--gbs", "16",
+             "--num-layer-list", "2,6", "--hardware", "atlas800t-a2", "--nodes", "1", "--json", str(out))
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    j = json.loads(out.read_text())
+    assert j["layout"]["num_layer_list"] == [2, 6]
+    layer = j["pieces"]["layer"]
+    s0, s1 = j["stages"]
+    assert s0["fwd_s"] == pytest.approx(2 * layer["fwd_s"] + j["pieces"]["embedding"]["fwd_s"])
+    assert s1["fwd_s"] == pytest.approx(6 * layer["fwd_s"] + j["pieces"]["head"]["fwd_s"])
+    m0, m1 = j["memory_per_stage"]
+    gib = 1024 ** 3
+    assert m0["activations_gib"] * gib == pytest.approx(2 * 2 * layer["act_bytes"] + 2 * j["pieces"]["embedding"]["act_bytes"])
+    assert m1["activations_gib"] * gib == pytest.approx(6 * layer["act_bytes"] + j["pieces"]["head"]["act_bytes"])
+    bad = _run("model", *SMALL, "--tp", "1", "--pp", "2", "--dp", "4", "--mbs", "1", "--gbs", "16",
+               "--num-layer-list", "2,5", "--hardware", "atlas800t-a2", "--nodes", "1")
+    assert bad.returncode == 2 and "--num-layer-list 2,5" in bad.stdout + bad.stderr

@@ -32,9 +32,10 @@ def test_shipped_factors_reproduce_the_calibration_rows(result):
 def test_check_rows_as_documented(result):
     check = result["check"]
     assert len(check["rows"]) == 45
-    assert check["mape"] == pytest.approx(0.164, abs=0.0051)
+    assert check["mape"] == pytest.approx(0.151, abs=0.0051)
     assert check["spearman"] > 0.99
-    assert sum(r["fits_64_gib"] for r in check["rows"]) == 43
+    # every peak fits since the stages take their scripts' --num-layer-list (before: 43 of 45)
+    assert sum(r["fits_64_gib"] for r in check["rows"]) == 45
 
 
 def test_collectives_as_documented(result):

@@ -27,7 +27,7 @@ V = _load()
 ROWS = V.CALIBRATION_ROWS + V.CHECK_ROWS
 ROW_KEYS = {"id", "model", "size", "seq_label", "impl", "cluster", "published_tokens_per_s_per_npu", "readme_line",
             "seq", "nodes", "npus_per_node", "reference_tokens_per_s_per_npu", "hidden", "layers", "heads",
-            "kv_heads", "ffn", "vocab", "vocab_unpadded", "vocab_from", "tp", "pp", "vpp_layers", "dp", "mbs",
+            "kv_heads", "ffn", "vocab", "vocab_unpadded", "vocab_from", "tp", "pp", "vpp_layers", "num_layer_list", "dp", "mbs",
             "gbs", "sequence_parallel", "recompute", "distributed_optimizer", "flash_attention", "dtype", "flags",
             "deviations", "script"}
 MINOR_DEVIATIONS = ("qkv_bias", "tied_embeddings", "alibi", "partial_rotary", "geglu", "embedding/residual",
@@ -49,6 +49,9 @@ def test_row_layout_could_have_run(row):
     assert row["heads"] % row["tp"] == 0 and row["kv_heads"] % row["tp"] == 0, "TP splits heads and kv heads"
     assert row["ffn"] % row["tp"] == 0 and row["vocab"] % row["tp"] == 0
     assert row["layers"] % row["pp"] == 0, "Megatron gives every stage the same number of layers"
+    if row["num_layer_list"] is not None:  # MindSpeed-LLM's uneven stages: one count per stage, no VPP
+        assert len(row["num_layer_list"]) == row["pp"] and sum(row["num_layer_list"]) == row["layers"]
+        assert row["vpp_layers"] is None
     if row["vpp_layers"] is not None:
         assert row["pp"] > 2 and (row["layers"] // row["pp"]) % row["vpp_layers"] == 0
     assert row["gbs"] % (row["mbs"] * row["dp"]) == 0, "gbs = mbs x dp x micro-batches"

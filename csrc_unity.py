@@ -1,8 +1,8 @@
 """Unity build of csrc/: the units of one layer compiled as a few larger translation units.
 
 Most of a torch-facing unit's compile time is torch's headers (parsing them, and instantiating and
-emitting the inline code they define), paid once per translation unit: csrc/hccl's 26 units
-took 190 s of compiler CPU one by one and 49 s as one translation unit
+emitting the inline code they define), paid once per translation unit: csrc/hccl's 21 units
+took 168 s of compiler CPU one by one and 49 s as one translation unit
 (docs/benchmarks/build_time.md). setup.py therefore compiles generated files
 ``<out_dir>/unity_<layer>_<k>.cpp`` that ``#include`` the units of one layer (the first folder under
 csrc/: bindings, core, hccl, ...), each chunk a contiguous run of the layer's units in path order

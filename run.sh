@@ -136,8 +136,17 @@ case "$cmd" in
   demo)
     setup
     # the flagship job: a GPT trained with FSDP2 on 4 npus (docs/training.md); Ctrl-C saves a
-    # checkpoint, running the demo again resumes from it (--no-resume starts over)
-    exec "$PY" -m npurun --nproc 4 examples/train_gpt.py --ckpt-dir checkpoints/demo "$@"
+    # checkpoint, running the demo again resumes from it (--no-resume starts over). Steps 10-11 are
+    # profiled with step traces, from which the planner then predicts the same job on one Atlas 800T A2
+    # node (docs/plan.md)
+    prof=checkpoints/demo/profile
+    rm -rf "$prof"
+    "$PY" -m npurun --nproc 4 --profile "$prof" --profile-steps 10:12 examples/train_gpt.py \
+      --ckpt-dir checkpoints/demo "$@" || exit $?
+    if [ -d "$prof/steptrace" ]; then
+      echo "[run.sh] the planner: this job on one Atlas 800T A2 node (python -m npudist.plan predict $prof --hardware atlas800t-a2)"
+      "$PY" -m npudist.plan predict "$prof" --hardware atlas800t-a2 | grep -E '^(step time|tokens/s per npu|peak memory)'
+    fi
     ;;
   test)
     setup

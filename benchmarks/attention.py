@@ -16,7 +16,7 @@ accumulators of one query block or one head) counts as npu memory when it is all
 thread, as always with --threads 1.
 
     python benchmarks/attention.py [--seqs 512,1024,2048,4096] [--head-dims 64,128] [--batch 1]
-        [--heads 4] [--dtype float32|bfloat16] [--no-causal] [--threads 1] [--reps 3]
+        [--heads 4] [--dtype float32|bfloat16|both] [--no-causal] [--threads 1] [--reps 3]
         [--json benchmarks/results/attention.json]
 
 A full default run takes 3-6 minutes on 2 busy cores.
@@ -34,7 +34,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils._python_dispatch import TorchDispatchMode
 
-import npudist  # noqa: F401  (registers npu)
+import npudist  # registers npu
 
 VARIANTS = {
     "npu efficient": ("npu", SDPBackend.EFFICIENT_ATTENTION, "aten::_scaled_dot_product_efficient_attention"),
@@ -97,19 +97,39 @@ def main():
     ap.add_argument("--head-dims", default="64,128")
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "both"],
+                    help="both: a float32 table, then a bfloat16 one")
     ap.add_argument("--no-causal", action="store_true", help="full attention (default: is_causal=True)")
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads (both sides)")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--json", default=os.path.join(os.path.dirname(__file__), "results", "attention.json"))
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    dtype = getattr(torch, args.dtype)
     causal = not args.no_causal
-    check_ops(dtype, causal)
-
+    dtypes = ["float32", "bfloat16"] if args.dtype == "both" else [args.dtype]
+    load = os.getloadavg()
+    print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; native bf16 attention kernels: "
+          f"{npudist._C._bf16_attention_native_available()}")
     rows = []
-    print(f"SDPA forward+backward, batch {args.batch}, heads {args.heads}, {args.dtype}, causal={causal}, "
+    for dtype_name in dtypes:
+        rows += run_table(args, dtype_name, causal)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+    result = dict(benchmark="attention", date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                  commit=commit, torch=torch.__version__, ops_checked=True, args=vars(args), rows=rows,
+                  load_average_start=load, load_average_end=os.getloadavg(),
+                  native_bf16=npudist._C._bf16_attention_native_available())
+    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(result, f, indent=1)
+    print(f"wrote {args.json}")
+
+
+def run_table(args, dtype_name, causal):
+    dtype = getattr(torch, dtype_name)
+    check_ops(dtype, causal)
+    rows = []
+    print(f"SDPA forward+backward, batch {args.batch}, heads {args.heads}, {dtype_name}, causal={causal}, "
           f"{args.threads} thread(s), median (best) of {args.reps}; ratio = npu efficient / other (median)")
     hdr = (f"{'seq':>5} {'dim':>4} | {'npu eff ms':>16} {'cpu flash ms':>16} {'npu math ms':>16} | "
            f"{'eff/flash':>9} {'eff/math':>8} | {'peak eff MiB':>12} {'peak math MiB':>13} {'mem ratio':>9}")
@@ -129,7 +149,7 @@ def main():
                     times[n].append((time.perf_counter() - t0) * 1e3)
             peaks = {n: peak_bytes(steps[n]) for n in ("npu efficient", "npu math")}
             med = {n: statistics.median(t) for n, t in times.items()}
-            row = dict(seq=seq, head_dim=d, batch=args.batch, heads=args.heads, dtype=args.dtype, causal=causal,
+            row = dict(seq=seq, head_dim=d, batch=args.batch, heads=args.heads, dtype=dtype_name, causal=causal,
                        threads=args.threads, reps=args.reps,
                        **{f"{n.replace(' ', '_')}_ms_median": med[n] for n in med},
                        **{f"{n.replace(' ', '_')}_ms_best": min(times[n]) for n in times},
@@ -144,15 +164,7 @@ def main():
                   f"{peaks['npu efficient'] / 2**20:12.1f} {peaks['npu math'] / 2**20:13.1f} "
                   f"{row['peak_ratio']:9.3f}", flush=True)
             del steps
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
-    result = dict(benchmark="attention", date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                  commit=commit, torch=torch.__version__, ops_checked=True, args=vars(args), rows=rows)
-    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(result, f, indent=1)
-    print(f"wrote {args.json}")
-
+    return rows
 
 if __name__ == "__main__":
     main()

@@ -12,7 +12,12 @@ step, ``--log-every 1``):
 - exact: whether the losses of every step and the final checkpoint equal the unfaulted run's.
 
 Kinds: kill at a step; kill during a checkpoint write (sync, and async_save); hang (the rank
-never joins a collective; ``--pg-timeout`` bounds the wait, so restart time is dominated by it).
+never joins a collective; ``--pg-timeout`` bounds the wait, so restart time is dominated by it);
+slow (the rank's collectives start ``--pg-timeout`` + 2 s late: the first delayed one times out);
+oom (an npu allocation raises OutOfMemoryError); store_down (the store hccl talks through stops
+answering at start: group set-up fails after the store timeout; the restart starts from step 0);
+kill_restart (a kill at a step, then a kill at the first step of the restarted attempt: two
+restarts, times from the first fault to the first step of the last attempt).
 
     python benchmarks/fault_restart.py                # 2 ranks, 16 steps, 1 repetition, all kinds
     python benchmarks/fault_restart.py --reps 3 --kinds kill_step,hang --pg-timeout 10
@@ -39,6 +44,10 @@ KINDS = {
     "kill_ckpt_write": ("rank=1,ckpt_write=2,kind=kill", []),
     "kill_ckpt_write_async": ("rank=0,ckpt_write=2,kind=kill", ["--async-ckpt"]),
     "hang": ("rank=1,collective={fault_collective},kind=hang", []),
+    "slow": ("rank=1,every={fault_collective},delay_ms={slow_ms},kind=slow", []),
+    "oom": ("rank=1,alloc={fault_alloc},kind=oom", []),
+    "store_down": ("rank=1,after_s=0,kind=store_down", []),
+    "kill_restart": ("rank=1,step={fault_step},kind=kill;rank=0,restart=1,step=1,kind=kill", []),
 }
 
 
@@ -50,7 +59,8 @@ def model_args(a):
 def run(a, tmp, name, spec=None, extra=()):
     """Runs one job; returns (timestamped output lines, wall seconds, exit code, ckpt dir, loss log)."""
     ckpt, log = os.path.join(tmp, name), os.path.join(tmp, name + ".loss")
-    npurun = ["--nproc", str(a.nproc)] + (["--max-restarts", "1", "--inject-fault", spec] if spec else [])
+    faults = [x for part in (spec.split(";") if spec else []) for x in ("--inject-fault", part)]
+    npurun = ["--nproc", str(a.nproc)] + (["--max-restarts", str(len(faults) // 2), *faults] if spec else [])
     lines, wall, rc = run_flagship(npurun, [*model_args(a), *extra], ckpt, log, timeout=a.job_timeout)
     return lines, wall, rc, ckpt, log
 
@@ -83,16 +93,19 @@ def main():
                 spec, extra = (None, []) if name == "unfaulted" else KINDS[name]
                 if spec:
                     # hang: a collective after the first checkpoint (the tiny model issues ~18 a step)
-                    spec = spec.format(fault_step=fault_step, fault_collective=fault_step * 25)
+                    spec = spec.format(fault_step=fault_step, fault_collective=fault_step * 25,
+                                       slow_ms=int((a.pg_timeout + 2) * 1000), fault_alloc=fault_step * 850)
                 lines, wall, rc, ckpt, log = run(a, tmp, f"{name}_{rep}", spec, extra)
                 row = {"wall_s": wall, "rc": rc}
                 if rc != 0:
                     row["error"] = "".join(line for _, line in lines[-30:])
                 if spec:
                     t_fault = first(lines, r"\[npudist fault\] rank \d+:")
-                    t_resumed = first(lines, r"resumed from ")
-                    t_step = first(lines, r"step +\d+/\d+ \|", after=t_resumed) if t_resumed else None
-                    t_restart = first(lines, r"train_gpt: \d+ ranks on", after=t_fault) if t_fault else None
+                    # the last attempt's first line (kill_restart restarts twice), and its first step
+                    starts = [ts for ts, line in lines if t_fault and ts >= t_fault and "train_gpt: " in line
+                              and re.search(r"train_gpt: \d+ ranks on", line)]
+                    t_restart = starts[-1] if starts else None
+                    t_step = first(lines, r"step +\d+/\d+ \|", after=t_restart) if t_restart else None
                     m = [re.search(r"resumed from \S+ at step (\d+)", line) for _, line in lines]
                     m = [x for x in m if x]
                     row["resumed_at"] = int(m[0].group(1)) if m else 0

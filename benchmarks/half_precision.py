@@ -1,7 +1,8 @@
 """bf16 / fp16 on npu vs fp32: GEMMs, a conv2d layer, an autocast MLP step and the flagship's FSDP2 step.
 
 npu's bf16/fp16 GEMMs and convolutions widen to fp32, run the fp32 kernel and round once
-(docs/device_api.md, "Half precision"). Each half-precision figure is measured twice in the same
+(docs/device_api.md, "Half precision"); on CPUs with AVX512-BF16, bf16 GEMMs run PyTorch's native
+bf16 GEMM instead, and the GEMM table adds "bf16 widened" (the widening kernel) beside it. Each half-precision figure is measured twice in the same
 run, interleaved: with those kernels ("npu") and with them switched off (``npudist._C.
 _half_kernels_enabled(False)``: PyTorch's CPU half-precision kernels, which is what npu ran
 before, "before"). Ratios are to the fp32 time of the same run. Goal: half/fp32 <= 1.3.
@@ -68,8 +69,20 @@ def _row(label, res, base="fp32"):
     return out
 
 
+def _widened(fn):
+    from npudist import _C
+
+    prev = _C._half_gemm_native_bf16(False)
+    try:
+        return fn()
+    finally:
+        _C._half_gemm_native_bf16(prev)
+
+
 def bench_gemm(args):
     import torch
+
+    from npudist import _C
 
     dev = torch.device("npu")
     rows = []
@@ -82,6 +95,10 @@ def bench_gemm(args):
         for dt, name in ((torch.bfloat16, "bf16"), (torch.float16, "fp16")):
             a, b = a32.to(dt), b32.to(dt)
             sides[name] = (lambda a=a, b=b: a @ b, False)
+            if dt == torch.bfloat16 and _C._half_gemm_native_bf16_available():
+                # bf16 runs PyTorch's native bf16 GEMM on AVX512-BF16 CPUs; "bf16 widened" is the
+                # widening kernel it replaces there (run-time choice, core/aten/half_gemm.h).
+                sides["bf16 widened"] = (lambda a=a, b=b: _widened(lambda: a @ b), False)
             if n <= args.before_max_size:
                 sides[f"{name} before"] = (lambda a=a, b=b: a @ b, True)
         rows.append(_row(f"mm {n}x{n}x{n}", _measure(sides, args.reps, calls)))

@@ -50,10 +50,17 @@ overlap-grad-reduce), deviations (see above), script (path in Ascend/MindSpeed-L
 The README says its table was measured with MC2 on (an in-development feature, off by default in code, for
 CANN 24RC2 and later); MC2 fuses a TP collective with the matmul beside it, so it only matters when tp > 1.
 
-The predictor half -- predict each row with npudist.plan, print predicted / published per row, the MAPE over
-CHECK_ROWS (goal <= 15 %, stretch <= 10 %), the Spearman correlation (goal >= 0.9), the collective
-bandwidths within 10 % and the predicted peak memory of each row within 64 GiB -- is to come once
-npudist.plan's predictor and LLaMA family land; this file is the data it will read. Until then:
+The predictor half (benchmarks/_plan_validate.py; method in docs/plan.md, "Model command" and "Published
+configurations"; figures in docs/benchmarks/plan.md):
+
+    python benchmarks/plan_validation.py --predict [--sensitivity] [--no-calibrate] [--hardware atlas800t-a2]
+
+predicts the collective rows (algbw at 2/4/8 NPUs, goal within 10 %), calibrates at most two global factors on
+CALIBRATION_ROWS only ([compute] efficiency on the TP-1 row, then [calibration] tp_comm_overlap on the TP-8 row),
+predicts every CHECK_ROW with ``npudist.plan.model`` and prints predicted / published per row, the MAPE (goal
+<= 15 %, stretch <= 10 %), Spearman's correlation (goal >= 0.9) and whether each predicted peak fits in 64 GiB;
+it writes benchmarks/results/plan_validation.json (``--out``). About a minute; the predictions are
+deterministic. ``--sensitivity`` also moves each unsourced hardware value across its plausible range.
 
     python benchmarks/plan_validation.py --list [--json OUT]
 
@@ -612,14 +619,84 @@ def _format(lines):
     return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines)
 
 
+def _predict(args):
+    """The predictor half (benchmarks/_plan_validate.py): collectives, calibration, check rows, sensitivity."""
+    import os
+    import time
+
+    import _plan_validate as pv
+    from _results import write_json
+
+    t0 = time.time()
+    hw = pv.hardware_for(args.hardware)
+    out = dict(hardware=hw.name, commit=COMMIT, source=f"{MINDSPEED_LLM}@{COMMIT} README.md (性能)")
+    coll = pv.collectives(hw, COLLECTIVE_ROWS)
+    out["collectives"] = coll
+    print(f"collectives on {hw.name} (algbw at 1 GiB, GB/s)\n" + _format(
+        [("source", "op", "NPUs", "published", "predicted", "pred/pub")]
+        + [(c["source"], c["op"], c["npus"], c["published_algbw_gbps"], c["predicted_algbw_gbps"], c["ratio"])
+           for c in coll]))
+    within = sum(abs(c["ratio"] - 1) <= 0.10 for c in coll)
+    print(f"within 10 %: {within} of {len(coll)}")
+    file_eff, file_ov = hw.efficiency, pv.model_overlap(hw)
+    if args.calibrate:
+        eff, ov = pv.calibrate(hw, CALIBRATION_ROWS)
+        print(f"\ncalibrated on the 2 calibration rows: [compute] efficiency = {eff:.4f}, "
+              f"[calibration] tp_comm_overlap = {ov:.4f} (the file has {file_eff:.4f}, {file_ov:.4f})")
+    else:
+        eff, ov = file_eff, file_ov
+        print(f"\nthe file's factors: efficiency = {eff:.4f}, tp_comm_overlap = {ov:.4f}")
+    hw = pv.set_factors(hw, eff, ov)
+    out["calibration"] = dict(efficiency=eff, tp_comm_overlap=ov, file_efficiency=file_eff,
+                              file_tp_comm_overlap=file_ov)
+    cal = pv.end_to_end(hw, CALIBRATION_ROWS)
+    check = pv.end_to_end(hw, CHECK_ROWS)
+    out["calibration_rows"], out["check"] = cal["rows"], check
+    head = ("id", "NxM", "TP", "PP", "VPP", "DP", "mbs", "gbs", "published", "predicted", "pred/pub", "MFU",
+            "peak GiB")
+
+    def table(rows):
+        return _format([head] + [(r["id"], r["cluster"], r["tp"], r["pp"], r["vpp_layers"] or "-", r["dp"], r["mbs"],
+                                  r["gbs"], r["published"], f"{r['predicted']:.0f}", f"{r['ratio']:.3f}",
+                                  f"{r['mfu'] * 100:.1f} %", f"{r['peak_memory_gib']:.1f}") for r in rows])
+    print("\ncalibration rows (tokens/s per NPU)\n" + table(cal["rows"]))
+    print(f"\ncheck rows ({len(CHECK_ROWS)}, out of sample)\n" + table(check["rows"]))
+    print(f"\nMAPE {check['mape'] * 100:.1f} % (goal <= 15 %, stretch <= 10 %); within 15 %: {check['within_15']} "
+          f"of {len(CHECK_ROWS)}, within 10 %: {check['within_10']}; Spearman {check['spearman']:.3f} (goal >= 0.9); "
+          f"every predicted peak within 64 GiB: {check['all_fit'] and cal['all_fit']}")
+    if args.sensitivity:
+        sens = pv.sensitivity(hw, CHECK_ROWS)
+        out["sensitivity"] = sens
+        print("\nsensitivity (check rows; no re-calibration)\n" + _format(
+            [("value", "at", "mean change", "largest |change|", "MAPE")]
+            + [(s["what"], s["value"], f"{s['mean_change'] * 100:+.1f} %", f"{s['max_abs_change'] * 100:.1f} %",
+                f"{s['mape'] * 100:.1f} %") for s in sens]))
+    out["seconds"] = round(time.time() - t0, 1)
+    write_json(args.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
+                                        "plan_validation.json"), out)
+    return 0
+
+
 def main(argv=None):
-    """``--list`` prints every table of this file; ``--json OUT`` also writes them. Returns the exit code."""
+    """``--list`` prints every table of this file; ``--json OUT`` also writes them; ``--predict`` runs the
+    predictor half (calibration, collectives, check rows; ``--sensitivity`` adds the assumptions' ranges).
+    Returns the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--list", action="store_true", help="print the rows as tables")
     parser.add_argument("--json", metavar="OUT", help="write every table as JSON to OUT")
+    parser.add_argument("--predict", action="store_true",
+                        help="predict every row with npudist.plan (a few minutes) and write the results as JSON")
+    parser.add_argument("--hardware", default="atlas800t-a2", help="hardware file or shipped name (atlas800t-a2)")
+    parser.add_argument("--no-calibrate", dest="calibrate", action="store_false",
+                        help="use the hardware file's efficiency and tp_comm_overlap instead of fitting them")
+    parser.add_argument("--sensitivity", action="store_true",
+                        help="with --predict: also move each unsourced hardware value across its plausible range")
+    parser.add_argument("--out", metavar="OUT", help="--predict's JSON (default benchmarks/results/plan_validation.json)")
     args = parser.parse_args(argv)
-    if not (args.list or args.json):
-        parser.error("nothing to do: the predictor half is to come (see the docstring); use --list or --json OUT")
+    if not (args.list or args.json or args.predict):
+        parser.error("nothing to do: use --predict, --list or --json OUT")
+    if args.predict:
+        return _predict(args)
     if args.list:
         print(f"Source: {MINDSPEED_LLM}@{COMMIT} README.md, column 性能 (tokens/s per NPU, {README_HARDWARE})")
         print(f"\nCALIBRATION_ROWS ({len(CALIBRATION_ROWS)})\n" + _rows_table(CALIBRATION_ROWS))

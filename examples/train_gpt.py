@@ -30,9 +30,12 @@ Checkpoints: DCP (``torch.distributed.checkpoint``) of the sharded model and opt
 the step, to ``--ckpt-dir/step_NNNNNNN`` every ``--ckpt-every`` steps (``--async-ckpt``: with
 ``dcp.async_save`` on a dedicated group) and when a rank receives SIGTERM (npurun forwards
 SIGTERM/SIGINT to every rank): the ranks agree on the step to stop at, save, and exit with code
-143. On start the job resumes from the newest complete checkpoint in ``--ckpt-dir`` (also on a
-different number of ranks: DCP reshards), unless ``--no-resume``. At the end it prints a short
-generated sample.
+143. On start the job resumes from the newest complete checkpoint in ``--ckpt-dir``, unless
+``--no-resume``. On another number of ranks DCP reshards it, when that is asked for: under an
+elastic range (``npurun --nnodes MIN:MAX``, e.g. after a lost host) or with ``--reshard``; else
+it is an error naming both sizes (npudist.fsdp.elastic). ``--global-batch G`` keeps G sequences a
+step on any number of ranks (each rank runs G / (ranks x --batch-size) micro-batches) and logs
+the global batch's mean loss. At the end it prints a short generated sample.
 
 Each step reports its time and this rank's token count to ``npudist.watchdog.metrics.record_step``
 (Prometheus metrics: ``npurun --metrics-port 9400 ...``, docs/metrics.md).
@@ -343,6 +346,27 @@ def train_batches(rows, batch_size, seed, start_step):
         skip, epoch = 0, epoch + 1
 
 
+def global_train_batches(rows, global_batch, batch_size, seed, start_step):
+    """--global-batch: for each step from start_step, this rank's micro-batches of batch_size
+    sequences. The global batch of a step (npudist.xp's ``global_batch_shard``) depends on
+    (seed, global batch, step) only, not on the number of ranks: a job that shrinks trains on the
+    same data, each survivor taking more micro-batches."""
+    from npudist.xp import pipeline as pl
+    loader = pl.DataPipeline(rows, batch_size, shuffle=True, seed=seed, drop_last=True, prefetch=0)
+    per_rank = global_batch // loader.world_size
+    if global_batch % loader.world_size or per_rank % batch_size:
+        raise ValueError(f"--global-batch {global_batch} must be a multiple of --batch-size {batch_size} x "
+                         f"{loader.world_size} ranks")
+    per_epoch = rows.shape[0] // global_batch
+    if per_epoch == 0:
+        raise ValueError(f"--global-batch {global_batch} is larger than the {rows.shape[0]} training rows")
+    epoch, skip = divmod(start_step, per_epoch)
+    while True:
+        for mine in pl.global_batch_shard(rows.shape[0], global_batch, seed=seed, epoch=epoch)[skip:]:
+            yield [pl.to_torch_batch(loader.make_batch(b))["data"] for b in pl.batch_indices(mine, batch_size)]
+        skip, epoch = 0, epoch + 1
+
+
 def val_batches(rows, batch_size, n_batches):
     """The first n_batches batches of this rank's share of the validation rows (fixed, no shuffle)."""
     from npudist.xp import pipeline as pl
@@ -405,6 +429,7 @@ class Checkpointer:
         self.device = device or torch.device("cpu")
         self.trainer = dict(trainer or {})  # run facts that decide the data order: checked on resume
         self.pending = None  # (future, step, path) of a running async save
+        self.reshard = False  # True: a change of world size is requested (--reshard)
 
     def _state(self, step, rng=True):
         msd, osd = get_state_dict(self.model, self.opt)
@@ -463,7 +488,13 @@ class Checkpointer:
         if trainer["config"] != self.config_json:
             raise RuntimeError(f"checkpoint {path} was written for model {trainer['config']}, this run builds "
                                f"{self.config_json}; pass the same model flags, another --ckpt-dir, or --no-resume")
-        changed = {k: (trainer[k], v) for k, v in self.trainer.items() if k in trainer and trainer[k] != v}
+        if "world_size" in trainer:  # another number of ranks: an elastic range's request, or an error
+            from npudist.fsdp import check_world_size
+            note = check_world_size(path, trainer["world_size"], dist.get_world_size(), self.reshard)
+            if note:
+                say(note)
+        changed = {k: (trainer[k], v) for k, v in self.trainer.items()
+                   if k in trainer and trainer[k] != v and k != "world_size"}
         if changed:
             say(f"resuming {path} with different {', '.join(f'{k} ({a} -> {b})' for k, (a, b) in changed.items())}: "
                 f"the run goes on, but not bit for bit as an uninterrupted one")
@@ -481,6 +512,14 @@ class Checkpointer:
             # an older checkpoint, or one written by fewer ranks: this rank keeps its seeded generators
             print(f"rank {dist.get_rank()}: {path} holds no RNG state for this rank; its generators are "
                   f"re-derived from --seed", file=sys.stderr, flush=True)
+        lost = sorted(int(k.split(".")[1][5:]) for k in saved if k.startswith("rng.rank_") and k.endswith(".cpu")
+                      and int(k.split(".")[1][5:]) >= dist.get_world_size())
+        if lost and dist.get_rank() == 0:
+            # their generators are not carried over: the survivors draw the dropout of the lost
+            # ranks' samples from their own generators (docs/training.md, "Losing a host")
+            print(f"{path}: the RNG states saved by rank(s) {lost} are not used (this run has {dist.get_world_size()} "
+                  f"ranks): the random draws of their samples come from the remaining ranks' generators",
+                  file=sys.stderr, flush=True)
         return int(state["trainer"]["step"])
 
 
@@ -563,6 +602,11 @@ def parse_args(argv=None):
     a("--async-ckpt", action="store_true", help="periodic checkpoints with dcp.async_save on a dedicated group")
     a("--keep", type=int, default=2, help="complete checkpoints to keep (0: all)")
     a("--no-resume", action="store_true", help="start from scratch even if CKPT_DIR has a checkpoint")
+    a("--reshard", action="store_true",
+      help="resume a checkpoint written by another number of ranks (implied under npurun --nnodes MIN:MAX)")
+    a("--global-batch", type=int, default=None,
+      help="sequences per step over all ranks, kept when the number of ranks changes: each rank runs "
+           "GLOBAL_BATCH / (ranks x --batch-size) micro-batches a step (default: --batch-size x ranks, one each)")
     a("--sample-len", type=int, default=200, help="bytes of generated text at the end (0: none)")
     a("--prompt", default="def ", help="prompt of the generated sample")
     a("--data-dir", default=None, help="directory of *.py files (default: the Python standard library)")
@@ -666,7 +710,9 @@ def main(argv=None):
     # the data order is a function of (seed, world size, batch size, step): a resume checks them
     ckpt = Checkpointer(args.ckpt_dir, model, opt, config_json, args.keep, async_group, device=device,
                         trainer={"seed": args.seed, "world_size": world, "batch_size": args.batch_size,
-                                 "dropout": args.dropout})
+                                 "dropout": args.dropout, **({"global_batch": args.global_batch}
+                                                             if args.global_batch else {})})
+    ckpt.reshard = args.reshard
     start = 0 if args.no_resume else ckpt.load_latest(say)
     # a resumed run appends to the log of the run it continues
     loss_log = open(args.loss_log, "a" if start else "w") if args.loss_log and rank == 0 else None
@@ -678,8 +724,17 @@ def main(argv=None):
 
     # batches are made on the rank's npu by npudist.xp; --device cpu moves them (a no-op on npu)
     val = [b.to(device) for b in val_batches(data.val_rows, args.batch_size, args.eval_batches)]
-    batches = (b.to(device) for b in train_batches(data.train_rows, args.batch_size, args.seed, start))
-    tokens_per_step = args.batch_size * args.seq_len * world
+    if args.global_batch:
+        if args.replicate:
+            sys.exit("--global-batch applies to the FSDP2 model; drop --replicate / --graphs")
+        batches = ([b.to(device) for b in m]
+                   for m in global_train_batches(data.train_rows, args.global_batch, args.batch_size, args.seed, start))
+        micro = args.global_batch // (world * args.batch_size)
+        say(f"global batch {args.global_batch}: {micro} micro-batch(es) of {args.batch_size} per rank a step")
+    else:
+        batches = ([b.to(device)] for b in train_batches(data.train_rows, args.batch_size, args.seed, start))
+        micro = 1
+    tokens_per_step = args.batch_size * args.seq_len * world * micro
     stop = torch.zeros(1, dtype=torch.int32, device=device)
     win_loss = torch.zeros(1, dtype=torch.float64, device=device)
     win_steps, win_time = 0, 0.0
@@ -691,18 +746,25 @@ def main(argv=None):
     stopped = False
     while step < args.steps:
         t0 = time.perf_counter()
-        b = next(batches)
+        mbs = next(batches)
         if run_step is not None:
-            loss = run_step(b, lr_at(step, args.steps, args.lr, args.warmup))
+            loss = run_step(mbs[0], lr_at(step, args.steps, args.lr, args.warmup))
         else:
             for g in opt.param_groups:
                 g["lr"] = lr_at(step, args.steps, args.lr, args.warmup)
-            _, loss = model(b[:, :-1].long(), b[:, 1:].long())
-            loss.backward()
+            for i, b in enumerate(mbs):  # gradients accumulate over the micro-batches (mean over them)
+                _, mb_loss = model(b[:, :-1].long(), b[:, 1:].long())
+                (mb_loss / len(mbs) if len(mbs) > 1 else mb_loss).backward()
+                loss = mb_loss.detach() if i == 0 else loss + mb_loss.detach()
+            if len(mbs) > 1:
+                loss = loss / len(mbs)
             if args.clip > 0:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
             opt.step()
             opt.zero_grad(set_to_none=True)
+        if args.global_batch:  # the global batch's mean loss: comparable across numbers of ranks
+            loss = loss.detach().clone()
+            dist.all_reduce(loss, op=dist.ReduceOp.AVG)
         if loss_log:
             loss_log.write(f"{step + 1} {loss.item():.9g}\n")
             loss_log.flush()
@@ -713,11 +775,13 @@ def main(argv=None):
         stop.fill_(1 if _stop_signal else 0)
         dist.all_reduce(stop, op=dist.ReduceOp.MAX)
         step += 1
+        if start and step == start + 1:  # the end of a restart (the fault soak times restarts by it)
+            say(f"first step after resume: step {step}")
         dt = time.perf_counter() - t0
         win_steps, win_time = win_steps + 1, win_time + dt
-        record_step(dt, args.batch_size * args.seq_len)  # this rank's tokens (Prometheus, docs/metrics.md)
+        record_step(dt, args.batch_size * args.seq_len * micro)  # this rank's tokens (Prometheus, docs/metrics.md)
         stopped = bool(stop.item())
-        profiler_step(tokens=args.batch_size * args.seq_len)  # npurun --profile: end of a step (docs/profiling.md)
+        profiler_step(tokens=args.batch_size * args.seq_len * micro)  # npurun --profile: end of a step (docs/profiling.md)
         last = step == args.steps or stopped
         if step % args.log_every == 0 or last:
             val_loss = evaluate(model, val)

@@ -11,8 +11,9 @@ the source.
 - csrc/precompiled.h (the precompiled header setup.py force-includes into every unit) holds only
   third-party headers: a project header in it would make any edit to that header rebuild every
   unit, and the PCH would go stale between builds.
-- setup.py compiles every .cpp under csrc/, so a unit added anywhere is built (and gets the PCH)
-  without editing the build.
+- setup.py compiles every .cpp under csrc/, so a unit added anywhere is built (in its layer's
+  unity chunk, csrc_unity.py) without editing the build; the unity plan puts every unit in exactly
+  one translation unit of its own layer and follows csrc_unity.py's rules.
 """
 from __future__ import annotations
 

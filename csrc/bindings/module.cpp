@@ -16,6 +16,7 @@
 
 #include "core/allocator/alloc_config.h"
 #include "core/allocator/caching_allocator.h"
+#include "core/aten/attention_bf16.h"
 #include "core/aten/cpu_kernel_routing.h"
 #include "core/aten/half_gemm.h"
 #include "core/device.h"
@@ -135,6 +136,20 @@ PYBIND11_MODULE(_C, m) {
       "_half_kernels_enabled", [](bool on) { return core::setHalfKernelsEnabled(on); },
       "Turns the bf16/fp16 fp32-accumulating GEMM and convolution kernels on or off (benchmarks); returns the "
       "previous state.");
+  m.def(
+      "_bf16_attention_native", [](bool on) { return core::setBf16AttentionNative(on); },
+      "Turns the native bf16 attention kernels (AVX512-BF16, core/aten/attention_bf16.h) on or off (tests, "
+      "benchmarks); returns the previous state.");
+  m.def(
+      "_bf16_attention_native_available", [] { return core::bf16AttentionNative(); },
+      "Whether SDPA's bf16 kernels run natively on this CPU (AVX512-BF16 present and not switched off).");
+  m.def(
+      "_half_gemm_native_bf16", [](bool on) { return core::setHalfGemmNativeBf16(on); },
+      "Lets bf16 GEMMs run PyTorch's native CPU bf16 GEMM on CPUs with AVX512-BF16 (on) or always widen to "
+      "fp32 (off); returns the previous state.");
+  m.def(
+      "_half_gemm_native_bf16_available", [] { return core::halfGemmNativeBf16(); },
+      "Whether bf16 GEMMs take the native path here (AVX512-BF16 present and not switched off).");
   m.def(
       "_half_gemm_calls", [] { return core::halfGemmCalls(); },
       "Calls that took the bf16/fp16 widening path so far (core/aten/half_gemm.h).");

@@ -300,7 +300,7 @@ class Launch:
         try:
             signals.install()
             cleanup.become_subreaper()
-            os.environ.update(npuenv.launcher_env(self.tag, a.profile_dir, a.profile_steps))
+            os.environ.update(npuenv.launcher_env(self.tag, a.profile_dir, a.profile_steps, a.nnodes))
             if self.faults:  # the ranks' faults (docs/fault_injection.md)
                 os.environ["NPUDIST_FAULT_INJECT"] = self.faults
             self.preflight()

@@ -11,10 +11,21 @@ torch.distributed.elastic's agent; this module adds npurun's:
   the user set wins.
 - ``NPUDIST_METRICS_DIR`` (with ``--metrics-port``): the directory where each rank announces
   its metrics endpoint for npurun's node endpoint (launcher/npurun/metrics.py).
+- ``NPUDIST_NNODES``: ``--nnodes`` as given (``2``, or ``1:2`` for an elastic range); a rank
+  resuming a checkpoint written by another number of ranks reads it (npudist.fsdp.elastic:
+  under MIN:MAX with MIN < MAX the change is a resharding request, else an error).
 - ``ASCEND_HOME_PATH``, ``ASCEND_TOOLKIT_HOME``, ``ASCEND_AICPU_PATH``: where unset, npudist's
   CANN-style home (npudist/_cann.py), as CANN's set_env.sh would have exported them.
 - ``ASCEND_RT_VISIBLE_DEVICES``, ``NPUDIST_DEVICE_COUNT``, ``NPUDIST_HOSTNAME``: passed
   through unchanged; local rank i uses visible npu i.
+
+And one of torch's, in npurun's own environment (the agent reads it): ``TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1``
+unless the user set it. torch 2.13's c10d rendezvous otherwise hands the ranks of every restart
+round the one TCPStore server it created in the first round, and the ranks' env:// store no
+longer prefixes keys per attempt (torch/distributed/rendezvous.py assumes a new store per retry):
+a restarted round then reads the dead round's keys, e.g. ``new_group(backend="gloo")`` connects
+to the dead ranks' Gloo addresses and hangs or fails (pytorch/pytorch#135712). With the share
+disabled, rank 0 of each round hosts a fresh store on a fresh port.
 """
 from __future__ import annotations
 
@@ -24,6 +35,7 @@ import secrets
 from npudist import _cann, _env
 
 JOB_TAG = "NPUDIST_JOB_TAG"
+SHARE_STORE = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"  # torch's opt-out of one store for every round
 METRICS_DIR = "NPUDIST_METRICS_DIR"  # --metrics-port: where ranks announce their endpoints (metrics.py)
 THREADS = "OMP_NUM_THREADS"
 PASSED_THROUGH = ("ASCEND_RT_VISIBLE_DEVICES", "NPUDIST_DEVICE_COUNT", "NPUDIST_DEVICE_MEMORY", "NPUDIST_HOSTNAME",
@@ -67,13 +79,18 @@ def device_map(nproc: int) -> list[tuple[int, str]]:
     return [(i, ids[i] if ids and i < len(ids) else str(i)) for i in range(nproc)]
 
 
-def launcher_env(tag: str, profile_dir: str | None = None, profile_steps: str | None = None) -> dict[str, str]:
+def launcher_env(tag: str, profile_dir: str | None = None, profile_steps: str | None = None,
+                 nnodes: str | None = None) -> dict[str, str]:
     """Variables npurun sets in its own environment so every rank inherits them (the module docstring's).
 
     With ``--profile DIR`` the ranks get ``NPUDIST_PROFILE_DIR`` (absolute) and
     ``NPUDIST_PROFILE_STEPS`` (npudist.profiler.step reads them).
     """
     env = {JOB_TAG: tag}
+    if nnodes:
+        env["NPUDIST_NNODES"] = nnodes
+    if _env.raw(SHARE_STORE) is None:  # a fresh store per restart round (the module docstring)
+        env[SHARE_STORE] = "1"
     env.update(_cann.apply(dict(os.environ)))  # CANN's variables where unset (npudist/_cann.py)
     if profile_dir:
         env["NPUDIST_PROFILE_DIR"] = os.path.abspath(profile_dir)

@@ -11,11 +11,15 @@ npu through PyTorch's own code with no patching: the device module (``torch.npu`
 - ``checkpoint_writer`` (``checkpoint_writer.py``): DCP's FileSystemWriter with the
   ``kind=kill,ckpt_write=N`` fault hook (docs/fault_injection.md);
 - ``checkpoint_problem`` (``checkpoint_check.py``): why a DCP checkpoint directory is torn or
-  damaged (None if it loads whole).
+  damaged (None if it loads whole);
+- ``check_world_size``, ``elastic_range`` (``elastic.py``): whether a checkpoint may be
+  resumed on another number of ranks (an elastic range's resharding request) or is an error.
 """
 from npudist.fsdp.checkpoint import checkpoint_process_group
 from npudist.fsdp.checkpoint_check import checkpoint_problem
 from npudist.fsdp.checkpoint_writer import checkpoint_writer
 from npudist.fsdp.ddp_hooks import npu_bf16_compress_hook
+from npudist.fsdp.elastic import check_world_size, elastic_range
 
-__all__ = ["checkpoint_problem", "checkpoint_process_group", "checkpoint_writer", "npu_bf16_compress_hook"]
+__all__ = ["check_world_size", "checkpoint_problem", "checkpoint_process_group", "checkpoint_writer", "elastic_range",
+           "npu_bf16_compress_hook"]

@@ -1,6 +1,11 @@
 """``python -m npudist.plan SUBCOMMAND`` (docs/plan.md).
 
     python -m npudist.plan predict TRACE_DIR --hardware HW.toml [--json OUT] [--chrome OUT] [--png OUT]
+    python -m npudist.plan capture --hardware HW.toml --nnodes N --nproc-per-node 8 [--out DIR] [--json OUT] train.py ARGS
+    python -m npudist.plan model --family llama --hidden H --layers L --heads A --kv-heads G --ffn F --vocab V
+        --seq S --tp T --pp P [--vpp-layers K] --dp D --mbs M --gbs B [--sequence-parallel]
+        [--recompute none|selective|full] [--distributed-optimizer] --hardware HW --nodes N [--json OUT]
+    python -m npudist.plan sweep --family llama --hidden H ... --seq S --gbs B --hardware HW --nodes N [--json OUT]
 """
 from __future__ import annotations
 
@@ -9,12 +14,49 @@ import json
 import sys
 
 
+def _capture(args) -> int:
+    import os
+
+    from npudist.plan import hardware, trace
+    from npudist.plan.capture import expand_layout
+
+    hw = hardware.load(args.hardware)  # bad hardware files fail before the (long) capture
+    world = args.nnodes * args.nproc_per_node
+    if args.nnodes < 1 or args.nproc_per_node < 1:
+        raise ValueError(f"--nnodes {args.nnodes} --nproc-per-node {args.nproc_per_node}: give positive numbers")
+    from npudist.plan.script import capture_script
+
+    step = capture_script(args.script, args.args, world_size=world, rank=args.rank,
+                          nproc_per_node=args.nproc_per_node, warmup_steps=args.warmup_steps,
+                          boundary=args.step_boundary, tokens=args.tokens)
+    out = os.path.join(args.out, "steptrace")
+    os.makedirs(out, exist_ok=True)
+    step.trace["represents"] = list(range(world))  # every rank does the traced rank's work (docs/plan.md)
+    trace.save(step.trace, os.path.join(out, f"rank{args.rank}.steptrace.json"))
+    traces = expand_layout(step.trace, range(world))
+    n = sum(1 for o in step.trace["ops"] if o["kind"] == "kernel")
+    c = sum(1 for o in step.trace["ops"] if o["kind"] == "collective")
+    print(f"captured rank {args.rank} of {world} ({args.nnodes} x {args.nproc_per_node}), step {step.trace['steps'][0]} "
+          f"(boundary: {step.boundary}): {n} kernels, {c} collectives; written to {out} (it represents all {world} ranks)")
+    if step.host_reads:
+        print(f"host reads answered with placeholders: {len(step.host_reads)} lines (see the warning)")
+    args.trace_dir = args.out
+    args.devices_per_node = args.nproc_per_node
+    args.chrome = args.png = None
+    return _report(args, hw, traces)
+
+
 def _predict(args) -> int:
-    from npudist.plan import hardware, report, trace
-    from npudist.plan.predict import predict
+    from npudist.plan import hardware, trace
 
     hw = hardware.load(args.hardware)
-    traces = trace.load_dir(args.trace_dir)
+    return _report(args, hw, trace.load_dir(args.trace_dir))
+
+
+def _report(args, hw, traces) -> int:
+    from npudist.plan import report
+    from npudist.plan.predict import predict
+
     p = predict(traces, hw, args.devices_per_node)
     print(f"hardware: {hw.name} ({args.hardware}); ranks: {len(traces)}; steps per rank: "
           f"{len({r['Step'] for r in p.rows})}")
@@ -41,22 +83,153 @@ def _predict(args) -> int:
     return 0 if p.fits else 3
 
 
+def _config(args):
+    from npudist.plan.llama import LlamaConfig
+
+    unfused = set(filter(None, (args.unfused or "").split(",")))
+    if unfused - {"rmsnorm", "swiglu", "rope"}:
+        raise ValueError(f"--unfused {args.unfused!r}: name some of rmsnorm, swiglu, rope")
+    if args.family != "llama":
+        raise ValueError(f"--family {args.family!r}: the only family is 'llama'")
+    return LlamaConfig(hidden=args.hidden, layers=args.layers, heads=args.heads,
+                       kv_heads=args.kv_heads or args.heads, ffn=args.ffn, vocab=args.vocab, seq=args.seq,
+                       dtype={"bf16": "bfloat16", "fp16": "float16"}[args.dtype],
+                       **{f"fused_{k}": k not in unfused for k in ("rmsnorm", "swiglu", "rope")})
+
+
+def _model(args) -> int:
+    from npudist.plan import hardware
+    from npudist.plan.model import Layout, predict_model
+
+    hw = hardware.load(args.hardware)
+    cfg = _config(args)
+    lay = Layout(tp=args.tp, pp=args.pp, dp=args.dp, mbs=args.mbs, gbs=args.gbs, vpp_layers=args.vpp_layers,
+                 sequence_parallel=args.sequence_parallel, recompute=args.recompute,
+                 distributed_optimizer=args.distributed_optimizer, overlap_grad_reduce=args.overlap_grad_reduce,
+                 mc2=not args.no_mc2)
+    r = predict_model(cfg, lay, hw, args.nodes)
+    print(f"llama: {r['parameters'] / 1e9:.2f} B parameters; {r['npus']} NPUs of {hw.name} ({args.nodes} nodes); "
+          f"tp {lay.tp} pp {lay.pp}{f' vpp_layers {lay.vpp_layers}' if lay.vpp_layers else ''} dp {lay.dp}, "
+          f"{r['microbatches']} micro-batches of {lay.mbs}")
+    print(f"step time: {r['step_time_s']:.3f} s (pipeline {r['pipeline_s']:.3f} s, bubble "
+          f"{r['bubble_fraction'] * 100:.1f} %; data-parallel communication exposed {r['dp_comm_exposed_s']:.3f} s; "
+          f"optimizer {r['optimizer_s']:.3f} s)")
+    print(f"tokens/s per npu: {r['tokens_per_s_per_npu']:.1f}")
+    print(f"MFU: {r['mfu'] * 100:.1f} %")
+    for m in r["memory_per_stage"]:
+        print(f"stage {m['stage']}: {m['total_gib']:.2f} GiB (parameters, gradients and optimizer "
+              f"{m['static_gib']:.2f}; activations of {m['microbatches_in_flight']} micro-batches in flight "
+              f"{m['activations_gib']:.2f}; backward transient {m['transient_gib']:.2f})")
+    print(f"peak memory: {r['peak_memory_gib']:.2f} GiB (largest over stages); capacity {r['capacity_gib']:.1f} GiB"
+          + ("" if r["fits"] else " -- does not fit"))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(r, f, indent=1)
+        print(f"wrote {args.json}")
+    return 0 if r["fits"] else 3
+
+
+def _sweep(args) -> int:
+    from npudist.plan import hardware
+    from npudist.plan.sweep import format_rows, sweep
+
+    hw = hardware.load(args.hardware)
+    cfg = _config(args)
+    ints = lambda s: [int(x) for x in s.split(",")] if s else None  # noqa: E731 - a one-line parser
+    rows = sweep(cfg, hw, args.nodes, args.gbs, tps=ints(args.tp), pps=ints(args.pp), mbss=ints(args.mbs) or (1, 2, 4),
+                 recomputes=tuple(args.recompute.split(",")), vpp=not args.no_vpp,
+                 distributed_optimizer=not args.no_distributed_optimizer)
+    print(f"{len(rows)} layouts of {cfg.parameters() / 1e9:.2f} B parameters on {args.nodes} x "
+          f"{hw.devices_per_node} NPUs of {hw.name}, global batch {args.gbs} x {cfg.seq} tokens; fastest first")
+    print(format_rows(rows, args.top))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(rows, f, indent=1)
+        print(f"wrote {args.json}")
+    return 0
+
+
+def _model_args(p, sweep: bool) -> None:
+    p.add_argument("--family", required=True, help="model family: llama")
+    for k, h in (("hidden", "hidden size"), ("layers", "decoder layers"), ("heads", "attention heads"),
+                 ("ffn", "SwiGLU intermediate size"), ("vocab", "vocabulary (padded as the job pads it)"),
+                 ("seq", "sequence length (tokens)")):
+        p.add_argument(f"--{k}", type=int, required=True, help=h)
+    p.add_argument("--kv-heads", type=int, default=None, help="key/value heads (grouped-query; default: --heads)")
+    p.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16", help="training precision (default bf16)")
+    p.add_argument("--unfused", metavar="OPS", help="run these with unfused elementwise ops instead of torch_npu's "
+                   "fused kernels: comma-separated rmsnorm, swiglu, rope (default: all fused, as MindSpeed)")
+    p.add_argument("--gbs", type=int, required=True, help="global batch (sequences per step)")
+    p.add_argument("--hardware", required=True, metavar="HW",
+                   help="hardware file or shipped name: atlas800t-a2[-910b1|-910b2|-910b3|-910b4]")
+    p.add_argument("--nodes", type=int, required=True, help="nodes of the hardware's devices per node")
+    p.add_argument("--json", metavar="OUT", help="write the result as JSON")
+    if sweep:
+        p.add_argument("--tp", help="TP sizes to try, comma-separated (default: 1,2,4,8 within a node)")
+        p.add_argument("--pp", help="PP sizes to try (default: every divisor of --layers)")
+        p.add_argument("--mbs", help="micro-batch sizes to try (default 1,2,4)")
+        p.add_argument("--recompute", default="none,selective,full", help="recompute modes to try")
+        p.add_argument("--no-vpp", action="store_true", help="do not try interleaved virtual stages")
+        p.add_argument("--no-distributed-optimizer", action="store_true",
+                       help="plain data parallelism (default: Megatron's distributed optimizer when dp > 1)")
+        p.add_argument("--top", type=int, default=None, help="print only the fastest K")
+        return
+    for k in ("tp", "pp", "dp", "mbs"):
+        p.add_argument(f"--{k}", type=int, required=True)
+    p.add_argument("--vpp-layers", type=int, default=None,
+                   help="layers per virtual pipeline stage (interleaved 1F1B; Megatron's --num-layers-per-virtual-pipeline-stage)")
+    p.add_argument("--sequence-parallel", action="store_true", help="Megatron's sequence parallelism (with --tp > 1)")
+    p.add_argument("--recompute", choices=("none", "selective", "full"), default="none")
+    p.add_argument("--distributed-optimizer", action="store_true",
+                   help="Megatron's distributed optimizer (optimizer state sharded over DP), modelled analytically")
+    p.add_argument("--no-mc2", action="store_true",
+                   help="TP collectives not fused with their GEMMs (the hardware's tp_comm_overlap does not apply)")
+    p.add_argument("--overlap-grad-reduce", action="store_true",
+                   help="the DP gradient reduction overlaps the backward (Megatron's --overlap-grad-reduce)")
+
+
 def main(argv=None) -> int:
-    """The CLI; returns the exit code (predict: 0, or 3 when the job does not fit; 2 for bad input)."""
+    """The CLI; returns the exit code (predict, model: 0, or 3 when the job does not fit; 2 for bad input)."""
     ap = argparse.ArgumentParser(prog="python -m npudist.plan", description="What the job will do on a real cluster.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("predict", help="predict step time, overlap and memory from step traces")
     p.add_argument("trace_dir", metavar="TRACE_DIR", help="npurun --profile DIR (its steptrace/ folder of rank<R>.steptrace.json) or such a folder")
-    p.add_argument("--hardware", required=True, metavar="HW.toml", help="hardware file (docs/plan.md)")
+    p.add_argument("--hardware", required=True, metavar="HW",
+                   help="hardware file (docs/plan.md) or a shipped name: atlas800t-a2[-910b1|-910b2|-910b3|-910b4]")
     p.add_argument("--json", metavar="OUT", help="write the prediction as JSON")
     p.add_argument("--chrome", metavar="OUT", help="write the predicted timeline as a Chrome/Perfetto trace")
     p.add_argument("--png", metavar="OUT", help="write a stacked-bar chart per rank (needs matplotlib)")
     p.add_argument("--devices-per-node", type=int, default=None,
                    help="ranks per node in the traced job (default: the hardware's devices per node)")
+    c = sub.add_parser("capture", help="trace one step of an npurun script at its logical world size, then predict")
+    c.add_argument("--hardware", required=True, metavar="HW.toml", help="hardware file (docs/plan.md)")
+    c.add_argument("--nnodes", type=int, required=True, help="nodes of the logical job")
+    c.add_argument("--nproc-per-node", type=int, default=8, help="ranks (npus) per node (default 8)")
+    c.add_argument("--out", default="plan_capture", metavar="DIR", help="step traces go to DIR/steptrace/ "
+                   "(default ./plan_capture)")
+    c.add_argument("--json", metavar="OUT", help="write the prediction as JSON")
+    c.add_argument("--rank", type=int, default=0, help="the rank to trace (default 0; the others are expanded "
+                   "from it, docs/plan.md)")
+    c.add_argument("--warmup-steps", type=int, default=1, help="steps run before the recorded one (default 1)")
+    c.add_argument("--step-boundary", choices=("auto", "optimizer", "profiler"), default="auto",
+                   help="what ends a step: npudist.profiler.step() when the script calls it, else optimizer.step()")
+    c.add_argument("--tokens", type=int, default=None, help="this rank's tokens per step (default: what the script "
+                   "passes to npudist.profiler.step(tokens=...))")
+    c.add_argument("script", help="the training script, as given to npurun")
+    c.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
+    m = sub.add_parser("model", help="predict a built-in model family's training step for a layout")
+    _model_args(m, sweep=False)
+    sw = sub.add_parser("sweep", help="rank the layouts of a built-in model on a cluster, fastest first")
+    _model_args(sw, sweep=True)
     args = ap.parse_args(argv)
+    if args.cmd == "capture" and args.nproc_per_node > 0:
+        import os
+        # the simulated npus the capture sees: one node's worth, so set_device(LOCAL_RANK) works without devices
+        os.environ["NPUDIST_DEVICE_COUNT"] = str(args.nproc_per_node)
+    from npudist.plan.script import CaptureError
     try:
-        return _predict(args)
-    except (FileNotFoundError, ValueError, ImportError) as e:
+        return {"predict": _predict, "capture": _capture, "model": _model, "sweep": _sweep}[args.cmd](args)
+    except (FileNotFoundError, ValueError, ImportError, CaptureError) as e:
         print(f"npudist.plan {args.cmd}: error: {e}", file=sys.stderr)
         return 2
 

@@ -31,12 +31,15 @@ until the last tensor on them dies; storage resizes (FSDP2 frees unsharded param
 ``untyped_storage().resize_(0)``) are picked up before each op; ``baseline`` (e.g. the model's
 parameters) counts what existed before.
 
-Not done yet (docs/plan.md, "Logical capture"): running an unmodified script (the ``capture``
-subcommand), pipeline parallelism (its warm-up receives and ``.item()`` need a real group), host reads as
-placeholders, and per-op host gaps (a capture has no host time; the hardware's ``host_us`` is the
-only host cost).
+``python -m npudist.plan capture`` (npudist/plan/script.py) runs an unmodified npurun script this way.
+``expand_layout`` gives each rank of a symmetric layout its own copy with its own groups (docs/plan.md,
+"Representative ranks"). Not done yet: pipeline parallelism (its warm-up receives and ``.item()`` need a real
+group; send/recv are recorded with their peers), host gaps (a capture has no host time; the hardware's
+``host_us`` is the only host cost).
 """
 from __future__ import annotations
+
+import sys
 
 import torch
 import torch.distributed as dist
@@ -87,6 +90,19 @@ def _flat_tensors(x) -> list[torch.Tensor]:
     return out
 
 
+def _in_sharding_propagation() -> bool:
+    """True inside DTensor's ShardingPropagator, which runs an op once on fake tensors of the global shapes
+    to learn its output's shape (no device work of any rank: not recorded, not counted as memory)."""
+    f = sys._getframe(2)
+    for _ in range(40):
+        if f is None:
+            return False
+        if f.f_code.co_name == "_propagate_tensor_meta_non_cached":
+            return True
+        f = f.f_back
+    return False
+
+
 def _key(t: torch.Tensor) -> int:
     return t.untyped_storage()._cdata
 
@@ -113,10 +129,12 @@ class StepRecorder(TorchDispatchMode):
     """Records the device work of the code run inside it as one step of a step trace (module doc).
 
     ``tokens``: this rank's tokens per step (for tokens/s). Use inside FakeTensorMode with a fake
-    process group as the default group; :meth:`trace` returns the step trace.
+    process group as the default group; :meth:`trace` returns the step trace. ``baseline``: tensors made
+    before the step, counted in ``baseline_allocated``; ``existing``: the same, and also followed during the
+    step (freed when their last tensor dies, resized as FSDP2 resizes unsharded parameters).
     """
 
-    def __init__(self, tokens: int | None = None, step: int = 1, baseline=()):
+    def __init__(self, tokens: int | None = None, step: int = 1, baseline=(), existing=()):
         super().__init__()
         self.tokens = tokens
         self.step = step
@@ -132,6 +150,20 @@ class StepRecorder(TorchDispatchMode):
             if isinstance(t, torch.Tensor) and _key(t) not in seen:
                 seen.add(_key(t))
                 self.baseline += _rounded(t.untyped_storage().nbytes())
+        # ``existing``: tensors made before the step whose storages count in the baseline and are followed from
+        # now on (freed when their last tensor dies, resized as FSDP2 does): an unmodified script's state
+        import weakref
+        for t in existing:
+            k = _key(t)
+            if k in seen:
+                continue
+            entry = self.mem_live.get(k)
+            if entry is None:
+                nbytes = _rounded(t.untyped_storage().nbytes())
+                entry = self.mem_live[k] = [0, nbytes, "allocated before the traced steps", weakref.ref(t)]
+                self.baseline += nbytes
+            entry[0] += 1
+            weakref.finalize(t, self._drop, k)
         self.ops: list[dict] = []
         self.pending: dict[int, tuple[str, int]] = {}   # storage -> (pg, seq) of the collective writing it
         self.writer: dict[int, tuple[int, int]] = {}     # storage -> (stream, index in ops) of its last writer
@@ -147,15 +179,17 @@ class StepRecorder(TorchDispatchMode):
             names = [a for a in args if isinstance(a, str)]
             pg = torch.distributed.distributed_c10d._resolve_process_group(names[-1]) if names else dist.group.WORLD
         else:
-            pg = next((a for a in args if isinstance(a, dist.ProcessGroup)), dist.group.WORLD)
+            # c10d ops carry the group as a ScriptObject (the boxed ProcessGroup)
+            pg = next((dist.ProcessGroup.unbox(a) if isinstance(a, torch.ScriptObject) else a for a in args
+                       if isinstance(a, (dist.ProcessGroup, torch.ScriptObject))), dist.group.WORLD)
         return pg.group_name, dist.get_process_group_ranks(pg)
 
     def _before_read(self, inputs: list[torch.Tensor], stream: int) -> None:
         for t in inputs:
             k = _key(t)
             if k in self.pending:
-                pg, seq = self.pending.pop(k)
-                self.ops.append({"kind": "wait_collective", "stream": stream, "pg": pg, "seq": seq, "is_p2p": False,
+                pg, seq, p2p = self.pending.pop(k)
+                self.ops.append({"kind": "wait_collective", "stream": stream, "pg": pg, "seq": seq, "is_p2p": p2p,
                                  "blocking": False, "step": self.step})
             w = self.writer.get(k)
             if w is not None and w[0] != stream:
@@ -217,9 +251,14 @@ class StepRecorder(TorchDispatchMode):
         if any(issubclass(t, DTensor) for t in types):
             return NotImplemented  # DTensor runs the op on its local shards: those are what a rank does
         kwargs = kwargs or {}
+        if _in_sharding_propagation():
+            return func(*args, **kwargs)  # DTensor runs the op on global-shape fakes for its output's metadata
         self._resync()
         out = func(*args, **kwargs)
         name = func._schema.name
+        if not any(t.device.type == "npu" for t in _flat_tensors(list(args) + list(kwargs.values()))
+                   + _flat_tensors(out)) and not name.startswith(("c10d::", "_c10d_functional::")):
+            return out  # no device work (host tensors)
         self._track(_flat_tensors(out), name, func.is_view or name in _NO_WORK and "empty" not in name)
         if name == "_c10d_functional::wait_tensor":
             self._before_read(_flat_tensors(args), self._stream())
@@ -239,7 +278,7 @@ class StepRecorder(TorchDispatchMode):
         dims = [list(v.shape) if isinstance(v, torch.Tensor) else
                 ([list(t.shape) for t in v] if isinstance(v, (list, tuple)) and v and
                  all(isinstance(t, torch.Tensor) for t in v) else None) for v in vals]
-        concrete = [v if isinstance(v, (int, float, bool)) else "" for v in vals]
+        concrete = [v if isinstance(v, (int, float, bool, str)) else "" for v in vals]
         written = outs + [a for a, s in zip(vals, schema_args, strict=False)
                           if isinstance(a, torch.Tensor) and s.alias_info is not None and s.alias_info.is_write]
         self.ops.append({"kind": "kernel", "name": name, "stream": stream, "inputs": [_desc(v) for v in vals],
@@ -261,15 +300,20 @@ class StepRecorder(TorchDispatchMode):
             outs = [t for x in (args[0] if isinstance(args[0], (list, tuple)) else [args[0]]) for t in _flat_tensors(x)]
             ins = [t for x in (args[1] if isinstance(args[1], (list, tuple)) else [args[1]]) for t in _flat_tensors(x)]
         self._before_read(ins, stream)
-        seq = self.seq[pg] = self.seq.get(pg, 0) + 1
+        # send / recv: the peer is args[2], a rank of the group; p2p have their own sequence numbers (as hccl's)
+        p2p = name in ("c10d::send", "c10d::recv_")
+        peer = ranks[int(args[2])] if p2p and 0 <= int(args[2]) < len(ranks) else -1
+        key = ("p2p", pg) if p2p else pg
+        seq = self.seq[key] = self.seq.get(key, 0) + 1
         comm = self.comm_streams.setdefault(pg, COMM_STREAM_BASE + len(self.comm_streams))
         in_b, out_b = _nbytes(ins), _nbytes(outs)
         dtype = str((ins or outs)[0].dtype).removeprefix("torch.") if (ins or outs) else "float32"
-        self.ops.append({"kind": "collective", "name": hccl_name, "pg": pg, "seq": seq, "group_ranks": ranks,
-                         "peer": -1, "is_p2p": False, "dtype": dtype, "bytes": max(in_b, out_b), "in_bytes": in_b,
+        self.ops.append({"kind": "collective", "name": hccl_name, "pg": pg, "seq": seq,
+                         "group_ranks": sorted({dist.get_rank(), peer}) if p2p else ranks, "peer": peer,
+                         "is_p2p": p2p, "dtype": dtype, "bytes": max(in_b, out_b), "in_bytes": in_b,
                          "out_bytes": out_b, "stream": comm, "issue_stream": stream, "step": self.step})
         for t in outs:
-            self.pending[_key(t)] = (pg, seq)
+            self.pending[_key(t)] = (pg, seq, p2p)
             self.writer.pop(_key(t), None)
 
     def trace(self) -> dict:
@@ -295,4 +339,55 @@ def expand(trace: dict, ranks) -> dict[int, dict]:
         t = dict(trace)
         t["rank"] = int(r)
         out[int(r)] = t
+    return out
+
+
+def _counterpart(group: list[int], rank: int) -> list[int]:
+    """The group ``rank`` is in that corresponds to ``group`` (a group of the traced rank) in a row-major device
+    mesh: such a group is an arithmetic progression (stride s, n ranks) starting in the first s ranks of an
+    aligned block of s x n ranks; its counterpart has the same stride and size and contains ``rank``. Groups of
+    another shape (made by hand) are kept as they are."""
+    g = sorted(int(x) for x in group)
+    n = len(g)
+    if n < 2:
+        return [rank]
+    s = g[1] - g[0]
+    if s < 1 or any(b - a != s for a, b in zip(g, g[1:], strict=False)) or g[0] % (s * n) >= s:
+        return g
+    start = rank // (s * n) * (s * n) + rank % s
+    return [start + i * s for i in range(n)]
+
+
+def expand_layout(trace: dict, ranks) -> dict[int, dict]:
+    """rank -> trace for ``ranks`` that do the same work as the traced rank (docs/plan.md, "Representative
+    ranks"), each with its own groups: a collective's group becomes that rank's counterpart group in a
+    row-major device mesh (:func:`_counterpart`), its ``pg`` suffixed with the group's first rank so the
+    replay joins the right ranks, and a send's / recv's peer moves by the same offset as the rank (the
+    pipeline peer of the same mesh position). Unlike :func:`expand`, copies do not share group lists."""
+    traced = int(trace["rank"])
+    groups = {}
+    for o in trace["ops"]:
+        if o["kind"] == "collective" and not o.get("is_p2p"):
+            groups.setdefault(str(o["pg"]), o["group_ranks"])
+    out = {}
+    for r in ranks:
+        r = int(r)
+        first = {pg: _counterpart(g, r)[0] for pg, g in groups.items()}
+        ops = []
+        for o in trace["ops"]:
+            if o["kind"] == "collective":
+                o = dict(o)
+                if o.get("is_p2p") or o["name"] in ("send", "recv"):
+                    if int(o.get("peer", -1)) >= 0:
+                        o["peer"] = int(o["peer"]) + r - traced
+                        o["group_ranks"] = sorted({r, o["peer"]})
+                else:
+                    o["group_ranks"] = _counterpart(o["group_ranks"], r)
+                    o["pg"] = f"{o['pg']}@{first[str(o['pg'])]}"
+            elif o["kind"] == "wait_collective" and not o.get("is_p2p") and str(o["pg"]) in first:
+                o = dict(o, pg=f"{o['pg']}@{first[str(o['pg'])]}")
+            ops.append(o)
+        t = dict(trace, rank=r, ops=ops)
+        t.pop("represents", None)
+        out[r] = t
     return out

@@ -165,11 +165,36 @@ def parse(doc: dict, source: str = "<hardware>") -> Hardware:
     return hw
 
 
+SHIPPED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hardware_files")
+# names that stand for a shipped file: the Atlas 800T A2 of MindSpeed-LLM's published figures is the 910B2
+# (docs/plan.md, "Ascend hardware")
+ALIASES = {"atlas800t-a2": "atlas800t-a2-910b2"}
+
+
+def shipped() -> list[str]:
+    """Names of the hardware files shipped with npudist (``--hardware NAME``), aliases included, sorted."""
+    names = [f[:-5] for f in os.listdir(SHIPPED_DIR) if f.endswith(".toml")]
+    return sorted(names + list(ALIASES))
+
+
+def resolve(name_or_path: str) -> str:
+    """The file a ``--hardware`` value names: an existing path as given, else a shipped name
+    (``atlas800t-a2``, ``atlas800t-a2-910b1`` ... ``-910b4``). Raises FileNotFoundError listing the names."""
+    if os.path.isfile(name_or_path):
+        return name_or_path
+    name = ALIASES.get(name_or_path, name_or_path)
+    path = os.path.join(SHIPPED_DIR, name + ".toml")
+    if os.sep not in name_or_path and os.path.isfile(path):
+        return path
+    raise FileNotFoundError(f"hardware file {name_or_path!r} does not exist and is not a shipped name "
+                            f"({', '.join(shipped())}); write one as docs/plan.md shows, or derive this "
+                            f"machine's with benchmarks/plan_hardware_here.py")
+
+
 def load(path: str) -> Hardware:
-    """Reads the hardware file at ``path``. Raises FileNotFoundError / ValueError naming the file."""
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"hardware file {path!r} does not exist (write one as docs/plan.md shows, or derive "
-                                f"this machine's with benchmarks/plan_hardware_here.py)")
+    """Reads the hardware file at ``path``, or the shipped file of that name (:func:`resolve`).
+    Raises FileNotFoundError / ValueError naming the file."""
+    path = resolve(path)
     with open(path, "rb") as f:
         try:
             doc = tomllib.load(f)

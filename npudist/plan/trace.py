@@ -71,8 +71,10 @@ def save(trace: dict, path: str) -> None:
 def load_dir(path: str) -> dict[int, dict]:
     """rank -> step trace for every ``rank<R>.steptrace.json`` in folder ``path`` (or ``path/steptrace``).
 
-    Raises FileNotFoundError for a missing folder or one without step traces, ValueError for
-    two traces of one rank or a trace whose file name and rank disagree.
+    A trace with ``represents`` (a logical capture's representative rank) also gives the listed ranks that
+    have no file of their own (npudist.plan.capture.expand_layout). Raises FileNotFoundError for a missing
+    folder or one without step traces, ValueError for two traces of one rank or a trace whose file name and
+    rank disagree.
     """
     if not os.path.isdir(path):
         raise FileNotFoundError(f"trace folder {path!r} does not exist (record one with npurun --profile {path} ...)")
@@ -91,4 +93,9 @@ def load_dir(path: str) -> dict[int, dict]:
         if int(t["rank"]) != int(m.group(1)):
             raise ValueError(f"{f}: the file is named for rank {m.group(1)} but holds rank {t['rank']}")
         out[int(t["rank"])] = t
-    return out
+    # a logical capture's representative trace stands for the ranks in its "represents" (docs/plan.md)
+    from npudist.plan.capture import expand_layout
+    for t in list(out.values()):
+        missing = [r for r in t.get("represents") or () if int(r) not in out]
+        out.update(expand_layout(t, missing))
+    return dict(sorted(out.items()))

@@ -11,7 +11,8 @@ order, the allocator's events and the peak. ``npudist.plan`` reads it.
 FLOPs per op come from ``torch.utils.flop_counter.flop_registry`` (PyTorch's own formulas);
 the CPU flash-attention ops the simulated npu runs (``_scaled_dot_product_flash_attention_for_cpu``
 and its backward) use the registry's sdpa formulas, which they share their leading arguments with.
-Ops the registry does not know have ``flops`` 0 (memory-bound in the predictor's model).
+Custom ops register theirs with ``register_flop_formula`` (npudist's ``npu::npu_fusion_attention``
+and its grad). Ops the registry does not know have ``flops`` 0 (memory-bound in the predictor's model).
 """
 from __future__ import annotations
 
@@ -64,9 +65,10 @@ def op_flops(name: str, input_dims: list, concrete: list) -> int:
     import torch
     from torch.utils.flop_counter import flop_registry
 
-    base = name.split("::", 1)[-1].split(".", 1)[0]
-    base = _SDPA_CPU.get(base, base)
-    packet = getattr(torch.ops.aten, base, None)
+    ns, _, base = name.rpartition("::")
+    base = _SDPA_CPU.get(base.split(".", 1)[0], base.split(".", 1)[0])
+    # custom ops (npu::npu_fusion_attention) register their formulas with register_flop_formula
+    packet = getattr(getattr(torch.ops, ns or "aten", torch.ops.aten), base, None)
     formula = flop_registry.get(packet) if packet is not None else None
     if formula is None:
         return 0

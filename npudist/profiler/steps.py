@@ -28,6 +28,9 @@ PROFILE_STEP_TRACE_ENV = "NPUDIST_PROFILE_STEP_TRACE"
 DEFAULT_STEPS = "1:4"
 
 _state = None  # _JobProfiler once started, False when profiling is off
+# npudist.plan's capture (npudist/plan/script.py) marks its step boundaries here: called with ``tokens`` instead
+# of profiling while it is set
+_capture_hook = None
 
 
 def parse_steps(text: str) -> tuple[int, int]:
@@ -129,6 +132,9 @@ def step(tokens: int | None = None) -> None:
     ``NPUDIST_PROFILE_STEPS`` and OSError when the directory cannot be created.
     """
     global _state
+    if _capture_hook is not None:
+        _capture_hook(tokens)
+        return
     if _state is None:
         out_dir = _env.get_str(PROFILE_DIR_ENV)
         if not out_dir:

@@ -39,7 +39,8 @@ def main(argv):
     if backend:
         rank.init(backend)
     value = fn(*args, **kwargs)
-    report(kind="return", rank=rank.rank(), value=value)
+    if value is not None:  # a function that reports its own RESULT lines leaves them the last
+        report(kind="return", rank=rank.rank(), value=value)
     if dist.is_initialized():
         dist.destroy_process_group()
 

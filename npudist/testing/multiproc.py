@@ -14,7 +14,7 @@ Example (a test)::
 
     from npudist.testing.multiproc import launch
 
-    r = launch("tests/hccl/workers/matrix.py", 4, args=["quick"], env={"MY_KNOB": "1"}, timeout=240)
+    r = launch("my_worker.py", 4, args=["quick"], env={"MY_KNOB": "1"}, timeout=240)
     assert r.ok(), r.explain()
     for rank in range(4):
         (summary,) = r.results(rank)          # the rank's ``RESULT {...}`` lines, parsed
@@ -230,7 +230,7 @@ class Job:
             if _env.get_bool("NPUDIST_TEST_ZYGOTE", True):
                 from npudist.testing import zygote as _zygote
 
-                warm = _zygote.get(clean_env)
+                warm = _zygote.get(lambda: clean_env({"OMP_NUM_THREADS": "1"}))
         try:
             for r in range(nranks):
                 e = rank_env(r, nranks, self.port, env, hosts[r] if hosts else None, self.fr_prefix)
@@ -239,7 +239,7 @@ class Job:
                 out = open(os.path.join(self.dir, f"rank{r}.out"), "w+")
                 err = open(os.path.join(self.dir, f"rank{r}.err"), "w+")
                 self._files.append((out, err))
-                if warm is not None:
+                if warm is not None and warm.can_fork(e):
                     self.procs.append(warm.spawn(self.argv, e, cwd or REPO, out.name, err.name))
                 else:
                     self.procs.append(subprocess.Popen([sys.executable, *self.argv], env=e, stdout=out, stderr=err,
@@ -302,26 +302,37 @@ class Job:
 
 def start(argv: Sequence[str], nranks: int, env: Mapping[str, str] | None = None,
           hosts: Sequence[str] | None = None, cwd: str | None = None, keep_dir: bool = False,
-          env_per_rank=None) -> Job:
-    """Starts ``[sys.executable, *argv]`` as ``nranks`` ranks and returns at once (a :class:`Job`).
+          env_per_rank=None, zygote: bool = True) -> Job:
+    """Starts ``python *argv`` as ``nranks`` ranks and returns at once (a :class:`Job`).
 
-    argv: a script path and its arguments, or ``["-m", "module", ...]``; items are str()-ed.
+    argv: a script path and its arguments, ``["-m", "module", ...]`` or ``["-c", code, ...]``;
+    items are str()-ed.
     env: explicit variables on top of the policy (:func:`rank_env`); ``None`` values unset.
     hosts: one NPUDIST_HOSTNAME per rank (simulated hosts), e.g. ``["a", "a", "b", "b"]``.
     env_per_rank: optional ``f(rank) -> dict`` of extra variables for one rank.
+    zygote: True (default) forks each rank from the warm zygote (:mod:`npudist.testing.zygote`:
+    torch already imported, the ``torch.backends`` autoload run in the rank under its own
+    environment); a rank whose environment sets an import-time variable
+    (``zygote.IMPORT_TIME_VARS``: TORCH_DISTRIBUTED_DEBUG, TORCH_LOGS, ...) differently from the
+    zygote's starts fresh by itself. False starts ``[sys.executable, *argv]`` as a fresh
+    interpreter always: for tests whose point is the interpreter's own start (a ``.pth`` hook, the
+    cost of ``import torch``) or that check a rank's parent process. NPUDIST_TEST_ZYGOTE=0 makes
+    every launch fresh.
     Raises ValueError for ``nranks < 1`` or a ``hosts`` list of the wrong length.
     """
-    return Job(argv, nranks, env=env, hosts=hosts, cwd=cwd, keep_dir=keep_dir, env_per_rank=env_per_rank)
+    return Job(argv, nranks, env=env, hosts=hosts, cwd=cwd, keep_dir=keep_dir, env_per_rank=env_per_rank,
+               zygote=zygote)
 
 
 def launch(argv: Sequence[str] | str, nranks: int, args: Iterable = (), env: Mapping[str, str] | None = None,
            timeout: float = 240.0, hosts: Sequence[str] | None = None, cwd: str | None = None,
-           env_per_rank=None) -> Ranks:
-    """Runs ``[sys.executable, *argv, *args]`` on ``nranks`` ranks and waits for all of them
-    (killing all after ``timeout`` seconds); returns :class:`Ranks`. A str ``argv`` is one script
-    path. See :func:`start` for the other arguments."""
+           env_per_rank=None, zygote: bool = True) -> Ranks:
+    """Runs ``python *argv *args`` on ``nranks`` ranks and waits for all of them (killing all
+    after ``timeout`` seconds); returns :class:`Ranks`. A str ``argv`` is one script path. See
+    :func:`start` for the other arguments (``zygote``: fork the ranks warm, the default)."""
     argv = [argv] if isinstance(argv, str) else list(argv)
-    return start([*argv, *args], nranks, env=env, hosts=hosts, cwd=cwd, env_per_rank=env_per_rank).wait(timeout)
+    return start([*argv, *args], nranks, env=env, hosts=hosts, cwd=cwd, env_per_rank=env_per_rank,
+                 zygote=zygote).wait(timeout)
 
 
 def run_on_ranks(fn, nranks: int, *args, backend: str | None = "hccl", env: Mapping[str, str] | None = None,
@@ -335,8 +346,9 @@ def run_on_ranks(fn, nranks: int, *args, backend: str | None = "hccl", env: Mapp
     script. Each rank is a fresh interpreter under the same environment policy as ``launch``
     (:func:`rank_env`); it imports ``fn``'s module by name (or from its file), runs
     :func:`npudist.testing.rank.prepare`, then ``npudist.testing.rank.init(backend)`` unless
-    ``backend`` is None, calls ``fn``, reports its return value as ``RESULT {"kind": "return",
-    ...}`` (JSON; other values are str()-ed) and destroys the process group. An exception in ``fn``
+    ``backend`` is None, calls ``fn``, reports its return value unless it is None as
+    ``RESULT {"kind": "return", ...}`` (JSON; other values are str()-ed; so the ``RESULT`` lines a
+    function printed itself with ``checks.report`` stay the last) and destroys the process group. An exception in ``fn``
     prints its traceback to the rank's stderr and exits 1 (``Ranks.check()`` shows it).
 
     fn: a module-level function (not a lambda, a closure, or one of ``__main__``); ``args`` and
@@ -344,8 +356,9 @@ def run_on_ranks(fn, nranks: int, *args, backend: str | None = "hccl", env: Mapp
     ``"cpu:gloo,npu:hccl"``), None for none. env, timeout, hosts, env_per_rank: as :func:`launch`.
     zygote: fork the ranks from a warm process that has imported torch
     (:mod:`npudist.testing.zygote`; saves torch's import in every rank); False (or
-    NPUDIST_TEST_ZYGOTE=0) starts fresh interpreters, needed when ``env`` sets something torch
-    reads while it is imported.
+    NPUDIST_TEST_ZYGOTE=0) starts fresh interpreters. A rank whose environment sets a variable
+    read while torch is imported (``zygote.IMPORT_TIME_VARS``, e.g. TORCH_DISTRIBUTED_DEBUG) is
+    started fresh anyway.
     Raises ValueError for a function the ranks cannot import.
     """
     import pickle

@@ -15,9 +15,12 @@ importing torch initialises no device) and speaks line-delimited JSON over its s
 - when a child ends the zygote sends ``{"exit": pid, "rc": code}`` (negative: killed by that
   signal, as subprocess reports it).
 
-What a rank cannot get this way: settings torch reads while it is imported (e.g.
-TORCH_CPP_LOG_LEVEL, OMP/MKL thread pools' first sizes) come from the zygote's environment, not
-the launch's; a launch that sets them must run without the zygote (``zygote=False``).
+What a rank cannot get this way: settings read while the interpreter starts or torch is imported
+(:data:`IMPORT_TIME_VARS`: TORCH_DISTRIBUTED_DEBUG, TORCH_LOGS, TORCH_CPP_LOG_LEVEL, the OpenMP
+thread count, PYTHON* variables) come from the zygote's environment; the harness therefore starts
+a rank whose environment sets one of them differently as a fresh interpreter
+(:meth:`Zygote.can_fork`). The zygote itself runs under the harness's policy with
+OMP_NUM_THREADS=1, as every spawned rank has it.
 """
 from __future__ import annotations
 
@@ -62,12 +65,30 @@ class ZygoteProcess:
         self.send_signal(signal.SIGKILL)
 
 
+IMPORT_TIME_VARS = ("TORCH_DISTRIBUTED_DEBUG", "TORCH_CPP_LOG_LEVEL", "TORCH_LOGS", "TORCH_LOGS_OUT",
+                    "TORCH_LOGS_FORMAT", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "LD_PRELOAD", "LD_LIBRARY_PATH")
+"""Variables read while the interpreter starts or torch (with torch.distributed) is imported: a
+forked rank would see the zygote's values, not its own. ``import torch.distributed`` sets c10d's
+debug level from TORCH_DISTRIBUTED_DEBUG, torch._logging parses TORCH_LOGS*, c10 reads
+TORCH_CPP_LOG_LEVEL and the OpenMP runtime its thread count when the libraries load. Besides
+these, every PYTHON* variable except PYTHONPATH (which the child applies) counts."""
+
+
+def import_time_env(env) -> dict[str, str]:
+    """The part of ``env`` that only a fresh interpreter honours (see :data:`IMPORT_TIME_VARS`)."""
+    return {k: v for k, v in env.items()
+            if k in IMPORT_TIME_VARS or (k.startswith("PYTHON") and k not in ("PYTHONPATH", "PYTHONUNBUFFERED"))}
+
+
 class Zygote:
     """The client side: starts the zygote process and forks ranks through it (thread-safe)."""
 
     def __init__(self, env: dict[str, str]):
         env = dict(env, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
-        self.proc = subprocess.Popen([sys.executable, "-m", "npudist.testing.zygote"], env=env,
+        self.env = env
+        # run as a file, not ``-m npudist.testing.zygote``: that would import the npudist package
+        # (it registers npu and reads NPUDIST_* variables) before the ranks' own environments exist
+        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__)], env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
         self._lock = threading.Lock()
         self._replies: list[dict] = []
@@ -83,6 +104,11 @@ class Zygote:
 
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def can_fork(self, env) -> bool:
+        """Whether a rank with environment ``env`` behaves forked as it would started fresh: it
+        sets every import-time variable (:data:`IMPORT_TIME_VARS`) as the zygote had it."""
+        return import_time_env(env) == import_time_env(self.env)
 
     def _read(self):
         for line in self.proc.stdout:
@@ -157,6 +183,20 @@ def _exit_status(status: int) -> int:
     return os.WEXITSTATUS(status)
 
 
+def _autoload(env) -> None:
+    """What ``import torch`` does last in a fresh interpreter, done in the forked child instead:
+    the zygote imported torch with the ``torch.backends`` entry points off (so that it initialised
+    no device), so unless the child's own environment turns them off too
+    (TORCH_DEVICE_BACKEND_AUTOLOAD=0) it loads them now, as torch would (``import torch`` in a
+    user's script then finds ``npu`` registered, as it does under a fresh interpreter)."""
+    if env.get("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") != "1":
+        return
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="torch.backends"):
+        ep.load()()
+
+
 def _child(req) -> None:
     """Runs in the forked child; never returns."""
     code = 1
@@ -178,6 +218,7 @@ def _child(req) -> None:
         for p in reversed([p for p in req["env"].get("PYTHONPATH", "").split(os.pathsep) if p]):
             if p not in sys.path:
                 sys.path.insert(0, p)
+        _autoload(req["env"])
         import runpy
 
         argv = req["argv"]
@@ -267,4 +308,7 @@ def serve() -> None:
 
 
 if __name__ == "__main__":
+    # run as a file: its folder (npudist/testing, holding npurun.py, rank.py, ...) must not shadow
+    # top-level modules in the children
+    del sys.path[0]
     serve()

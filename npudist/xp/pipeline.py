@@ -68,6 +68,23 @@ def shard_indices(n, rank=None, world_size=None, *, drop_remainder=False, seed=N
     return wrap(idx[rank::world_size][:per].contiguous())
 
 
+def global_batch_shard(n, global_batch, rank=None, world_size=None, *, seed=0, epoch=0):
+    """This rank's part of every global batch of an epoch, the same global batches on any number
+    of ranks: the epoch's permutation (``shuffle_indices(n, seed, epoch)``) is cut into consecutive
+    global batches of ``global_batch`` samples (the tail dropped), and rank r of W takes the r-th
+    of W equal contiguous slices of each. An elastic job that shrinks keeps its data order: the
+    survivors take the lost ranks' slices (in more micro-batches each).
+
+    Returns a list (one entry per step) of int64 xp arrays of ``global_batch // world_size``
+    indices. Raises ValueError if ``global_batch`` is not a positive multiple of ``world_size``."""
+    rank, world_size = rank_and_world_size(rank, world_size)
+    if global_batch < 1 or global_batch % world_size:
+        raise ValueError(f"global batch {global_batch} must be a positive multiple of the {world_size} ranks")
+    per = global_batch // world_size
+    t = shuffle_indices(n, seed, epoch)._t
+    return [wrap(t[g + rank * per:g + (rank + 1) * per]) for g in range(0, n - n % global_batch, global_batch)]
+
+
 def shuffle_indices(n, seed, epoch=0):
     """A permutation of range(n), the same for the same (seed, epoch) on every rank (xp int64)."""
     return default_rng([int(seed), int(epoch)]).permutation(int(n))

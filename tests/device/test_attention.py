@@ -189,6 +189,58 @@ def test_efficient_matches_math_forward_and_backward(dtype, shape, mask, causal,
     _compare(shape, dtype, mask=mask, causal=causal, scale=scale)
 
 
+@pytest.fixture(params=[True, False], ids=["native-bf16", "widening"])
+def bf16_path(request):
+    """Runs a bf16 test on the native AVX512-BF16 kernels and on the widening ones (csrc/core/aten/attention_bf16.h)."""
+    import npudist
+
+    if request.param and not npudist._C._bf16_attention_native_available():
+        pytest.skip("this CPU has no AVX512-BF16: bf16 attention always widens")
+    prev = npudist._C._bf16_attention_native(request.param)
+    yield request.param
+    npudist._C._bf16_attention_native(prev)
+
+
+@pytest.mark.parametrize(
+    "shape,mask,causal",
+    [
+        ((2, 3, 3, 300, 300, 64, 64), None, True),
+        ((1, 2, 2, 129, 257, 64, 32), "bool", False),  # odd lengths, dv != d, -inf bias without a gradient
+        ((1, 1, 1, 1030, 1100, 128, 128), None, True),  # 256 x 512 blocks, tails
+        ((1, 2, 2, 70, 90, 32, 32), "float", False),  # bias gradient: the native kernel defers to widening
+    ],
+    ids=["causal", "bool-mask odd", "long causal", "float-mask"],
+)
+def test_bf16_native_and_widening_kernels_match_math(bf16_path, shape, mask, causal):
+    _compare(shape, torch.bfloat16, mask=mask, causal=causal)
+
+
+def test_bf16_native_grouped_query_attention(bf16_path):
+    _compare((1, 6, 2, 200, 200, 64, 64), torch.bfloat16, causal=True, gqa=True)
+
+
+def test_bf16_native_and_widening_agree():
+    """The two bf16 paths differ only by where bf16 rounding happens (within bf16 rounding of each other)."""
+    import npudist
+
+    if not npudist._C._bf16_attention_native_available():
+        pytest.skip("this CPU has no AVX512-BF16: bf16 attention always widens")
+    q, k, v = _qkv(2, 4, 4, 333, 333, 64, dtype=torch.bfloat16, grad=True, seed=3)
+    g = torch.randn(2, 4, 333, 64).to("npu", torch.bfloat16)
+    outs = []
+    for native in (True, False):
+        prev = npudist._C._bf16_attention_native(native)
+        try:
+            ins = [t.detach().requires_grad_(True) for t in (q, k, v)]
+            out = _sdpa(*ins, EFFICIENT, is_causal=True)
+            out.backward(g)
+            outs.append([out.detach().float().cpu()] + [t.grad.float().cpu() for t in ins])
+        finally:
+            npudist._C._bf16_attention_native(prev)
+    for a, b in zip(*outs):
+        torch.testing.assert_close(a, b, rtol=2e-2, atol=2e-2 * b.abs().max().item())
+
+
 def test_grouped_query_attention_matches_math():
     _compare((2, 8, 2, 100, 100, 64, 64), torch.bfloat16, causal=True, gqa=True)
     q, k, v = _qkv(1, 8, 2, 10, 10, 16, grad=True)

@@ -1,6 +1,8 @@
 """bf16 / fp16 GEMMs and convolutions on npu accumulate in fp32 and round once: each result is
 bit-equal to the fp32 op on the widened inputs, rounded to the input dtype (docs/device_api.md,
-"Half precision"). Reference values are computed on cpu, in fp32."""
+"Half precision"). Reference values are computed on cpu, in fp32. On CPUs with AVX512-BF16, bf16
+GEMMs run PyTorch's native bf16 GEMM instead (fp32 accumulation, other summation order): the
+bit-equality tests switch that off; the native path has its own tests at the end."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -44,6 +46,14 @@ class widened:
     def __exit__(self, *exc):
         if exc[0] is None:
             assert _C._half_gemm_calls() - self.start >= self.n, "the bf16/fp16 npu GEMM kernel did not run"
+
+
+@pytest.fixture(autouse=True)
+def _widen_bf16():
+    """The bit-equality contract is the widening path's: keep bf16 GEMMs on it unless a test asks."""
+    prev = _C._half_gemm_native_bf16(False)
+    yield
+    _C._half_gemm_native_bf16(prev)
 
 
 MM_SHAPES = [(1, 1, 1), (7, 13, 5), (64, 33, 17), (129, 65, 31), (0, 5, 3), (5, 0, 3), (5, 3, 0)]
@@ -285,3 +295,42 @@ def test_allow_hf32_switches():
         torch.npu.conv.allow_hf32 = 1
     with pytest.raises(AttributeError, match="only allow_hf32"):
         torch.npu.matmul.allow_tf32 = True
+
+
+def _native_bf16_or_skip():
+    _C._half_gemm_native_bf16(True)
+    if not _C._half_gemm_native_bf16_available():
+        pytest.skip("this CPU has no AVX512-BF16: bf16 GEMMs always widen")
+
+
+@pytest.mark.parametrize("shape", [(64, 64, 64), (256, 130, 96), (3, 200, 40, 70)], ids=["mm", "mm odd", "bmm"])
+def test_native_bf16_gemm_is_torchs_cpu_kernel_within_rounding_of_widening(shape):
+    """With AVX512-BF16, a bf16 GEMM equals PyTorch's CPU bf16 GEMM bit for bit (it is that kernel), and
+    the widened fp32 GEMM within bf16 rounding (both accumulate in fp32 and round once)."""
+    _native_bf16_or_skip()
+    *batch, m, k, n = shape
+    a, b = rand(*batch, m, k, seed=1), rand(*batch, k, n, seed=2)
+    op = torch.bmm if batch else torch.mm
+    start = _C._half_gemm_calls()
+    out = op(*on_npu(a, b)).cpu()
+    assert _C._half_gemm_calls() == start  # not the widening kernel
+    assert torch.equal(out, op(a, b))
+    widened_ref = ref(op, a, b, dtype=torch.bfloat16)
+    torch.testing.assert_close(out.float(), widened_ref.float(), rtol=1.6e-2, atol=1e-2)
+    # addmm with beta/alpha, and a small GEMM (widens: set-up would cost more than it saves)
+    c = rand(m, n, seed=3)
+    if not batch:
+        got = torch.addmm(*on_npu(c, a, b), beta=0.5, alpha=2.0).cpu()
+        assert torch.equal(got, torch.addmm(c, a, b, beta=0.5, alpha=2.0))
+    with widened():
+        small = torch.mm(*on_npu(rand(8, 8), rand(8, 8, seed=4))).cpu()
+    assert_bits(small, ref(torch.mm, rand(8, 8), rand(8, 8, seed=4), dtype=torch.bfloat16))
+
+
+def test_native_bf16_switch_widens_again():
+    _native_bf16_or_skip()
+    a, b = rand(96, 96, seed=5), rand(96, 96, seed=6)
+    _C._half_gemm_native_bf16(False)
+    with widened():
+        out = torch.mm(*on_npu(a, b)).cpu()
+    assert_bits(out, ref(torch.mm, a, b, dtype=torch.bfloat16))

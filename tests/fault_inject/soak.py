@@ -1,42 +1,92 @@
-"""A randomized fault soak of the flagship job (issue 44, item 4; partial, see below).
+"""A randomized fault soak of the flagship job (issue 44, item 4).
 
     python -m tests.fault_inject.soak --runs 20 --seed 1        # from the repository root
 
-Each run draws a fault kind, a rank and its trigger from ``--seed``: kill at a step, kill
-during a checkpoint write (sync, or ``--async-ckpt``), or hang at a collective (the short
-``--pg-timeout`` ends it). It runs examples/train_gpt.py (2 ranks, tiny model, dropout on,
-``--steps`` steps, checkpoints every ``--ckpt-every``) under ``npurun --max-restarts 3`` and
-checks: exit 0; the fault named in the log; every step's loss and the final checkpoint
-(model, AdamW state, every rank's RNG state) bit-equal to the unfaulted run's; no process of
-the job left (psutil); no /dev/shm entry of the job left. Prints one line per run and a
-summary; exits 1 if any run failed a check.
+Each run draws a fault kind, the rank it hits, the restart round it fires in and its trigger,
+all from ``--seed``:
 
-Not yet: oom, store_down and partition faults, faults in a later restart round, and a kill
-during the restart itself (each run injects one fault, in the first attempt).
+- ``kill_step``: SIGKILL at a step;
+- ``kill_ckpt_write`` / ``kill_ckpt_write_async``: SIGKILL half-way through a checkpoint write
+  (``dcp.save``, or ``dcp.async_save`` with ``--async-ckpt``), leaving a torn checkpoint;
+- ``hang``: the rank never joins a collective (the short ``--pg-timeout`` ends it);
+- ``slow``: every Kth collective of the rank starts ``--pg-timeout`` + 2 s late (so the first
+  one times out);
+- ``oom``: an npu allocation raises ``torch.OutOfMemoryError``;
+- ``store_down``: the store hccl talks through stops answering shortly after start (group set-up
+  fails after the store timeout);
+- ``kill_restart``: a kill at a step, then a second kill of a rank at the first step of the
+  restarted round (in its first optimizer step: after it loaded the checkpoint, before it wrote
+  a new one).
+
+A fault drawn for restart round 1 or 2 is preceded by kills at a step in the earlier rounds (a
+later round exists only after a failure); its trigger counts from the restarted process's start.
+Every run trains examples/train_gpt.py (2 ranks, tiny model, dropout on, ``--steps`` steps,
+checkpoints every ``--ckpt-every``) under ``npurun --max-restarts 3`` and checks: exit 0; every
+injected fault named in the log (``(injected: SPEC)``); every step's loss and the final checkpoint
+(model, AdamW state, every rank's RNG state) bit-equal to the unfaulted run's; no process of the
+job left (psutil); no /dev/shm entry of the job left. It also times each restart: from the
+agent's detection of the failure (its ``failed (exitcode`` line) to the first training step after
+the resume. Prints one line per run and a summary by kind; ``--json`` writes every run's record;
+exits 1 if any run failed a check.
+
+Not covered here: ``partition`` (it needs two hosts: tests/fault_inject/test_two_hosts.py).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
+import re
 import sys
 import tempfile
 
-KINDS = ("kill_step", "kill_ckpt_write", "kill_ckpt_write_async", "hang")
+KINDS = ("kill_step", "kill_ckpt_write", "kill_ckpt_write_async", "hang", "slow", "oom", "store_down", "kill_restart")
+COLLECTIVES_PER_STEP = 11  # the tiny model's collectives a step, at least (722 in 60 steps, checkpoints included)
+ALLOCS_PER_STEP = 800  # its npu allocations a step, at least (51557 in 60 steps)
 
 
-def draw(rng: random.Random, steps: int, ckpt_every: int, nproc: int):
-    """(kind, npurun --inject-fault spec, extra job args) of one run."""
-    kind = rng.choice(KINDS)
-    rank = rng.randrange(nproc)
-    if kind == "kill_step":
-        return kind, f"rank={rank},step={rng.randint(2, steps - 1)},kind=kill", []
+def _trigger(kind: str, rng: random.Random, steps: int, ckpt_every: int, pg_timeout: float, later: bool) -> str:
+    """The fields of a ``kind`` fault. ``later``: in a restarted round, whose process counts from
+    its resume and has at least ``2 * ckpt_every`` steps left."""
+    span = ckpt_every if later else steps  # steps the process surely runs
+    if kind in ("kill_step", "kill_restart"):
+        return f"step={rng.randint(2, max(2, span - 1))},kind=kill"
     if kind.startswith("kill_ckpt_write"):
-        n_writes = (steps - 1) // ckpt_every  # periodic saves before the final one
-        extra = ["--async-ckpt"] if kind.endswith("async") else []
-        return kind, f"rank={rank},ckpt_write={rng.randint(1, max(1, n_writes))},kind=kill", extra
-    # the tiny model issues ~18 collectives a step: somewhere in the run
-    return kind, f"rank={rank},collective={rng.randint(20, 10 * steps)},kind=hang", []
+        return f"ckpt_write={1 if later else rng.randint(1, max(1, (steps - 1) // ckpt_every))},kind=kill"
+    if kind == "hang":
+        return f"collective={rng.randint(20, COLLECTIVES_PER_STEP * span)},kind=hang"
+    if kind == "slow":
+        delay = int((pg_timeout + 2) * 1000)
+        return f"every={rng.randint(20, COLLECTIVES_PER_STEP * span)},delay_ms={delay},kind=slow"
+    if kind == "oom":
+        return f"alloc={rng.randint(200, ALLOCS_PER_STEP * span)},kind=oom"
+    if kind == "store_down":
+        return f"after_s={rng.randint(0, 5) / 10},kind=store_down"
+    raise ValueError(f"unknown soak kind {kind!r}")
+
+
+def draw(rng: random.Random, steps: int, ckpt_every: int, nproc: int, pg_timeout: float = 8.0):
+    """(kind, restart round, [npurun --inject-fault specs], extra job args) of one run.
+
+    Round 0 faults fire in the first attempt; a fault in round r > 0 comes after kills at a step
+    in rounds 0..r-1, each at a step that leaves ``2 * ckpt_every`` steps after its resume point.
+    ``kill_restart`` is always round 1: a kill in round 0, then a kill at round 1's first step.
+    """
+    kind = rng.choice(KINDS)
+    rnd = 1 if kind == "kill_restart" else rng.choice((0, 0, 0, 1, 1, 2))
+    specs = []
+    for r in range(rnd):
+        hi = steps - 2 * ckpt_every if r == 0 else ckpt_every  # round r>0: its steps count from the resume
+        step = rng.randint(2, max(2, hi))
+        specs.append(f"rank={rng.randrange(nproc)},restart={r},step={step},kind=kill")
+    rank = rng.randrange(nproc)
+    if kind == "kill_restart":
+        specs.append(f"rank={rank},restart=1,step=1,kind=kill")
+    else:
+        specs.append(f"rank={rank},restart={rnd}," + _trigger(kind, rng, steps, ckpt_every, pg_timeout, rnd > 0))
+    extra = ["--async-ckpt"] if kind == "kill_ckpt_write_async" else []
+    return kind, rnd, specs, extra
 
 
 def job_leftovers(tag: str, marker: str) -> tuple[list[int], list[str]]:
@@ -56,10 +106,35 @@ def job_leftovers(tag: str, marker: str) -> tuple[list[int], list[str]]:
     return pids, shm
 
 
-def soak(runs: int, seed: int, steps: int = 20, ckpt_every: int = 5, nproc: int = 2, pg_timeout: float = 8.0,
-         log=print) -> list[dict]:
-    """Runs the soak; returns one dict per run (kind, spec, ok, problems). The first run is the
-    unfaulted reference."""
+def restart_times(lines: list[tuple[float, str]]) -> list[float]:
+    """Seconds from each detected failure (torch's agent: ``failed (exitcode``) to the next
+    ``first step after resume`` line, in order; a failure with no resume after it is left out."""
+    out, detected = [], None
+    for t, line in lines:
+        if detected is None and "failed (exitcode" in line:
+            detected = t
+        elif detected is not None and "first step after resume: step" in line:
+            out.append(t - detected)
+            detected = None
+    return out
+
+
+def kill_leftovers(pids: list[int]) -> None:
+    """SIGKILL the processes a failed run left behind (a stuck C++ wait ignores SIGTERM)."""
+    import signal
+
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def soak(runs: int, seed: int, steps: int = 60, ckpt_every: int = 10, nproc: int = 2, pg_timeout: float = 8.0,
+         log=print, kinds=KINDS) -> list[dict]:
+    """Runs the soak; returns one dict per run (kind, round, specs, ok, problems, wall_s,
+    restart_s). The unfaulted reference runs first. ``kinds`` narrows the draw (same seed, same
+    draws otherwise)."""
     from npudist.testing.flagship import TINY, differences, load_checkpoint, read_losses, run_flagship
 
     rng = random.Random(seed)
@@ -72,18 +147,24 @@ def soak(runs: int, seed: int, steps: int = 20, ckpt_every: int = 5, nproc: int 
             raise RuntimeError("the unfaulted reference run failed:\n" + "".join(x for _, x in lines[-40:]))
         ref_losses = read_losses(ref_dir + ".loss")
         ref_state = load_checkpoint(os.path.join(ref_dir, f"step_{steps:07d}"), ref_dir + ".pt")
-        for i in range(runs):
-            kind, spec, extra = draw(rng, steps, ckpt_every, nproc)
+        i = 0
+        while len(results) < runs:
+            kind, rnd, specs, extra = draw(rng, steps, ckpt_every, nproc, pg_timeout)
+            i += 1
+            if kind not in kinds:
+                continue
             tag = f"soak{seed}x{i}"
             d = os.path.join(tmp, f"run{i}")
-            lines, wall, rc = run_flagship(["--nproc", nproc, "--max-restarts", 3, "--inject-fault", spec],
+            fault_args = [a for s in specs for a in ("--inject-fault", s)]
+            lines, wall, rc = run_flagship(["--nproc", nproc, "--max-restarts", 3, *fault_args],
                                            [*job, *extra], d, d + ".loss", env={"NPUDIST_JOB_TAG": tag})
             text = "".join(x for _, x in lines)
             problems = []
             if rc != 0:
                 problems.append(f"exit code {rc}")
-            if "[npudist fault] rank " not in text:
-                problems.append("the fault is not named in the log")
+            unnamed = [s for s in specs if f"(injected: {s})" not in text]
+            if unnamed:
+                problems.append(f"fault(s) not named in the log: {unnamed}")
             if rc == 0:
                 try:
                     if read_losses(d + ".loss") != ref_losses:
@@ -96,34 +177,94 @@ def soak(runs: int, seed: int, steps: int = 20, ckpt_every: int = 5, nproc: int 
             pids, shm = job_leftovers(tag, d)
             if pids:
                 problems.append(f"orphan processes {pids}")
+                kill_leftovers(pids)
             if shm:
                 problems.append(f"/dev/shm leftovers {shm}")
-            results.append({"run": i, "kind": kind, "spec": spec + (" " + " ".join(extra) if extra else ""),
-                            "wall_s": wall, "ok": not problems, "problems": problems})
-            log(f"run {i:3d} {kind:22} {results[-1]['spec']:44} {wall:6.1f} s  "
+            rs = restart_times(lines)
+            restarts = len(re.findall(r"npurun: restarting the job", text))
+            results.append({"run": len(results), "seed": seed, "kind": kind, "round": rnd, "specs": specs,
+                            "extra": extra, "wall_s": round(wall, 2), "restarts": restarts,
+                            "restart_s": [round(x, 2) for x in rs], "ok": not problems, "problems": problems,
+                            "exit": rc, "orphans": len(pids), "leaks": len(shm)})
+            shown = ";".join(specs) + (" " + " ".join(extra) if extra else "")
+            log(f"run {len(results) - 1:3d} {kind:22} r{rnd} {shown:70} {wall:6.1f} s  restarts {restarts}  "
                 f"{'ok' if not problems else 'FAILED: ' + '; '.join(problems)}")
             if problems:
                 log("".join(x for _, x in lines[-40:]))
     return results
 
 
+def summary(res: list[dict]) -> dict:
+    """Counts the issue's figures name: runs, by kind (runs, finished, bit-exact), orphans, leaks."""
+    by_kind: dict[str, dict] = {}
+    for r in res:
+        k = by_kind.setdefault(r["kind"], {"runs": 0, "finished": 0, "ok": 0, "restart_s": []})
+        k["runs"] += 1
+        k["finished"] += r["exit"] == 0
+        k["ok"] += r["ok"]
+        # the drawn fault's own restart: the round-r one, when every restart of the run resumed from
+        # a checkpoint (a restart from step 0 prints no resume line, and the pairing would shift).
+        # kill_restart's second kill fires in the first optimizer step, before the resume line:
+        # its time runs from the first detection to the last attempt's first step (two restarts).
+        rs = r["restart_s"]
+        if r["kind"] == "kill_restart" and len(rs) == r["restarts"] - 1 == 1:
+            k["restart_s"].append(rs[0])
+        elif r["kind"] != "kill_restart" and len(rs) == r["restarts"] and r["round"] < len(rs):
+            k["restart_s"].append(rs[r["round"]])
+    return {"runs": len(res), "finished": sum(r["exit"] == 0 for r in res), "ok": sum(r["ok"] for r in res),
+            "orphans": sum(r["orphans"] for r in res), "leaks": sum(r["leaks"] for r in res), "by_kind": by_kind}
+
+
+def table(s: dict) -> str:
+    """The summary as a Markdown table: by kind, runs, finished, bit-exact (passed every check),
+    restarts timed and their median / max seconds (detection to first step after resume)."""
+    import statistics
+
+    out = ["| kind | runs | finished | all checks passed | restarts timed | restart s median | restart s max |",
+           "|---|---|---|---|---|---|---|"]
+    for k, v in sorted(s["by_kind"].items()):
+        rs = v["restart_s"]
+        med = f"{statistics.median(rs):.1f}" if rs else "-"
+        out.append(f"| {k} | {v['runs']} | {v['finished']} | {v['ok']} | {len(rs)} | {med} | "
+                   f"{max(rs) if rs else '-'} |")
+    out.append(f"| **all** | {s['runs']} | {s['finished']} | {s['ok']} | | | |")
+    return "\n".join(out) + f"\n\norphan processes: {s['orphans']}; /dev/shm leftovers: {s['leaks']}"
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--steps", type=int, default=20, help="steps per run (the issue's full soak: 60)")
-    p.add_argument("--ckpt-every", type=int, default=5, help="checkpoint interval (the issue's full soak: 10)")
-    p.add_argument("--pg-timeout", type=float, default=8.0)
+    p.add_argument("--steps", type=int, default=60, help="steps per run (the issue's: 60)")
+    p.add_argument("--ckpt-every", type=int, default=10, help="checkpoint interval (the issue's: 10)")
+    p.add_argument("--pg-timeout", type=float, default=8.0, help="the job's process-group timeout, seconds")
+    p.add_argument("--kinds", default=",".join(KINDS), help="comma-separated subset of " + ", ".join(KINDS))
+    p.add_argument("--json", help="write every run's record and the summary to this file")
+    p.add_argument("--summarize", nargs="+", metavar="JSON",
+                   help="run nothing: print the table of the runs in these --json files together")
     a = p.parse_args(argv)
-    res = soak(a.runs, a.seed, a.steps, a.ckpt_every, pg_timeout=a.pg_timeout)
-    by_kind: dict[str, list[int]] = {}
-    for r in res:
-        by_kind.setdefault(r["kind"], [0, 0])
-        by_kind[r["kind"]][0] += 1
-        by_kind[r["kind"]][1] += r["ok"]
-    print(f"soak: {len(res)} runs, {sum(r['ok'] for r in res)} passed every check; by kind: "
-          + ", ".join(f"{k} {ok}/{n}" for k, (n, ok) in sorted(by_kind.items())))
-    return 0 if all(r["ok"] for r in res) else 1
+    if a.summarize:
+        res = []
+        for path in a.summarize:
+            with open(path) as f:
+                res += json.load(f)["runs"]
+        print(table(summary(res)))
+        return 0
+    kinds = tuple(k for k in a.kinds.split(",") if k)
+    bad = [k for k in kinds if k not in KINDS]
+    if bad:
+        p.error(f"--kinds: {bad} not among {', '.join(KINDS)}")
+    if a.steps < 3 * a.ckpt_every:
+        p.error(f"--steps {a.steps} must be at least 3 x --ckpt-every {a.ckpt_every} (faults in restarted rounds)")
+    res = soak(a.runs, a.seed, a.steps, a.ckpt_every, pg_timeout=a.pg_timeout, kinds=kinds)
+    s = summary(res)
+    print(f"soak: {s['runs']} runs, {s['finished']} finished, {s['ok']} passed every check, {s['orphans']} orphans, "
+          f"{s['leaks']} leaks; by kind: "
+          + ", ".join(f"{k} {v['ok']}/{v['runs']}" for k, v in sorted(s["by_kind"].items())))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"args": vars(a), "summary": s, "runs": res}, f, indent=1)
+    return 0 if s["ok"] == s["runs"] else 1
 
 
 if __name__ == "__main__":

@@ -1,29 +1,47 @@
-"""The randomized fault soak (tests/fault_inject/soak.py): its draws are valid fault specs, and a
-few runs (default tier; ``python -m tests.fault_inject.soak --runs N`` for more) each finish
-with the unfaulted run's losses and final state, no orphan process and no /dev/shm leftover."""
+"""The randomized fault soak (tests/fault_inject/soak.py): its draws are valid fault specs that
+cover every kind and restart rounds 0-2, and a few runs (default tier; ``python -m
+tests.fault_inject.soak --runs N`` for more) each finish with the unfaulted run's losses and final
+state, every fault named, no orphan process and no /dev/shm leftover."""
 import random
 
 import pytest
 
 from npudist.fault_inject import parse
-from tests.fault_inject.soak import KINDS, draw, soak
+from tests.fault_inject.soak import KINDS, draw, restart_times, soak
 
 
-def test_draws_cover_every_kind_with_valid_specs():
+def test_draws_cover_every_kind_and_round_with_valid_specs():
     rng = random.Random(0)
-    seen = set()
-    for _ in range(200):
-        kind, spec, extra = draw(rng, steps=20, ckpt_every=5, nproc=2)
-        (s,) = parse(spec)
+    seen, rounds = set(), set()
+    for _ in range(400):
+        kind, rnd, specs, extra = draw(rng, steps=60, ckpt_every=10, nproc=2)
+        parsed = parse(";".join(specs))
         seen.add(kind)
-        assert s.rank in (0, 1) and s.restart == 0
+        rounds.add(rnd)
+        # one fault per round 0..rnd: the earlier ones kill at a step so that round rnd exists
+        assert [s.restart for s in parsed] == list(range(rnd + 1))
+        assert all(s.kind == "kill" and s.step is not None for s in parsed[:-1])
+        assert all(s.rank in (0, 1) for s in parsed)
         assert (extra == ["--async-ckpt"]) == (kind == "kill_ckpt_write_async")
-        if s.ckpt_write is not None:
-            assert 1 <= s.ckpt_write <= 3
-    assert seen == set(KINDS)
+        last = parsed[-1]
+        if rnd == 0 and last.ckpt_write is not None:
+            assert 1 <= last.ckpt_write <= 5
+        if rnd == 0 and last.step is not None:
+            assert 2 <= last.step <= 59
+        if kind == "kill_restart":
+            assert rnd == 1 and last.step == 1
+        if kind == "slow":
+            assert last.delay_ms > 8000  # past --pg-timeout: the delayed collective times out
+    assert seen == set(KINDS) and rounds == {0, 1, 2}
+
+
+def test_restart_times_pair_detection_with_the_next_resume():
+    lines = [(1.0, "x"), (2.0, "E ... failed (exitcode: -9) local_rank: 1"), (2.5, "failed (exitcode: 1)"),
+             (9.0, "[rank0]: first step after resume: step 11"), (20.0, "failed (exitcode: 1)")]
+    assert restart_times(lines) == [7.0]
 
 
 @pytest.mark.timeout(1500)
 def test_a_few_soak_runs():
-    res = soak(runs=2, seed=3, steps=12, ckpt_every=4)
+    res = soak(runs=2, seed=3, steps=30, ckpt_every=10)
     assert len(res) == 2 and all(r["ok"] for r in res), res

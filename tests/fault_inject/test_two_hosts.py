@@ -67,3 +67,62 @@ def test_losing_a_host_mid_step_then_resuming(tmp_path):
         assert m and 4 <= int(m.group(2)) < 12, out
         assert "done: 12 steps" in out, out
         assert hosts.shm_entries(0) == [] and hosts.shm_entries(1) == []
+
+
+def read_losses(path):
+    out = {}
+    for line in read(path).splitlines():
+        step, loss = line.split()
+        out[int(step)] = float(loss)
+    return out
+
+
+# The global batch (16 sequences) is kept when the job shrinks: 2 micro-batches of 2 per rank on 4
+# ranks, 4 on 2. Dropout on: the lost ranks' generators are not carried over (docs/training.md).
+ELASTIC = two_hosts.MODEL + ["--steps", "16", "--ckpt-every", "4", "--log-every", "4", "--batch-size", "2",
+                             "--global-batch", "16", "--dropout", "0.1", "--pg-timeout", "30"]
+
+
+@pytest.mark.timeout(1200)
+def test_losing_a_host_the_job_goes_on_on_the_other_host_resharded(tmp_path):
+    with netns.TwoHosts(tmp_path / "hosts") as hosts:
+        # the reference: 4 ranks on both hosts, no fault
+        ref_loss = tmp_path / "ref.loss"
+        args = ELASTIC + ["--ckpt-dir", str(tmp_path / "ref"), "--loss-log", str(ref_loss)]
+        procs = [two_hosts.start(hosts, i, tmp_path / f"ref-{i}.log", args, rdzv_id="ref") for i in range(2)]
+        codes = [p.wait(timeout=500) for p in procs]
+        assert codes == [0, 0], (codes, read(tmp_path / "ref-0.log")[-3000:])
+
+        # elastic: --nnodes 1:2; host b dies after the step-8 checkpoint; host a goes on alone
+        ckpt, loss = tmp_path / "ckpt", tmp_path / "elastic.loss"
+        args = ELASTIC + ["--ckpt-dir", str(ckpt), "--loss-log", str(loss), "--step-delay", "0.3"]
+        logs = [tmp_path / f"elastic-{i}.log" for i in range(2)]
+        procs = [two_hosts.start(hosts, i, logs[i], args, nnodes="1:2", rdzv_id="elastic", max_restarts=1,
+                                 npurun_args=["--rdzv-conf", "last_call_timeout=3"]) for i in range(2)]
+        wait_for(ckpt / "step_0000008" / ".metadata", procs, timeout=500)
+        time.sleep(0.5)
+        killed = hosts.kill_host(1)
+        assert len(killed) >= 3, killed
+        code = procs[0].wait(timeout=500)
+        out = read(logs[0])
+        assert code == 0, out[-5000:]
+        assert procs[1].wait(timeout=10) == -9
+        assert "npurun: restarting the job (attempt 2 of 2)" in out, out[-5000:]
+        m = re.search(r"resharding checkpoint (\S+) from 4 ranks onto 2 \(the elastic range --nnodes 1:2\)", out)
+        assert m, out[-5000:]
+        resumed = int(re.search(r"resumed from \S+step_(\d+) at step (\d+)", out).group(2))
+        assert resumed in (8, 12), out[-5000:]
+        assert "the RNG states saved by rank(s) [2, 3] are not used (this run has 2 ranks)" in out, out[-5000:]
+        assert "global batch 16: 4 micro-batch(es) of 2 per rank a step" in out, out[-5000:]
+        assert "done: 16 steps" in out, out[-5000:]
+        ref, got = read_losses(ref_loss), read_losses(loss)
+        assert sorted(got) == list(range(1, 17))
+        # before the event: the same run, bit for bit (same ranks, same data, same generators)
+        assert all(got[s] == ref[s] for s in range(1, resumed + 1)), (ref, got)
+        # after it: the same global batches, other dropout draws and summation orders
+        diff = {s: got[s] - ref[s] for s in range(resumed + 1, 17)}
+        print(f"loss after the event (resumed at step {resumed} on 2 ranks) minus the 4-rank run's: "
+              + ", ".join(f"step {s}: {d:+.2e}" for s, d in diff.items()))
+        assert max(abs(d) for d in diff.values()) < 0.05, diff
+        time.sleep(1)
+        assert hosts.pids(0) == [] and hosts.shm_entries(0) == []

@@ -19,11 +19,13 @@ def env(**extra):
     return e
 
 
-def start(hosts, index, log_path, args, nnodes=2, nproc=2, rdzv_id="job", port=29400, **extra_env):
-    """npurun on host `index` (c10d rendezvous at host 0), output to log_path; returns the Popen."""
+def start(hosts, index, log_path, args, nnodes=2, nproc=2, rdzv_id="job", port=29400, max_restarts=0,
+          npurun_args=(), **extra_env):
+    """npurun on host `index` (c10d rendezvous at host 0), output to log_path; returns the Popen.
+    `nnodes`: a count or "MIN:MAX"; `npurun_args` go before the script."""
     argv = NPURUN + ["--nnodes", str(nnodes), "--nproc-per-node", str(nproc), "--rdzv-backend", "c10d",
                      "--rdzv-endpoint", f"{hosts.hosts[0].addr}:{port}", "--rdzv-id", rdzv_id,
-                     "--max-restarts", "0", TRAIN, *args]
+                     "--max-restarts", str(max_restarts), *npurun_args, TRAIN, *args]
     log = open(log_path, "w")
     try:
         return hosts.popen(index, argv, env=env(**extra_env), stdout=log, stderr=subprocess.STDOUT, cwd=REPO)

@@ -152,3 +152,13 @@ def test_exit_codes_of_outcomes():
     assert output.Outcome("ok", 1.0, 2).exit_code() == 0
     assert output.Outcome("error", 1.0, 2, message="x").exit_code() == 1
     assert "rank 1 failed first (killed by SIGKILL)" in output.summary(fail)
+
+
+def test_launcher_env_fresh_store_per_round_and_nnodes(monkeypatch):
+    from npurun import env as npuenv
+
+    monkeypatch.delenv("TORCH_DISABLE_SHARE_RDZV_TCP_STORE", raising=False)
+    got = npuenv.launcher_env("tag", nnodes="1:2")
+    assert got["TORCH_DISABLE_SHARE_RDZV_TCP_STORE"] == "1" and got["NPUDIST_NNODES"] == "1:2"
+    monkeypatch.setenv("TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "0")  # the user's choice stays
+    assert "TORCH_DISABLE_SHARE_RDZV_TCP_STORE" not in npuenv.launcher_env("tag")

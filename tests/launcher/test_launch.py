@@ -63,3 +63,12 @@ def test_max_restarts_restarts_the_job(shm_of):
     # attempt 0's /dev/shm files were removed before attempt 1 started
     assert all(ln.endswith("stale=-") for ln in lines), lines
     assert shm_of(facts(r.stdout)[0]["tag"]) == []
+
+
+def test_a_restarted_round_sees_a_fresh_store_and_connects_gloo():
+    # torch 2.13 shares one TCPStore across rounds unless TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 (npurun's
+    # default): the second round's Gloo group then read the dead round's addresses and hung
+    r = run_npurun(["--nproc", "2", "--max-restarts", "1", JOB, "restart-store"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = [ln for ln in r.stdout.splitlines() if "attempt=1" in ln]
+    assert len(lines) == 2 and all("gloo_sum=2 " in ln and ln.endswith("earlier_keys=-") for ln in lines), r.stdout

@@ -95,3 +95,32 @@ def test_checker_close():
     assert "ZeroDivisionError" in c.failures[-1]
     assert c.summary(extra=1) == {"kind": "summary", "rank": int(os.environ.get("RANK", "0")), "checks": 9,
                                   "failures": c.failures, "nfail": 5, "info": {}, "extra": 1}
+
+
+# A rank's view of how it was started: its parent, whether npu was registered by `import torch`
+# alone (the torch.backends autoload) and torch.distributed's debug level (read at import).
+STARTED = r"""
+import json, os
+import torch
+import torch.distributed as dist
+print("RESULT " + json.dumps({"ppid": os.getppid(), "npu": hasattr(torch, "npu") and torch.npu.is_available(),
+      "debug": str(dist.get_debug_level()), "threads": torch.get_num_threads()}))
+"""
+
+
+def test_script_ranks_are_forked_warm_and_see_what_a_fresh_interpreter_sees():
+    """launch() forks script ranks from the zygote (their parent is not this process), runs the
+    torch.backends autoload in the rank (npu usable after a bare `import torch`, unless the rank's
+    environment turns the autoload off), and starts a rank fresh when its environment sets an
+    import-time variable (TORCH_DISTRIBUTED_DEBUG) or when zygote=False."""
+    warm = multiproc.launch(["-c", STARTED], 2, timeout=180).check("warm")
+    off = multiproc.launch(["-c", STARTED], 1, env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}, timeout=180).check("off")
+    debug = multiproc.launch(["-c", STARTED], 1, env={"TORCH_DISTRIBUTED_DEBUG": "DETAIL"}, timeout=180).check("dbg")
+    fresh = multiproc.launch(["-c", STARTED], 1, zygote=False, timeout=180).check("fresh")
+    (w0,), (w1,) = warm.results(0), warm.results(1)
+    assert w0["ppid"] == w1["ppid"] != os.getpid() and w0["npu"] and w0["threads"] == 1, (w0, w1)
+    assert not off.results(0)[0]["npu"]
+    (d,) = debug.results(0)
+    assert d["ppid"] == os.getpid() and d["debug"].endswith("DETAIL") and d["npu"], d
+    (f,) = fresh.results(0)
+    assert f["ppid"] == os.getpid() and f["npu"] and f["threads"] == 1, f

@@ -5,18 +5,110 @@ log), how they end (TORCH_HCCL_ASYNC_ERROR_HANDLING), the counters, and that
 PyTorch's own analyzer (torchfrtrace) reads the flight-recorder dumps and
 names the culprit. Bounds are generous (group timeout + 30 s or more).
 """
+import datetime
 import os
 import pickle
 import signal
-import subprocess
-import sys
+import threading
+import time
 
 import pytest
+import torch
+import torch.distributed as dist
 
-from npudist.testing.multiproc import launch
+import npudist
+import npudist.watchdog
+from npudist.testing import rank as rank_setup
+from npudist.testing.checks import report
+from npudist.testing.multiproc import launch, run_on_ranks
 
-WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "workers", "faults.py")
 SIGABRT = -signal.SIGABRT
+
+
+def faults_on_rank(scenario):
+    """Faults the watchdog must report: ``scenario`` selects what happens (3 ranks).
+
+    never_joins      rank 2 never joins all_reduce #2 (injected: the test sets
+                     NPUDIST_FAULT_INJECT=rank=2,collective=2,kind=hang); the others time out (3 s).
+    killed           rank 2 is SIGKILLed while it waits inside all_reduce #2.
+    wrong_collective rank 1 calls broadcast where the others call all_reduce (#2).
+    wrong_size       rank 1 passes 16 elements where the others pass 8 (#2).
+    slow             rank 1 arrives 100 ms late at each of 25 all_reduces (injected:
+                     rank=1,kind=slow,delay_ms=100).
+    exec_timeout     as never_joins, with HCCL_EXEC_TIMEOUT=2 under a 60 s group timeout.
+    never_joins_2hosts as never_joins, with rank 2 on another (simulated) host.
+    stalled_watchdog (2 ranks) rank 0, which serves the store, stops (SIGSTOP) for 15 s:
+                     rank 1's all_reduce times out, its watchdog blocks asking the other
+                     ranks (through the store) to dump, and the heartbeat monitor
+                     (TORCH_HCCL_HEARTBEAT_TIMEOUT_SEC=3) ends rank 1.
+
+    At the end of "slow" rank 0 dumps its flight recorder on SIGUSR1 and the others
+    through npudist.watchdog.dump_flight_recorder().
+
+    Each rank reports what it saw; ranks that the watchdog takes down report first."""
+    RANK = rank_setup.rank()
+    group_timeout = 60 if scenario in ("exec_timeout", "killed") else 3
+    rank_setup.init("hccl", timeout=datetime.timedelta(seconds=group_timeout))
+    x = torch.ones(8, device="npu")
+    dist.all_reduce(x)  # #1: the group works
+    torch.npu.synchronize()
+    t0 = time.monotonic()
+    err = None
+    try:
+        if scenario in ("never_joins", "exec_timeout", "never_joins_2hosts"):
+            dist.all_reduce(x)  # rank 2 never joins it (NPUDIST_FAULT_INJECT)
+        elif scenario == "killed":
+            # Large enough to take several protocol steps: rank 2 dies between two.
+            big = torch.ones(4 << 20, device="npu")
+            if RANK == 2:
+                threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGKILL)).start()
+            else:
+                time.sleep(1.0)
+            dist.all_reduce(big)
+        elif scenario == "wrong_collective":
+            if RANK == 1:
+                dist.broadcast(x, src=0)
+            else:
+                dist.all_reduce(x)
+        elif scenario == "wrong_size":
+            dist.all_reduce(torch.ones(16 if RANK == 1 else 8, device="npu"))
+        elif scenario == "slow":
+            for _ in range(25):
+                dist.all_reduce(x)  # rank 1 starts each 100 ms late (NPUDIST_FAULT_INJECT)
+            time.sleep(1.5)  # let a straggler log line go out
+            if RANK == 0:
+                os.kill(os.getpid(), signal.SIGUSR1)
+                time.sleep(0.5)  # the watchdog writes it within its 100 ms round
+            else:
+                npudist.watchdog.dump_flight_recorder()
+        elif scenario == "stalled_watchdog":
+            if RANK == 0:
+                import subprocess
+                subprocess.Popen(["sh", "-c", f"sleep 15; kill -CONT {os.getpid()}"])
+                os.kill(os.getpid(), signal.SIGSTOP)
+                os._exit(0)
+            dist.all_reduce(x)
+        torch.npu.synchronize()
+    except Exception as e:  # noqa: BLE001 - the error text is the result
+        err = f"{type(e).__name__}: {e}"
+    stats = npudist._C._hccl_stats()["groups"][0]
+    report(rank=RANK, error=err, elapsed=time.monotonic() - t0, timeouts=stats["timeouts"],
+           mismatches=stats["mismatches"], straggler=stats["straggler_score_s"],
+           failed=sum(o["failed"] for o in stats["ops"].values()))
+    breaking = scenario in ("never_joins", "killed", "exec_timeout", "never_joins_2hosts", "stalled_watchdog")
+    if err and breaking and os.environ.get("TORCH_HCCL_ASYNC_ERROR_HANDLING", "3") in ("1", "3"):
+        time.sleep(30)  # the watchdog takes the process down before this ends
+        report(rank=RANK, survived=True)
+        os._exit(0)
+    if scenario in ("wrong_collective", "wrong_size"):
+        # A mismatch leaves the group usable.
+        y = torch.ones(4, device="npu")
+        dist.all_reduce(y)
+        torch.npu.synchronize()
+        report(rank=RANK, after=float(y[0]))
+    time.sleep(1.5)  # dumps requested by other ranks are written within a second
+    os._exit(0)
+
 
 
 # Faults injected through the runtime (docs/fault_injection.md) instead of sleeps in the worker.
@@ -29,16 +121,17 @@ def run(scenario, tmp_path, world=3, hosts=None, **env):
         env["NPUDIST_FAULT_INJECT"] = INJECT[scenario]
     env = {"TORCH_HCCL_DEBUG_INFO_TEMP_FILE": str(tmp_path / "fr_rank_"), "TORCH_HCCL_ASYNC_ERROR_HANDLING": "3",
            **{k: str(v) for k, v in env.items()}}
-    r = launch(WORKER, world, [scenario], env=env, timeout=150, hosts=hosts)
+    r = run_on_ranks(faults_on_rank, world, scenario, backend=None, env=env, timeout=150, hosts=hosts)
     return r
 
 
 def analyze(tmp_path):
     """torchfrtrace's report (it logs to stderr) on the dumps in tmp_path."""
-    p = subprocess.run([sys.executable, "-m", "torch.distributed.flight_recorder.fr_trace", str(tmp_path), "-p",
-                        "fr_rank_", "--allow-incomplete-ranks"], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    return p.stderr
+    # one process forked from the harness's zygote: torch's own tool, without a fresh import of torch
+    r = launch(["-m", "torch.distributed.flight_recorder.fr_trace", str(tmp_path), "-p", "fr_rank_",
+                "--allow-incomplete-ranks"], 1, timeout=120)
+    assert r.returncodes == [0], r.explain()
+    return r.stderr[0]
 
 
 def first(r, rank):
@@ -128,7 +221,7 @@ def test_slow_rank_and_dumps_on_demand(tmp_path):
         entries = pickle.load(f)["entries"]
     assert len(entries) == 26 and all(e["state"] == "completed" for e in entries), entries[-1]
     frames = entries[-1]["frames"]  # NPUDIST_HCCL_TRACE_FRAMES=1: the Python caller is recorded
-    assert any(fr["filename"].endswith("faults.py") and fr["name"] == "<module>" for fr in frames), frames
+    assert any(fr["filename"].endswith("test_faults.py") and fr["name"] == "faults_on_rank" for fr in frames), frames
 
 
 @pytest.mark.slow

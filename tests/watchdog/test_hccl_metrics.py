@@ -1,17 +1,105 @@
 """The npudist_hccl_* series of real ranks: counts, bytes, latency buckets and groups match the
 collectives the ranks ran; a slow rank has the higher straggler score; a size mismatch is
 counted (2 processes on the hccl backend)."""
+
+import json
 import os
 import shutil
 import tempfile
+import time
+from datetime import timedelta
 
 import pytest
+import torch
+import torch.distributed as dist
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
 
 import npudist
-from npudist.testing.multiproc import launch
+from npudist.testing.multiproc import run_on_ranks
+from npudist.watchdog import stragglers, watchdog_status
+from npudist.watchdog.metrics import registry
+
+
+def hccl_timeout_on_rank():
+    """A rank of test_hccl_metrics' timeout case: rank 1 never joins an all_reduce, rank 0's times
+    out (group timeout 3 s, TORCH_HCCL_ASYNC_ERROR_HANDLING=0 so the process lives on); rank 0
+    prints its npudist_hccl_* samples after the error."""
+    rank, local_rank = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])
+    torch.npu.set_device(local_rank)
+    dist.init_process_group("hccl", timeout=timedelta(seconds=3))
+    x = torch.ones(1024, device="npu")
+    dist.all_reduce(x)
+    torch.npu.synchronize()
+    error = None
+    if rank == 0:
+        try:
+            dist.all_reduce(x)
+            torch.npu.synchronize()
+        except Exception as e:
+            error = f"{type(e).__name__}: {e}"
+        time.sleep(0.5)
+        text = generate_latest(registry()).decode()
+        samples = [[s.name, s.labels, s.value] for fam in text_string_to_metric_families(text)
+                   for s in fam.samples if s.name.startswith("npudist_hccl_")]
+        print("RESULT " + json.dumps({"samples": samples, "error": error}), flush=True)
+    else:
+        time.sleep(8)  # never joins; stays alive past rank 0's timeout
+    os._exit(0)  # the group is unusable after a timeout: no destroy_process_group
+
+
+def hccl_stats_on_rank():
+    """A rank of test_hccl_metrics: known collectives on hccl, a slow rank and a size mismatch in
+    sub-groups, then its own metrics as JSON.
+
+    Prints ``RESULT {"samples": [[name, labels, value], ...], "scrape_s": [...]}`` with every
+    npudist_hccl_* sample of this rank's registry after the collectives completed."""
+    rank, local_rank = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])
+    torch.npu.set_device(local_rank)
+    dist.init_process_group("hccl")
+    world = dist.get_world_size()
+    x = torch.ones(4096, device="npu")  # 16 KiB
+    for _ in range(3):
+        dist.all_reduce(x)
+    b = torch.zeros(100, device="npu")  # 400 B
+    for _ in range(2):
+        dist.broadcast(b, src=0)
+    out = torch.empty(world * 256, device="npu")
+    dist.all_gather_into_tensor(out, x[:256])
+    sub = dist.new_group(list(range(world)), group_desc="metrics_sub")
+    # a slow rank: rank 1 arrives 200 ms late at each of the 6 all_reduce of the sub-group, so it is
+    # always the last to arrive there and the others are never charged
+    for _ in range(6):
+        if rank == 1:
+            time.sleep(0.2)
+        dist.all_reduce(x, group=sub)
+    # a mismatch: the ranks disagree on the size (the group keeps working: docs/collectives.md)
+    mm = dist.new_group(list(range(world)), group_desc="metrics_mismatch")
+    mismatch_error = None
+    try:
+        dist.all_reduce(torch.ones(64 if rank == 0 else 32, device="npu"), group=mm)
+        torch.npu.synchronize()
+    except Exception as e:  # DistBackendError on every rank
+        mismatch_error = f"{type(e).__name__}: {e}"
+    torch.npu.synchronize()
+    time.sleep(0.2)
+
+    reg = registry()
+    timings = []
+    for _ in range(20):
+        t0 = time.perf_counter()
+        text = generate_latest(reg).decode()
+        timings.append(time.perf_counter() - t0)
+    samples = [[s.name, s.labels, s.value] for fam in text_string_to_metric_families(text)
+               for s in fam.samples if s.name.startswith("npudist_hccl_")]
+    print("RESULT " + json.dumps({"samples": samples, "scrape_s": timings, "mismatch_error": mismatch_error,
+                                  "status": watchdog_status(), "stragglers": [g["desc"] for g in stragglers(0.002)]}),
+          flush=True)
+    dist.barrier()
+    dist.destroy_process_group()
+
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-WORKER = os.path.join(REPO, "tests", "watchdog", "workers", "hccl_stats.py")
 
 
 
@@ -20,9 +108,9 @@ def _stats_built_in():
     assert hasattr(npudist._C, "_hccl_stats"), "npudist._C has no _hccl_stats: an old build; run ./run.sh build"
 
 
-def _launch(nranks, timeout=240, worker=WORKER, env_extra=None):
-    """Runs `worker` on `nranks` ranks of one simulated host "hostM"; returns each rank's first RESULT."""
-    r = launch(worker, nranks, env=env_extra, hosts=["hostM"] * nranks, timeout=timeout)
+def _launch(nranks, timeout=240, fn=hccl_stats_on_rank, env_extra=None):
+    """Runs `fn` on `nranks` ranks of one simulated host "hostM"; returns each rank's first RESULT."""
+    r = run_on_ranks(fn, nranks, backend=None, env=env_extra, hosts=["hostM"] * nranks, timeout=timeout)
     assert r.ok(), r.explain()
     return [(r.results(rank) or [None])[0] for rank in range(nranks)]
 
@@ -106,10 +194,9 @@ def test_hccl_series_of_two_ranks():
 def test_hccl_timeout_is_counted():
     """Rank 1 never joins an all_reduce: rank 0's times out after the group's 3 s and is counted
     (TORCH_HCCL_ASYNC_ERROR_HANDLING=0 keeps the process alive to be scraped)."""
-    worker = os.path.join(REPO, "tests", "watchdog", "workers", "hccl_timeout.py")
     dumps = tempfile.mkdtemp(prefix="npudist-metrics-fr-")  # the flight-recorder dumps of the timeout
     try:
-        res = _launch(2, worker=worker, env_extra={"TORCH_HCCL_ASYNC_ERROR_HANDLING": "0",
+        res = _launch(2, fn=hccl_timeout_on_rank, env_extra={"TORCH_HCCL_ASYNC_ERROR_HANDLING": "0",
                                                    "TORCH_HCCL_DEBUG_INFO_TEMP_FILE": os.path.join(dumps, "trace_")})[0]
     finally:
         shutil.rmtree(dumps, ignore_errors=True)

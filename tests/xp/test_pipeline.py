@@ -21,6 +21,18 @@ def test_shards_cover_every_sample_once(n, world, drop):
         assert len(flat) == (-(-n // world)) * world
 
 
+def test_global_batches_are_the_same_on_any_number_of_ranks():
+    n, g = 103, 8  # 12 global batches, 7 samples dropped
+    perm = pl.shuffle_indices(n, seed=5, epoch=2).tolist()
+    for world in (1, 2, 4, 8):
+        parts = [pl.global_batch_shard(n, g, r, world, seed=5, epoch=2) for r in range(world)]
+        assert all(len(p) == 12 for p in parts)
+        for step in range(12):  # rank r's contiguous slice of the step's global batch
+            assert sum((parts[r][step].tolist() for r in range(world)), []) == perm[step * g:(step + 1) * g]
+    with pytest.raises(ValueError, match="global batch 6 must be a positive multiple of the 4 ranks"):
+        pl.global_batch_shard(n, 6, 0, 4)
+
+
 def test_shuffle_deterministic_per_seed_and_epoch():
     a = pl.shuffle_indices(100, seed=3, epoch=0).tolist()
     assert a == pl.shuffle_indices(100, seed=3, epoch=0).tolist()

@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <mutex>
+#include <vector>
 
 #include "core/allocator/cpu_redirect.h"
 #include "core/aten/attention_kernels.h"
@@ -15,6 +16,7 @@
 #include "core/generator.h"
 #include "core/graph/capture.h"
 #include "core/stream.h"
+#include "profiler/kernel_scope.h"
 
 namespace npudist::core {
 namespace {
@@ -36,15 +38,27 @@ graph::Capture* prepare(const at::Tensor& query, const char* op, bool dropout) {
   return nullptr;
 }
 
-// Runs `kernel` (over CPU aliases of npu memory) now, or records it into the capture for replay.
-void runOrRecord(graph::Capture* capture, const at::Tensor& query, const char* op, std::function<void()> kernel) {
+using Boxed = std::function<std::vector<c10::IValue>()>;
+
+// Runs `kernel` (over CPU aliases of npu memory) now, as an npu kernel event for the profiler (with
+// the op's arguments and results, boxed only when a step trace wants them), or records it into the
+// capture for replay.
+void runOrRecord(graph::Capture* capture, const at::Tensor& query, const char* op, int64_t wait_from, const Boxed& args,
+                 const Boxed& results, std::function<void()> kernel) {
   c10::DeviceIndex device = query.device().index();
   if (capture) {
     graph::recordHost(*capture, op, std::move(kernel), currentStreamId(device));
     return;
   }
   RedirectToNpu redirect(device);
+  std::vector<c10::IValue> in;
+  if (profiler::kernelShapesWanted()) in = args();
+  profiler::KernelScope timed(op, device, in.data(), in.size(), wait_from);
   kernel();
+  if (timed.shapes()) {
+    std::vector<c10::IValue> out = results();
+    timed.outputs(out.data(), out.size());
+  }
 }
 
 double softmaxScale(const at::Tensor& query, std::optional<double> scale) {
@@ -59,6 +73,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> scaled_dot_product_ef
     const at::Tensor& query, const at::Tensor& key, const at::Tensor& value, const std::optional<at::Tensor>& attn_bias,
     bool compute_log_sumexp, double dropout_p, bool is_causal, std::optional<double> scale) {
   c10::DeviceGuard guard(query.device());
+  const int64_t wait_from = profiler::waitStart();
   graph::Capture* capture = prepare(query, "aten::_scaled_dot_product_efficient_attention", dropout_p > 0.0);
   TORCH_CHECK(dropout_p >= 0.0 && dropout_p < 1.0,
               "_scaled_dot_product_efficient_attention: dropout_p must be in [0, 1), got ", dropout_p);
@@ -84,13 +99,19 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> scaled_dot_product_ef
   const int64_t lse_len = compute_log_sumexp ? (L + 31) / 32 * 32 : 0;
   at::Tensor lse = at::empty({B, H, lse_len}, query.options().dtype(at::kFloat));
   if (lse_len > L) lse.slice(2, L, lse_len).fill_(std::numeric_limits<float>::infinity());
-  runOrRecord(capture, query, "aten::_scaled_dot_product_efficient_attention",
-              [q = cpuOrAlias(query), k = cpuOrAlias(key), v = cpuOrAlias(value), b = cpuOrAlias(attn_bias),
-               s = softmaxScale(query, scale), is_causal, dropout, o = cpuOrAlias(out),
-               l = compute_log_sumexp ? cpuOrAlias(lse) : at::Tensor()] {
-                efficientAttentionForwardCpu(q, k, v, b, s, is_causal, dropout, o, l);
-              });
-  return {out, lse, longScalar(dropout.seed), longScalar(dropout.offset)};
+  at::Tensor seed = longScalar(dropout.seed), offset = longScalar(dropout.offset);
+  runOrRecord(
+      capture, query, "aten::_scaled_dot_product_efficient_attention", wait_from,
+      [&]() -> std::vector<c10::IValue> {
+        return {query, key, value, attn_bias, compute_log_sumexp, dropout_p, is_causal, scale};
+      },
+      [&]() -> std::vector<c10::IValue> { return {out, lse, seed, offset}; },
+      [q = cpuOrAlias(query), k = cpuOrAlias(key), v = cpuOrAlias(value), b = cpuOrAlias(attn_bias),
+       s = softmaxScale(query, scale), is_causal, dropout, o = cpuOrAlias(out),
+       l = compute_log_sumexp ? cpuOrAlias(lse) : at::Tensor()] {
+        efficientAttentionForwardCpu(q, k, v, b, s, is_causal, dropout, o, l);
+      });
+  return {out, lse, seed, offset};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> scaled_dot_product_efficient_attention_backward(
@@ -99,6 +120,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> scaled_dot_product_ef
     const at::Tensor& philox_offset, double dropout_p, std::array<bool, 4> grad_input_mask, bool is_causal,
     std::optional<double> scale) {
   c10::DeviceGuard guard(query.device());
+  const int64_t wait_from = profiler::waitStart();
   graph::Capture* capture = prepare(query, "aten::_scaled_dot_product_efficient_attention_backward", dropout_p > 0.0);
   if (!grad_out.defined()) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   AttentionDropout dropout;
@@ -122,13 +144,30 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> scaled_dot_product_ef
     if (grad_input_mask[3])
       gb = at::empty({query.size(0), query.size(1), query.size(2), key.size(2)}, attn_bias.options());
   }
-  runOrRecord(capture, query, "aten::_scaled_dot_product_efficient_attention_backward",
-              [g = cpuOrAlias(grad_out), q = cpuOrAlias(query), k = cpuOrAlias(key), v = cpuOrAlias(value),
-               b = cpuOrAlias(bias), o = cpuOrAlias(out), l = cpuOrAlias(logsumexp), s = softmaxScale(query, scale),
-               is_causal, dropout, gq = cpuOrAlias(gq), gk = cpuOrAlias(gk), gv = cpuOrAlias(gv),
-               gb = gb.defined() ? cpuOrAlias(gb) : at::Tensor()] {
-                efficientAttentionBackwardCpu(g, q, k, v, b, o, l, s, is_causal, dropout, gq, gk, gv, gb);
-              });
+  runOrRecord(
+      capture, query, "aten::_scaled_dot_product_efficient_attention_backward", wait_from,
+      [&]() -> std::vector<c10::IValue> {
+        return {grad_out,
+                query,
+                key,
+                value,
+                attn_bias,
+                out,
+                logsumexp,
+                philox_seed,
+                philox_offset,
+                dropout_p,
+                c10::List<bool>({grad_input_mask[0], grad_input_mask[1], grad_input_mask[2], grad_input_mask[3]}),
+                is_causal,
+                scale};
+      },
+      [&]() -> std::vector<c10::IValue> { return {gq, gk, gv, gb}; },
+      [g = cpuOrAlias(grad_out), q = cpuOrAlias(query), k = cpuOrAlias(key), v = cpuOrAlias(value),
+       b = cpuOrAlias(bias), o = cpuOrAlias(out), l = cpuOrAlias(logsumexp), s = softmaxScale(query, scale), is_causal,
+       dropout, gq = cpuOrAlias(gq), gk = cpuOrAlias(gk), gv = cpuOrAlias(gv),
+       gb = gb.defined() ? cpuOrAlias(gb) : at::Tensor()] {
+        efficientAttentionBackwardCpu(g, q, k, v, b, o, l, s, is_causal, dropout, gq, gk, gv, gb);
+      });
   return {grad_input_mask[0] ? gq : at::Tensor(), grad_input_mask[1] ? gk : at::Tensor(),
           grad_input_mask[2] ? gv : at::Tensor(), gb};
 }

@@ -13,18 +13,11 @@
 #include <limits>
 #include <vector>
 
+#include "core/aten/attention_bf16.h"
+#include "core/aten/bf16_simd.h"
+
 namespace npudist::core {
 namespace {
-
-// Rows of queries and keys per block. Short sequences: 64 x 256 (a 64 KiB fp32 score block; causal
-// diagonal blocks waste little). From 1024 on: 256 x 512, as PyTorch's CPU flash kernel splits
-// (sdp_utils' qSplitSize/kvSplitSize): the GEMMs are ~8x larger and run closer to the BLAS peak,
-// and the diagonal's share of the work is small.
-struct Blocks {
-  int64_t q, k;
-};
-Blocks blocksFor(int64_t L, int64_t S) { return {L >= 1024 ? 256 : 64, S >= 1024 ? 512 : 256}; }
-constexpr float kInf = std::numeric_limits<float>::infinity();
 
 at::Tensor f32(const at::Tensor& t) { return t.scalar_type() == at::kFloat ? t : t.to(at::kFloat); }
 
@@ -116,11 +109,14 @@ void efficientAttentionForwardCpu(const at::Tensor& query, const at::Tensor& key
                                   const std::optional<at::Tensor>& bias, double scale, bool is_causal,
                                   const AttentionDropout& dropout, const at::Tensor& out, const at::Tensor& lse) {
   checkInputs(query, key, value, bias);
+  // bf16 on a CPU with AVX512-BF16: native bf16 GEMMs (attention_bf16.h).
+  if (bf16AttentionForward(query, key, value, bias, scale, is_causal, dropout, out, lse)) return;
   const int64_t B = query.size(0), H = query.size(1), L = query.size(2), S = key.size(2);
   const int64_t group = H / key.size(1);
-  const auto [kBlockQ, kBlockK] = blocksFor(L, S);
+  const auto [kBlockQ, kBlockK] = attentionBlocks(L, S);
   const int64_t nq = (L + kBlockQ - 1) / kBlockQ;
   const bool use_dropout = dropout.p > 0.0;
+  const bool fused = bf16simd::avx512();
   at::parallel_for(0, B * H * nq, 1, [&](int64_t begin, int64_t end) {
     at::Tensor s_buf = at::empty({kBlockQ * kBlockK}, at::kFloat);
     at::Tensor z_buf = use_dropout ? at::empty({kBlockQ * kBlockK}, at::kFloat) : at::Tensor();
@@ -143,19 +139,33 @@ void efficientAttentionForwardCpu(const at::Tensor& query, const at::Tensor& key
         const int64_t n = std::min(kBlockK, s_end - j0);
         at::Tensor s = block(s_buf, m, n);
         scores(s, q, f32(k_bh.slice(0, j0, j0 + n)), bias_bh, i0, j0, is_causal);
-        at::Tensor bm = blk_max.narrow(0, 0, m), bs = blk_sum.narrow(0, 0, m);
-        at::amax_out(bm, s, {1});
-        for (int64_t r = 0; r < m; ++r) {
-          const float nm = std::max(row_max[r], bmax[r]);
-          // A row with every score -inf so far keeps a finite reference point.
-          rf[r] = nm == -kInf ? 0.f : nm;
-          al[r] = std::exp(row_max[r] - rf[r]);
-          row_max[r] = nm;
+        if (fused) {
+          // One AVX-512 pass per row for the max, one for exp and sum (attention_bf16.h does the same on bf16).
+          float* sp = s.data_ptr<float>();
+          float* ap = acc.data_ptr<float>();
+          for (int64_t r = 0; r < m; ++r) {
+            const float nm = std::max(row_max[r], bf16simd::rowMax(sp + r * n, n));
+            const float rf_r = nm == -kInf ? 0.f : nm;
+            const float al_r = std::exp(row_max[r] - rf_r);
+            row_max[r] = nm;
+            row_sum[r] = row_sum[r] * al_r + bf16simd::expSum(sp + r * n, n, rf_r);
+            if (j0 > 0 && al_r != 1.f) bf16simd::scale(ap + r * acc.size(1), acc.size(1), al_r);
+          }
+        } else {
+          at::Tensor bm = blk_max.narrow(0, 0, m), bs = blk_sum.narrow(0, 0, m);
+          at::amax_out(bm, s, {1});
+          for (int64_t r = 0; r < m; ++r) {
+            const float nm = std::max(row_max[r], bmax[r]);
+            // A row with every score -inf so far keeps a finite reference point.
+            rf[r] = nm == -kInf ? 0.f : nm;
+            al[r] = std::exp(row_max[r] - rf[r]);
+            row_max[r] = nm;
+          }
+          s.sub_(ref.narrow(0, 0, m).unsqueeze(1)).exp_();
+          at::sum_out(bs, s, {1});
+          for (int64_t r = 0; r < m; ++r) row_sum[r] = row_sum[r] * al[r] + bsum[r];
+          acc.mul_(alpha.narrow(0, 0, m).unsqueeze(1));
         }
-        s.sub_(ref.narrow(0, 0, m).unsqueeze(1)).exp_();
-        at::sum_out(bs, s, {1});
-        for (int64_t r = 0; r < m; ++r) row_sum[r] = row_sum[r] * al[r] + bsum[r];
-        acc.mul_(alpha.narrow(0, 0, m).unsqueeze(1));
         if (use_dropout) {
           at::Tensor z = block(z_buf, m, n);
           dropoutScale(dropout, uint64_t(b * H + h) * uint64_t(L), i0, j0, S, z);
@@ -188,8 +198,12 @@ void efficientAttentionBackwardCpu(const at::Tensor& grad_out, const at::Tensor&
   TORCH_CHECK(lse.dim() == 3 && lse.size(0) == B && lse.size(1) == H && lse.size(2) >= L,
               "_scaled_dot_product_efficient_attention_backward on npu: logsumexp of shape ", lse.sizes(),
               " does not match query ", query.sizes(), " (was the forward run with compute_log_sumexp=True?)");
+  if (bf16AttentionBackward(grad_out, query, key, value, bias, out, lse, scale, is_causal, dropout, grad_query,
+                            grad_key, grad_value, grad_bias))
+    return;
   const bool use_dropout = dropout.p > 0.0;
-  const auto [kBlockQ, kBlockK] = blocksFor(L, S);
+  const bool fused = bf16simd::avx512();
+  const auto [kBlockQ, kBlockK] = attentionBlocks(L, S);
   // One task per (batch, key/value head): its key and value gradients have one writer.
   at::parallel_for(0, B * Hkv, 1, [&](int64_t begin, int64_t end) {
     at::Tensor p_buf = at::empty({kBlockQ * kBlockK}, at::kFloat), dp_buf = at::empty({kBlockQ * kBlockK}, at::kFloat);
@@ -224,17 +238,29 @@ void efficientAttentionBackwardCpu(const at::Tensor& grad_out, const at::Tensor&
             const at::Tensor q = q_all.slice(0, i0, i0 + m), d_o = do_all.slice(0, i0, i0 + m);
             at::Tensor p = block(p_buf, m, n), dp = block(dp_buf, m, n);
             scores(p, q, k, bias_bh, i0, j0, is_causal);
-            p.sub_(lse_all.slice(0, i0, i0 + m).unsqueeze(1)).exp_();
             at::mm_out(dp, d_o, v.t());
-            if (use_dropout) {
-              at::Tensor z = block(z_buf, m, n), pz = block(pz_buf, m, n);
-              dropoutScale(dropout, uint64_t(b * H + h) * uint64_t(L), i0, j0, S, z);
-              dv_blk.addmm_(at::mul_out(pz, p, z).t(), d_o);
-              dp.mul_(z);
-            } else {
+            at::Tensor ds;
+            if (fused && !use_dropout) {
+              // p = exp(s - lse) and dS = p * (dP - delta) in one AVX-512 pass per row (dS in dp's buffer).
+              const float* lp = lse_all.const_data_ptr<float>() + i0 * lse_all.stride(0);
+              const float* dl = delta.const_data_ptr<float>() + i0;
+              float *pp = p.data_ptr<float>(), *dpp = dp.data_ptr<float>();
+              for (int64_t r = 0; r < m; ++r)
+                bf16simd::expGrad(pp + r * n, dpp + r * n, n, lp[r * lse_all.stride(0)], dl[r]);
               dv_blk.addmm_(p.t(), d_o);
+              ds = dp;
+            } else {
+              p.sub_(lse_all.slice(0, i0, i0 + m).unsqueeze(1)).exp_();
+              if (use_dropout) {
+                at::Tensor z = block(z_buf, m, n), pz = block(pz_buf, m, n);
+                dropoutScale(dropout, uint64_t(b * H + h) * uint64_t(L), i0, j0, S, z);
+                dv_blk.addmm_(at::mul_out(pz, p, z).t(), d_o);
+                dp.mul_(z);
+              } else {
+                dv_blk.addmm_(p.t(), d_o);
+              }
+              ds = p.mul_(dp.sub_(delta.slice(0, i0, i0 + m).unsqueeze(1)));
             }
-            at::Tensor ds = p.mul_(dp.sub_(delta.slice(0, i0, i0 + m).unsqueeze(1)));
             if (grad_bias.defined()) grad_bias[b][h].slice(0, i0, i0 + m).slice(1, j0, j0 + n).copy_(ds);
             dq.slice(0, i0, i0 + m).addmm_(ds, k, 1.0, scale);
             dk_blk.addmm_(ds.t(), q);

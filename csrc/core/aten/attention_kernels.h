@@ -7,7 +7,9 @@
 // L x S matrix exists beyond one block. Backward recomputes each block's
 // probabilities from the saved log-sum-exp, FlashAttention-2 style. Blocks
 // are widened to fp32 and the GEMMs are ATen's CPU at::mm/at::addmm on them;
-// half-precision outputs are rounded once, at the end.
+// half-precision outputs are rounded once, at the end. On AVX-512 CPUs the
+// softmax steps are fused row passes (bf16_simd.h); bf16 on AVX512-BF16 CPUs
+// goes to the native kernels of attention_bf16.h instead (run-time choice).
 //
 // Dropout keeps element (b, h, i, j) iff u(seed, offset + ((b*H + h)*L + i)*S + j)
 // >= p, where u is a counter-based hash to [0, 1): backward regenerates the
@@ -18,9 +20,20 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 namespace npudist::core {
+
+// Rows of queries and keys per block of the blocked kernels (fp32 here, bf16 in attention_bf16.h).
+// Short sequences: 64 x 256 (a 64 KiB fp32 score block; causal diagonal blocks waste little). From
+// 1024 on: 256 x 512, as PyTorch's CPU flash kernel splits (sdp_utils' qSplitSize/kvSplitSize): the
+// GEMMs are ~8x larger and run closer to the BLAS peak, and the diagonal's share of the work is small.
+struct AttentionBlocks {
+  int64_t q, k;
+};
+inline AttentionBlocks attentionBlocks(int64_t L, int64_t S) { return {L >= 1024 ? 256 : 64, S >= 1024 ? 512 : 256}; }
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
 
 struct AttentionDropout {
   double p = 0.0;

@@ -10,7 +10,7 @@
 #include "core/device.h"
 #include "core/graph/capture.h"
 #include "core/stream.h"
-#include "profiler/device_hooks.h"
+#include "profiler/kernel_scope.h"
 
 namespace npudist::core {
 namespace {
@@ -73,21 +73,16 @@ class FallbackCall {
     checkCpuMixing();
     c10::DeviceIndex device = device_ >= 0 ? device_ : currentDevice();
     c10::DeviceGuard guard(npuDevice(device));
-    // A step trace separates the host's own time from waiting for the stream (docs/plan.md).
-    const int64_t wait_from = C10_UNLIKELY(profiler::stepTrace()) ? profiler::nowNs() : 0;
+    const int64_t wait_from = profiler::waitStart();
     waitCurrentStream(device);
     {
-      profiler::DeviceScope timed(profiler::EventKind::kKernel, device);
-      const bool shapes = C10_UNLIKELY(timed.on()) && profiler::stepTrace();
-      if (shapes && wait_from) timed.arg("Wait ns", std::to_string(timed.event().start_ns - wait_from));
-      if (C10_UNLIKELY(timed.on())) timed.event().name = profiler::kernelName(schema.name());
-      if (shapes) profiler::describeKernelInputs(timed, stack_->data() + first, num_args);
+      profiler::KernelScope timed(schema.name(), device, stack_->data() + first, num_args, wait_from);
       std::optional<RedirectToNpu> redirect;
       if (!cpu_target_) redirect.emplace(device);
       op_.redispatchBoxed(c10::DispatchKeySet(cpu_key_), stack_);
-      if (shapes) {
+      if (timed.shapes()) {
         size_t n = schema.returns().size();
-        profiler::describeKernelOutputs(timed, stack_->data() + stack_->size() - n, n);
+        timed.outputs(stack_->data() + stack_->size() - n, n);
       }
     }
     for (const AliasedStorage& s : storages_) syncStorageBack(s.npu, s.cpu);

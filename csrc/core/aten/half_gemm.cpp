@@ -17,11 +17,11 @@
 
 #include "core/allocator/cpu_redirect.h"
 #include "core/aten/cpu_alias.h"
+#include "core/aten/bf16_simd.h"
 #include "core/aten/fallback.h"
 #include "core/graph/capture_state.h"
 #include "core/stream.h"
-#include "profiler/device_hooks.h"
-#include "profiler/recorder.h"
+#include "profiler/kernel_scope.h"
 
 namespace npudist::core {
 namespace {
@@ -29,6 +29,7 @@ namespace {
 std::atomic<int64_t> g_block_bytes{16 << 20};
 std::atomic<int64_t> g_calls{0};
 std::atomic<bool> g_enabled{true};
+std::atomic<bool> g_native_bf16{true};
 
 enum class Kind { kMm, kBmm, kAddmm, kBaddbmm, kAddbmm };
 enum class Form { kFunctional, kOut, kInplace };
@@ -122,6 +123,15 @@ std::optional<std::vector<int64_t>> fastShape(const Call& c) {
   return shape;
 }
 
+// bf16 on a CPU with AVX512-BF16: PyTorch's CPU bf16 GEMM (oneDNN) multiplies bf16 pairs natively and
+// accumulates in fp32, rounding once, 3-4x faster than widening to an fp32 GEMM here. Below ~32^3
+// multiply-adds its set-up costs more than widening saves.
+bool nativeBf16(const Call& c) {
+  if (c.a.scalar_type() != c10::kBFloat16 || !g_native_bf16.load(std::memory_order_relaxed)) return false;
+  const int64_t macs = (c.a.dim() == 3 ? c.a.size(0) : 1) * c.a.size(-2) * c.a.size(-1) * c.b.size(-1);
+  return macs >= 32 * 32 * 32 && bf16simd::available();
+}
+
 constexpr int64_t kMinBlock = 64;
 
 struct GemmBlocks {
@@ -213,15 +223,14 @@ void npuHalfGemm(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   // A capturing stream records the op through the fallback (replay runs PyTorch's CPU kernel).
   bool capturing = shape && C10_UNLIKELY(graph::anyCapture()) && !inDeferredWork() &&
                    graph::captureOfCurrent(call->a.device().index()) != nullptr;
-  if (!shape || capturing || !g_enabled.load(std::memory_order_relaxed)) {
+  if (!shape || capturing || !g_enabled.load(std::memory_order_relaxed) || nativeBf16(*call)) {
     npuFallback(op, stack);
     return;
   }
   const Call& c = *call;
   c10::DeviceIndex device = c.a.device().index();
   c10::DeviceGuard guard(c.a.device());
-  // A step trace separates the host's own time from waiting for the stream (docs/plan.md).
-  const int64_t wait_from = C10_UNLIKELY(profiler::stepTrace()) ? profiler::nowNs() : 0;
+  const int64_t wait_from = profiler::waitStart();
   waitCurrentStream(device);
   at::Tensor result;
   if (c.form == Form::kFunctional) {
@@ -231,19 +240,13 @@ void npuHalfGemm(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     at::native::resize_output(result, *shape);
   }
   {
-    profiler::DeviceScope timed(profiler::EventKind::kKernel, device);
     // described as the fallback describes a kernel, so the planner's step trace has its shapes and FLOPs
-    const bool shapes = C10_UNLIKELY(timed.on()) && profiler::stepTrace();
-    if (C10_UNLIKELY(timed.on())) timed.event().name = profiler::kernelName(op.schema().name());
-    if (shapes) {
-      if (wait_from) timed.arg("Wait ns", std::to_string(timed.event().start_ns - wait_from));
-      size_t n = op.schema().arguments().size();
-      profiler::describeKernelInputs(timed, stack->data() + stack->size() - n, n);
-    }
+    const size_t n = op.schema().arguments().size();
+    profiler::KernelScope timed(op.schema().name(), device, stack->data() + stack->size() - n, n, wait_from);
     compute(c, result, device);
-    if (shapes) {
+    if (timed.shapes()) {
       c10::IValue out(result);
-      profiler::describeKernelOutputs(timed, &out, 1);
+      timed.outputs(&out, 1);
     }
   }
   g_calls.fetch_add(1, std::memory_order_relaxed);
@@ -266,6 +269,10 @@ int64_t halfGemmBlockBytes() { return g_block_bytes.load(); }
 bool setHalfKernelsEnabled(bool on) { return g_enabled.exchange(on); }
 
 bool halfKernelsEnabled() { return g_enabled.load(std::memory_order_relaxed); }
+
+bool setHalfGemmNativeBf16(bool on) { return g_native_bf16.exchange(on); }
+
+bool halfGemmNativeBf16() { return g_native_bf16.load(std::memory_order_relaxed) && bf16simd::available(); }
 
 int64_t halfGemmCalls() { return g_calls.load(); }
 

@@ -4,6 +4,8 @@
 // output's rows and columns (and batches), never over the contraction, so each
 // element equals `op(a.float(), b.float()).to(dtype)` and no fp32 copy of a
 // whole operand is kept beyond the kernel (docs/device_api.md, "Half precision").
+// Exception: bf16 on CPUs with AVX512-BF16 runs PyTorch's native CPU bf16 GEMM
+// (setHalfGemmNativeBf16 below), same numerics up to summation order.
 #pragma once
 
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -37,6 +39,14 @@ int64_t halfGemmBlockBytes();
 // two side by side). Returns the previous value.
 bool setHalfKernelsEnabled(bool on);
 bool halfKernelsEnabled();
+
+// bf16 GEMMs on a CPU with AVX512-BF16 (checked at run time) run PyTorch's CPU bf16 GEMM instead of
+// widening: native bf16 products, fp32 accumulation, one rounding, as widening (the bits may differ
+// from widening's in the last place: another summation order). Elsewhere, and for fp16, they widen.
+// On by default; off makes every bf16 GEMM widen (bit-equal to the fp32 GEMM). Returns the previous
+// value; halfGemmNativeBf16() says whether the native path is on and this CPU has it.
+bool setHalfGemmNativeBf16(bool on);
+bool halfGemmNativeBf16();
 
 // Counts calls that took the widening path (tests check that an op reached it).
 int64_t halfGemmCalls();

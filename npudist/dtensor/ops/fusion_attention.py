@@ -466,3 +466,57 @@ def fusion_attention_grad_strategy(query, key, value, dy, head_num, input_layout
     kw = [(6 + len(args) + j, v.placements) for j, v in enumerate(vals) if is_spec(v)]
     keep = [(outs, ins) for outs, ins in out if all(ins[i] in current for i, current in kw)]
     return keep or out
+
+
+# ------------------------------------------------------------------ FLOPs
+def _schema_args(name: str, args, kwargs) -> dict:
+    schema = getattr(torch.ops.npu, name).default._schema
+    named = {a.name: a.default_value if a.has_default_value() else None for a in schema.arguments}
+    named.update(zip((a.name for a in schema.arguments), args, strict=False))
+    named.update(kwargs)
+    return named
+
+
+def attention_flops(q_shape, k_shape, head_num: int, layout: str, masked_causal: bool) -> int:
+    """Multiply-add FLOPs x 2 of the forward's two GEMMs (q k^T and p v) that the kernel computes: 4 B N Sq
+    Skv D, times (Sq+1)/(2 Sq) for causal modes (fully masked blocks are skipped, as flash attention does)."""
+    if layout == "BSND":
+        b, sq, n, d = q_shape
+        skv = k_shape[1]
+    elif layout == "BNSD":
+        b, n, sq, d = q_shape
+        skv = k_shape[2]
+    elif layout in ("BSH", "SBH"):
+        b, sq, h = q_shape if layout == "BSH" else (q_shape[1], q_shape[0], q_shape[2])
+        n, d = head_num, h // max(1, head_num)
+        skv = k_shape[1] if layout == "BSH" else k_shape[0]
+    else:
+        return 0
+    full = 4 * b * n * sq * skv * d
+    return full * (sq + 1) // (2 * sq) if masked_causal and sq == skv else full
+
+
+def _causal(named) -> bool:
+    return named.get("atten_mask") is not None and named.get("sparse_mode") in (2, 3)
+
+
+def _register_flops() -> None:
+    from torch.utils.flop_counter import flop_registry, register_flop_formula
+
+    if torch.ops.npu.npu_fusion_attention in flop_registry:
+        return
+
+    @register_flop_formula(torch.ops.npu.npu_fusion_attention)
+    def _fwd(*args, out_val=None, **kwargs):
+        a = _schema_args("npu_fusion_attention", args, kwargs)
+        return attention_flops(a["query"], a["key"], a["head_num"], a["input_layout"], _causal(a))
+
+    # backward: dS = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q, and S = Q K^T recomputed: 5 GEMMs for the
+    # forward's 2, i.e. 2.5 x the forward
+    @register_flop_formula(torch.ops.npu.npu_fusion_attention_grad)
+    def _bwd(*args, out_val=None, **kwargs):
+        a = _schema_args("npu_fusion_attention_grad", args, kwargs)
+        return 5 * attention_flops(a["query"], a["key"], a["head_num"], a["input_layout"], _causal(a)) // 2
+
+
+_register_flops()

@@ -1,7 +1,7 @@
 """A forked child of a process with live hccl groups: it exits through atexit
 (the shutdown of npudist's threads), which must not join the parent's threads.
 
-Standalone (not common.py): common.py arms faulthandler.dump_traceback_later, and a child
+Standalone (not run_on_ranks): npudist.testing.rank.prepare arms faulthandler.dump_traceback_later, and a child
 forked while that is armed hangs in CPython's own finalization (faulthandler's watchdog
 thread exists only in the parent), which is not what this test is about."""
 import os

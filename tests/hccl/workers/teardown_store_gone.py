@@ -1,14 +1,18 @@
 """Rank 0 hosts the TCPStore and leaves first; rank 1 keeps its groups and exits afterwards
-(the teardown case: exit when the store host is gone)."""
+(the teardown case: exit when the store host is gone). Standalone: what happens after the
+rank's code (no destroy_process_group, the exit) is the point."""
 import os
 import time
 
 import torch
 import torch.distributed as dist
-from common import RANK, init, report
 from teardown_job import our_threads
 
-init()
+from npudist.testing import rank
+from npudist.testing.checks import report
+
+rank.init("hccl")
+RANK = rank.rank()
 t = torch.ones(4, device="npu")
 dist.all_reduce(t)
 dist.barrier()

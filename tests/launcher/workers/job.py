@@ -131,5 +131,23 @@ elif mode == "restart":  # attempt 0: rank 1 fails; later attempts succeed and r
     if attempt == 0:
         time.sleep(600)
 
+elif mode == "restart-store":  # each attempt: a Gloo group beside hccl; attempt 0's rank 1 dies after it
+    from npudist.fsdp import checkpoint_process_group
+
+    attempt = int(os.environ["TORCHELASTIC_RESTART_COUNT"])
+    dist.init_process_group("hccl", device_id=torch.device("npu", local_rank))
+    store = dist.distributed_c10d._get_default_store()
+    seen = [a for a in range(attempt) if store.check([f"probe_a{a}_r{rank}"])]  # an earlier attempt's key?
+    store.set(f"probe_a{attempt}_r{rank}", "1")
+    group = checkpoint_process_group()  # Gloo connectFullMesh through the store
+    t = torch.ones(1)
+    dist.all_reduce(t, group=group)
+    say(rank=rank, attempt=attempt, gloo_sum=int(t.item()), earlier_keys=",".join(map(str, seen)) or "-")
+    if attempt == 0 and rank == 1:
+        os._exit(3)
+    if attempt == 0:
+        time.sleep(600)
+    dist.destroy_process_group()
+
 else:
     sys.exit(f"unknown mode {mode}")

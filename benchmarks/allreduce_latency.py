@@ -223,7 +223,8 @@ def main():
                **({"NPUDIST_BENCH_DS_LIB": lib} if lib else {"NPUDIST_BENCH_DS_ERROR": f"unavailable: {why}"}))
     argv = [os.path.abspath(__file__), "--rank-main", "--sizes", *map(str, args.sizes), "--dtype", args.dtype,
             "--blocks", str(args.blocks), "--block", str(args.block), "--pin", args.pin] + (["--raw"] if args.raw else [])
-    r = multiproc.launch(argv, args.ranks, env=env, timeout=args.timeout)
+    # fresh interpreters, as a job starts its ranks (not forked from the test harness's zygote)
+    r = multiproc.launch(argv, args.ranks, env=env, timeout=args.timeout, zygote=False)
     if not r.ok():
         raise SystemExit(f"a rank failed:\n{r.explain()}")
     per_rank = r.results(0)[-1]

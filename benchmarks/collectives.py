@@ -311,7 +311,8 @@ def launch(world, args, ds_env):
     argv += ["--zero-copy-compare"] if args.zero_copy_compare else []
     # the caller's HCCL_*/NPUDIST_* settings (e.g. HCCL_BUFFSIZE) apply to the ranks
     env = dict(multiproc.inherited("HCCL_", "NPUDIST_"), **ds_env)
-    r = multiproc.launch(argv, world, env=env, timeout=args.timeout)
+    # fresh interpreters, as a job starts its ranks (not forked from the test harness's zygote)
+    r = multiproc.launch(argv, world, env=env, timeout=args.timeout, zygote=False)
     if not r.ok():
         raise SystemExit(f"a rank failed:\n{r.explain()}")
     return r.results(0)[-1]["rows"]

@@ -90,7 +90,7 @@ def run_job(on, iters, interval):
     metrics = multiproc.free_port()
     env = {"NPUDIST_METRICS_PORT": metrics} if on else {"NPUDIST_HCCL_WATCHDOG": "0",
                                                           "TORCH_HCCL_TRACE_BUFFER_SIZE": "0"}
-    job = multiproc.start([os.path.abspath(__file__), "--worker", "--iters", iters], 2, env=env)
+    job = multiproc.start([os.path.abspath(__file__), "--worker", "--iters", iters], 2, env=env, zygote=False)
     stop, counts = threading.Event(), [0]
     scraper = None
     if on:

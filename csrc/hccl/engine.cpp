@@ -62,9 +62,13 @@ Engine::Engine(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
   const auto connect = connectTimeout();
   // A group name comes back after destroy_process_group + init_process_group
   // while the store (an agent's) lives on: every incarnation has its own keys.
-  // An elastic restart reuses the agent's store with fresh processes (whose
-  // counters start again at 0): the attempt number keeps their keys apart.
-  const std::string attempt = env::getString("TORCHELASTIC_RESTART_COUNT", "0");  // torchelastic's, verbatim
+  // An elastic restart that reuses the agent's store (TORCHELASTIC_USE_AGENT_STORE=True)
+  // starts fresh processes whose counters start again at 0: the attempt number
+  // keeps their keys apart. Each agent counts its own attempts (one restarted for
+  // another node's failure does not count it), so where rank 0 of each round
+  // hosts a fresh store (npurun's default) the attempt must stay out of the keys.
+  const bool agent_store = env::getString("TORCHELASTIC_USE_AGENT_STORE", "") == "True";
+  const std::string attempt = agent_store ? env::getString("TORCHELASTIC_RESTART_COUNT", "0") : "0";
   const std::string prefix = "hccl/" + attempt + "." + std::to_string(nextIncarnation(name)) + "/";
   topo.rank = rank;
   topo.size = size;

@@ -60,12 +60,14 @@ def test_legacy_tensor_types_device_and_errors():
 
 # ------------------------------------------------------------------ CANN environment
 def _fresh(code, env_extra=None, cwd=None):
-    """Runs code in a fresh interpreter with no CANN variables in its environment (plus env_extra)."""
+    """Runs code in a fresh interpreter with no CANN variables in its environment (plus env_extra),
+    under the harness's environment policy (npudist.testing.multiproc.clean_env)."""
     import subprocess
     import textwrap
 
-    env = {k: v for k, v in os.environ.items() if k not in CANN_VARS}
-    env.update(env_extra or {})
+    from npudist.testing.multiproc import clean_env
+
+    env = clean_env({**{k: None for k in CANN_VARS}, **(env_extra or {})})
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True,
                           timeout=180, cwd=cwd)
 

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 import npudist
+from npudist.testing.multiproc import REPO, clean_env
 
 PKG = os.path.join(os.path.dirname(npudist.__file__), "dtensor")
 OP_MODULES = ("rms_norm", "rotary_mul", "swiglu", "fusion_attention")
@@ -98,7 +99,8 @@ if order == "dtensor-first":
 @pytest.mark.parametrize("order", ["ops-first", "dtensor-first"])
 def test_defining_ops_is_cheap_and_strategies_reach_dtensor(order):
     """In a fresh interpreter each; the dtensor-first one also checks the removed alias paths stay gone."""
-    r = subprocess.run([sys.executable, "-c", CHECK, order, OLD], capture_output=True, text=True, timeout=180)
+    r = subprocess.run([sys.executable, "-c", CHECK, order, OLD], capture_output=True, text=True, timeout=180,
+                       env=clean_env(), cwd=REPO)
     assert r.returncode == 0, r.stderr
     lines = [x for x in r.stdout.splitlines() if x.startswith("RESULT")]
     loaded = "True" if order == "dtensor-first" else "False"

@@ -8,6 +8,7 @@ import pytest
 
 from npudist.testing.dtensor_coverage import KNOWN_NPU_ONLY, render, unexplained_npu_only
 from npudist.testing.dtensor_sweep import run_sweep
+from npudist.testing.multiproc import REPO, clean_env
 
 # A fixed sample covering pointwise, reductions, views, matmul, norms, indexing, random and
 # no-strategy ops (the last must fail the same way on both meshes).
@@ -36,7 +37,7 @@ def test_sweep_sample_npu_matches_cpu():
 def test_full_sweep_npu_passes_everything_cpu_passes(tmp_path):
     out = tmp_path / "cov.json"
     proc = subprocess.run([sys.executable, "-m", "npudist.testing.dtensor_coverage", "--json", str(out)],
-                          capture_output=True, text=True, timeout=7000)
+                          capture_output=True, text=True, timeout=7000, env=clean_env(), cwd=REPO)
     print(proc.stdout[-6000:])
     report = json.loads(out.read_text())
     assert len(report["results"]) > 600

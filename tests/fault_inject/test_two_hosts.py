@@ -126,3 +126,33 @@ def test_losing_a_host_the_job_goes_on_on_the_other_host_resharded(tmp_path):
         assert max(abs(d) for d in diff.values()) < 0.05, diff
         time.sleep(1)
         assert hosts.pids(0) == [] and hosts.shm_entries(0) == []
+
+
+@pytest.mark.timeout(1200)
+def test_a_partition_between_the_hosts_restarts_and_resumes_bit_exact(tmp_path):
+    # the soak's partition case (it needs two hosts): from its 150th collective rank 3's traffic to
+    # host a stalls; every rank times out, npurun restarts both hosts, the job resumes bit for bit
+    base = ELASTIC + ["--pg-timeout", "10"]
+    with netns.TwoHosts(tmp_path / "hosts") as hosts:
+        runs = {}
+        for name, fault in (("ref", None), ("partition", "rank=3,kind=partition,peers=0+1,collective=150")):
+            extra = {"NPUDIST_FAULT_INJECT": fault} if fault else {}
+            args = base + ["--ckpt-dir", str(tmp_path / name), "--loss-log", str(tmp_path / f"{name}.loss")]
+            logs = [tmp_path / f"{name}-{i}.log" for i in range(2)]
+            procs = [two_hosts.start(hosts, i, logs[i], args, rdzv_id=name, max_restarts=1, **extra)
+                     for i in range(2)]
+            codes = [p.wait(timeout=600) for p in procs]
+            out = read(logs[0]) + read(logs[1])
+            assert codes == [0, 0], (codes, out[-6000:])
+            runs[name] = out
+            time.sleep(1)
+            assert hosts.pids(0) == [] and hosts.pids(1) == []
+            assert hosts.shm_entries(0) == [] and hosts.shm_entries(1) == []
+        out = runs["partition"]
+        assert "(injected: rank=3,kind=partition,peers=0+1,collective=150)" in out, out[-6000:]
+        assert "npurun: restarting the job (attempt 2 of 2)" in out, out[-6000:]
+        assert read_losses(tmp_path / "partition.loss") == read_losses(tmp_path / "ref.loss")
+        from npudist.testing.flagship import differences, load_checkpoint
+        a = load_checkpoint(tmp_path / "ref" / "step_0000016", tmp_path / "ref.pt")
+        b = load_checkpoint(tmp_path / "partition" / "step_0000016", tmp_path / "partition.pt")
+        assert differences(a, b) == []

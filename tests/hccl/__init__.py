@@ -1,11 +1,11 @@
 """Tests of the hccl c10d backend.
 
 ``run_ranks(fn, nranks, *args, ...)`` is :func:`npudist.testing.multiproc.run_on_ranks` (the rank
-code a function of the test module); ``launch(script, nranks, ...)`` is
-:func:`npudist.testing.multiproc.launch` on ``tests/hccl/workers/<script>`` (the scripts not yet
-moved, and the standalone ones: fork, spawn, npurun). Both set
-``TORCH_HCCL_ASYNC_ERROR_HANDLING=0``: these tests check what the survivors of a failure see and
-do next; the watchdog's default (take the process down) is tested in tests/watchdog.
+code of every test is a function of its test module); ``launch(script, nranks, ...)`` is
+:func:`npudist.testing.multiproc.launch` on ``tests/hccl/workers/<script>``, the programs that must
+be standalone (the fork, spawn and exit-time teardown cases; ``restart.py`` runs under npurun).
+Both set ``TORCH_HCCL_ASYNC_ERROR_HANDLING=0``: these tests check what the survivors of a failure
+see and do next; the watchdog's default (take the process down) is tested in tests/watchdog.
 """
 import os
 

@@ -4,7 +4,7 @@ above a chunk), and the behaviours the suite runs only for BACKEND == "gloo"
 (all_reduce_coalesced ops, also on a group of some ranks, object collectives, get_future
 chains, batch_isend_irecv with tags, a group's timeout, DDP gradient accumulation under
 no_sync with and without comm hooks and gradient_as_bucket_view, on cpu and npu). Values are compared bitwise where the result is pure data
-movement or a fixed-order reduction (tests/hccl/workers/c10d_semantics.py)."""
+movement or a fixed-order reduction (``c10d_semantics_on_rank``)."""
 import contextlib
 import copy
 import datetime

@@ -1,7 +1,7 @@
 """Recycled Works of the latency path (csrc/hccl/work.h, WorkPool): a Work or a
 future the user keeps is never reused under them (result, second wait, future value, error
 and completion stay their collective's), values stay bitwise right through recycled Works,
-and the group's counters count each collective once (tests/hccl/workers/work_pool.py)."""
+and the group's counters count each collective once (``work_pool_on_rank``)."""
 import pytest
 import torch
 import torch.distributed as dist

@@ -19,7 +19,7 @@ from . import CPU_AND_NPU, Checker, run_ranks
 
 def zero_copy_on_rank(*argv):
     """Zero-copy collectives: bitwise against the staged path, free/reuse races, a peer
-    killed while its memory is mapped. Mode from argv[1]: "bitwise", "race", "race-broken" or "kill"."""
+    killed while its memory is mapped. Mode from argv[0]: "bitwise", "race", "race-broken" or "kill"."""
     RANK, WORLD = rank_setup.rank(), rank_setup.world_size()
     chk = Checker()
     MODE = argv[0]

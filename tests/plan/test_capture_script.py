@@ -61,8 +61,8 @@ def test_flagship_capture_matches_its_real_trace(flagship):
                     for o in t["ops"] if o["kind"] == "collective"]
 
         def gemms(t):
-            return [(o["name"], [i["shape"] for i in o["inputs"] if isinstance(i, dict)], o["dtype"] if "dtype" in o
-                     else o["inputs"][-1]["dtype"], o["flops"]) for o in t["ops"]
+            return [(o["name"], [i["shape"] for i in o["inputs"] if isinstance(i, dict)],
+                     [i["dtype"] for i in o["inputs"] if isinstance(i, dict)], o["flops"]) for o in t["ops"]
                     if o["kind"] == "kernel" and o["name"] in GEMM]
 
         # FSDP2's all-gathers and reduce-scatters, the clipping all_reduce and the stop flag's, in order, same bytes

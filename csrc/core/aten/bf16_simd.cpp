@@ -1,18 +1,28 @@
 #include "core/aten/bf16_simd.h"
 
 #include <ATen/cpu/Utils.h>
-#include <immintrin.h>
+
+#include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define NPU_HAVE_X86_SIMD 1
+#else
+#define NPU_HAVE_X86_SIMD 0
+#endif
 
 // Only functions marked NPU_AVX512 use AVX-512 (this unit is compiled for the baseline ISA, so the
 // inline code it shares with the rest of the library stays baseline); callers check available().
 #define NPU_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma")))
 #define NPU_AVX512F __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
 
+#if NPU_HAVE_X86_SIMD
 namespace npudist::core::bf16simd {
 namespace {
 
@@ -306,3 +316,34 @@ NPU_AVX512 void backwardRowPair(const BackwardRow& r0, const BackwardRow& r1, in
 }
 
 }  // namespace npudist::core::bf16simd
+#else
+// Not x86-64: no AVX-512; available() and avx512() say so and the kernels are never called.
+namespace npudist::core::bf16simd {
+bool avx512() { return false; }
+bool available() { return false; }
+[[noreturn]] void unreachable() {
+  TORCH_CHECK(false,
+              "internal error: a bf16simd kernel was called on a CPU without AVX-512 (callers check available())");
+  std::abort();
+}
+#define NPU_UNREACHABLE unreachable()
+void gemm(int64_t, int64_t, int64_t, const uint16_t*, int64_t, const uint32_t*, int64_t, float*, int64_t, bool) {
+  NPU_UNREACHABLE;
+}
+void packTransposed(const uint16_t*, int64_t, int64_t, int64_t, uint32_t*, int64_t) { NPU_UNREACHABLE; }
+void packRowPairs(const uint16_t*, int64_t, int64_t, int64_t, uint32_t*, int64_t) { NPU_UNREACHABLE; }
+void transpose(const uint16_t*, int64_t, int64_t, int64_t, uint16_t*, int64_t) { NPU_UNREACHABLE; }
+float rowMax(const float*, int64_t) { NPU_UNREACHABLE; }
+float expSum(float*, int64_t, float) { NPU_UNREACHABLE; }
+void expGrad(float*, float*, int64_t, float, float) { NPU_UNREACHABLE; }
+float scaleBiasMax(float*, int64_t, float, const uint16_t*) { NPU_UNREACHABLE; }
+float expToBf16(const float*, int64_t, int64_t, float, uint16_t*) { NPU_UNREACHABLE; }
+void scale(float*, int64_t, float) { NPU_UNREACHABLE; }
+void scaleToBf16(const float*, int64_t, float, uint16_t*) { NPU_UNREACHABLE; }
+float dot(const uint16_t*, const uint16_t*, int64_t) { NPU_UNREACHABLE; }
+void transposeToBf16(const float*, int64_t, int64_t, int64_t, float, uint16_t*, int64_t) { NPU_UNREACHABLE; }
+void backwardRowPair(const BackwardRow&, const BackwardRow&, int64_t, int64_t, float, uint32_t*, uint32_t*) {
+  NPU_UNREACHABLE;
+}
+}  // namespace npudist::core::bf16simd
+#endif

@@ -1,6 +1,6 @@
 """Run by npurun --max-restarts 1: rank 1 fails in the first attempt while rank 0
 is inside a collective; the second attempt must set up its groups afresh in the
-same agent store (keys carry TORCHELASTIC_RESTART_COUNT) and succeed."""
+store (a fresh one, or the agent's with keys carrying TORCHELASTIC_RESTART_COUNT) and succeed."""
 import os
 import sys
 

@@ -87,7 +87,7 @@ setup() {
   local meta_hash build_hash torch_version
   torch_version=$("$PY" -c "import importlib.metadata as m; print(m.version('torch'))")
   meta_hash=$(cat pyproject.toml setup.py | sha256sum | cut -c1-16)
-  build_hash=$( (find csrc -type f | sort | xargs cat; cat setup.py pyproject.toml; echo "$torch_version") | sha256sum | cut -c1-16)
+  build_hash=$( (find csrc -type f | sort | xargs cat; cat setup.py csrc_unity.py csrc_includes.py pyproject.toml; echo "$torch_version") | sha256sum | cut -c1-16)
   if [ "$(cat "$VENV/.meta-stamp" 2>/dev/null)" != "$meta_hash" ]; then
     log "installing npudist (editable, no build isolation: keeps the pinned torch)"
     NPUDIST_SKIP_EXT_BUILD=1 "$PY" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e .

@@ -22,6 +22,7 @@ from torch.utils.cpp_extension import BuildExtension, CppExtension
 ROOT = os.path.dirname(os.path.abspath(__file__))
 # PEP 517 builds (pip install -e .) run this file without the repository on sys.path.
 sys.path.insert(0, ROOT)
+import csrc_unity  # noqa: E402  (after the repository is on sys.path)
 from csrc_includes import includes_heavy_headers  # noqa: E402  (after the repository is on sys.path)
 
 # The standard torch 2.13's BuildExtension would append (torch's headers need C++20), named here
@@ -44,13 +45,21 @@ def write_build_info():
 
 
 def sources():
-    """Every .cpp under csrc/: a new unit is built (with the precompiled header) without an edit here."""
+    """Every .cpp under csrc/: a new unit is built (in its layer's unity chunk) without an edit here."""
     return sorted(glob.glob(os.path.join("csrc", "**", "*.cpp"), recursive=True))
 
 
-class PrecompiledHeaderBuild(BuildExtension):
-    """torch's BuildExtension (ninja) plus a GCC precompiled header of csrc/precompiled.h.
+class ExtensionBuild(BuildExtension):
+    """torch's BuildExtension (ninja) with a unity build, plus an opt-in GCC precompiled header.
 
+    Unity build (on by default; NPUDIST_BUILD_UNITY=0 compiles every unit alone): the units of one
+    layer of csrc/ are compiled as a few generated translation units, ``<build_temp>/unity/
+    unity_<layer>_<k>.cpp``, each #including a run of the layer's units (csrc_unity.py says how they
+    are grouped and the rules units follow), because torch's headers, not the units' own code, are
+    most of each unit's compile time. The generated files are rewritten only when their member list
+    changes, and ninja's depfiles name every member, so an edit rebuilds the one chunk holding it.
+
+    Precompiled header:
     torch's BuildExtension has no PCH outside JIT ``load(use_pch=True)``. Before the objects are
     compiled, this builds ``<build_temp>/pch/npudist_pch.h.gch`` with exactly the flags ninja
     gives every unit (same compiler, defines, -O, -std: GCC rejects a PCH built otherwise), and
@@ -69,6 +78,8 @@ class PrecompiledHeaderBuild(BuildExtension):
     """
 
     def build_extension(self, ext):
+        if _env_reader().get_bool("NPUDIST_BUILD_UNITY", True):
+            ext.sources = csrc_unity.write(csrc_unity.plan(ext.sources), os.path.join(self.build_temp, "unity"))
         if not (_env_reader().get_bool("NPUDIST_BUILD_PCH", False) and self._compiler_is_gcc()):
             return super().build_extension(ext)
         # Loading the .gch costs GCC seconds of CPU (it is ~0.5 GB): units that include nothing
@@ -187,5 +198,5 @@ setup(
             extra_compile_args=["-O2", "-g0", "-Wall", "-Wno-unused-parameter", "-Wno-sign-compare", CXX_STD],
         )
     ],
-    cmdclass={"build_ext": PrecompiledHeaderBuild.with_options(use_ninja=True)},
+    cmdclass={"build_ext": ExtensionBuild.with_options(use_ninja=True)},
 )

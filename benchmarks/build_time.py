@@ -1,29 +1,33 @@
-"""Compile time of each unit of npudist._C alone, with and without the precompiled header.
+"""Compile time of npudist._C in compiler CPU seconds: unity chunks vs units alone (vs a PCH).
 
-Reads the compile commands torch's BuildExtension wrote into ``build/temp.*/build.ninja`` (run
-``./run.sh setup`` or ``./run.sh build`` first), then compiles every unit by itself, one at a
-time, into a scratch directory with ccache disabled (CCACHE_DISABLE=1), in two modes side by
-side, interleaved unit by unit:
+Reads the compiler and flags torch's BuildExtension wrote into ``build/temp.*/build.ninja`` (run
+``./run.sh setup`` or ``./run.sh build`` first), then compiles, one at a time, into a scratch
+directory with ccache disabled (CCACHE_DISABLE=1), in the modes asked for, interleaved:
 
-- ``pch``: with ``-include`` of a GCC precompiled header of csrc/precompiled.h, built here with
-  the units' flags as setup.py builds it under NPUDIST_BUILD_PCH=1;
-- ``nopch``: the command without it (the default build).
+- ``unity``: the translation units the default build compiles (csrc_unity.py: the units of one
+  layer grouped into a few generated ``unity_<layer>_<k>.cpp``, plus units compiled alone);
+- ``units``: every .cpp under csrc/ as its own translation unit (``NPUDIST_BUILD_UNITY=0``, the
+  build before the unity build);
+- ``pch``: every .cpp alone with ``-include`` of a GCC precompiled header of csrc/precompiled.h
+  (as ``NPUDIST_BUILD_PCH=1`` builds it, with ``NPUDIST_BUILD_UNITY=0``); the .gch is timed too.
 
-(With NPUDIST_BUILD_PCH=1 setup.py gives the PCH only to units that include torch, ATen,
-pybind11 or Python headers; the ``built`` column says which way such a build compiles each unit,
-and the "PCH build" line sums that.)
+Then it links the objects of each mode once (``c++ -shared`` against torch's libraries) and
+prints, per mode, the sum of CPU seconds and the estimate of a quiet cold build at ``--jobs``
+parallel compiles: the compile jobs scheduled as ninja runs them (in build order, each on the
+first free job), plus the link. Times are the compiler's CPU seconds (user + system, from
+``getrusage`` of the child), which a busy shared machine stretches far less than wall time; on a
+quiet machine a job's wall time is its CPU time.
 
-It also times building the .gch itself. Prints one row per unit (seconds, ratio, whether the unit
-includes torch/ATen/c10/pybind11 headers), the sums, and an estimate of the cold build at
-``--jobs`` parallel compiles (sum / jobs, plus the .gch in pch mode; the link is not counted),
-and writes JSON. Times are the compiler's CPU seconds (user + system), which a busy shared
-machine stretches far less than wall time; the interleaving keeps both modes under the same
-load, so read the ratio. On a quiet machine a unit's wall time is its CPU time.
+``--whole`` instead runs the real build (``setup.py build_ext``, MAX_JOBS=``--jobs``) into scratch
+build directories and reports its CPU seconds (every child: compiles, link, Python) and wall time
+with ccache off, through a cold ccache (an empty CCACHE_DIR) and a warm one (the same again), and
+then the incremental rebuild after touching ``--touch`` (default a kernel file).
 
-    python benchmarks/build_time.py [--only REGEX] [--modes pch,nopch] [--repeat 1] [--jobs 2]
+    python benchmarks/build_time.py [--modes unity,units] [--only REGEX] [--repeat 1] [--jobs 2]
                                     [--json benchmarks/results/build_time.json]
+    python benchmarks/build_time.py --whole [--touch csrc/core/aten/half_gemm.cpp] [--jobs 2]
 
-A full run (68 units, both modes) takes about 15 minutes on a quiet 2-core machine.
+``--modes unity,units`` takes about 10 minutes of CPU (unity ~3, units ~7); ``--whole`` about 8.
 """
 import argparse
 import glob
@@ -38,31 +42,26 @@ import time
 
 from _results import write_json
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from csrc_includes import includes_heavy_headers
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)
+import csrc_unity  # noqa: E402  (after the repository is on sys.path)
+from csrc_includes import includes_heavy_headers  # noqa: E402  (after the repository is on sys.path)
+
 PCH_FLAGS = ("-Winvalid-pch", "-fpch-preprocess")
 
 
 def read_ninja(path):
-    """(cxx argv, cflags, post_cflags, [(object, source)]) from torch's build.ninja."""
-    variables, builds = {}, []
+    """(cxx argv, cflags, post_cflags) from torch's build.ninja."""
+    variables = {}
     for line in open(path):
-        line = line.rstrip("\n")
-        m = re.match(r"^(cxx|cflags|post_cflags) = (.*)$", line)
+        m = re.match(r"^(cxx|cflags|post_cflags) = (.*)$", line.rstrip("\n"))
         if m:
             variables[m.group(1)] = m.group(2)
-            continue
-        m = re.match(r"^build (\S+\.o): compile (\S+)$", line)
-        if m:
-            builds.append((m.group(1), m.group(2)))
     missing = {"cxx", "cflags", "post_cflags"} - variables.keys()
     if missing:
         raise SystemExit(f"{path}: no {sorted(missing)} line; was it written by torch's BuildExtension?")
-    return (shlex.split(variables["cxx"]), shlex.split(variables["cflags"]), shlex.split(variables["post_cflags"]),
-            builds)
+    return shlex.split(variables["cxx"]), shlex.split(variables["cflags"]), shlex.split(variables["post_cflags"])
 
 
 def strip_pch(flags):
@@ -80,100 +79,169 @@ def strip_pch(flags):
     return out
 
 
-def uses_torch(source):
-    text = open(source, errors="replace").read()
-    return bool(re.search(r"#include\s*[<\"](torch|ATen|c10|pybind11|Python)[/.]", text))
-
-
-def compile_once(cmd):
-    """CPU seconds (user + system) of the compiler running ``cmd``: unlike wall time, barely
-    stretched by other jobs on a shared machine (cache and memory-bandwidth contention remain)."""
-    env = dict(os.environ, CCACHE_DISABLE="1")
+def cpu_of(cmd, env=None, cwd=None):
+    """(CPU seconds, wall seconds) of running ``cmd`` (user + system of it and its waited-for
+    children): unlike wall time, barely stretched by other jobs on a shared machine (cache and
+    memory-bandwidth contention remain)."""
+    env = env or dict(os.environ, CCACHE_DISABLE="1")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode != 0:
-        raise SystemExit(f"compile failed:\n{shlex.join(cmd)}\n{r.stderr[-3000:]}")
+        raise SystemExit(f"failed:\n{shlex.join(cmd)}\n{(r.stderr or r.stdout)[-3000:]}")
     if ".gch" in r.stderr:  # -Winvalid-pch: GCC says why it did not use the header
         raise SystemExit(f"GCC rejected the precompiled header:\n{r.stderr[-2000:]}")
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
+
+
+def schedule(costs, jobs):
+    """Makespan of running ``costs`` in order on ``jobs`` workers, each job taking the next
+    compile when it is free (ninja's order is the build file's: the sources as setup.py lists them)."""
+    free = [0.0] * max(1, jobs)
+    for c in costs:
+        i = free.index(min(free))
+        free[i] += c
+    return max(free)
+
+
+def link_command(cxx, objects, out):
+    from torch.utils.cpp_extension import library_paths
+
+    return [*cxx, "-shared", *objects, *(f"-L{p}" for p in library_paths()), "-lc10", "-ltorch", "-ltorch_cpu",
+            "-ltorch_python", "-o", out]
+
+
+def per_unit(args, ninja):
+    cxx, cflags, post = read_ninja(ninja)
+    if os.path.basename(cxx[0]) in ("ccache", "sccache"):  # torch prefixes ccache when installed
+        cxx = cxx[1:]
+    post = strip_pch(post)
+    modes = [m for m in args.modes.split(",") if m]
+    for m in modes:
+        if m not in ("unity", "units", "pch"):
+            raise SystemExit(f"--modes: unknown mode {m!r}; use unity, units and/or pch")
+    os.chdir(REPO)
+    units = sorted(glob.glob(os.path.join("csrc", "**", "*.cpp"), recursive=True))
+    results = {"ninja": ninja, "compiler": subprocess.run([*cxx, "--version"], capture_output=True,
+                                                          text=True).stdout.splitlines()[0],
+               "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "load_avg_start": os.getloadavg(),
+               "jobs": args.jobs, "modes": {}}
+    with tempfile.TemporaryDirectory(prefix="npudist-build-time-") as tmp:
+        chunks = csrc_unity.plan(units)
+        unity_sources = csrc_unity.write(chunks, os.path.join(tmp, "unity"))
+        members = {src: m for src, (_, m) in zip(unity_sources, chunks, strict=True)}
+        header = os.path.join(tmp, "npudist_pch.h")
+        with open(header, "w") as f:
+            f.write(f'#include "{os.path.join(REPO, "csrc", "precompiled.h")}"\n')
+        jobs = {"unity": [(s, post) for s in unity_sources], "units": [(s, post) for s in units],
+                "pch": [(s, [*post, "-include", header, "-Winvalid-pch"] if includes_heavy_headers(s) else post)
+                        for s in units]}
+        if args.only:
+            jobs = {m: [(s, f) for s, f in js if re.search(args.only, s) or
+                        any(re.search(args.only, u) for u in members.get(s, []))] for m, js in jobs.items()}
+        if "pch" in modes:
+            gch_cmd = [*cxx, *cflags, "-x", "c++-header", header, "-o", header + ".gch", *post]
+            results["pch_build_s"] = min(cpu_of(gch_cmd)[0] for _ in range(args.repeat))
+            print(f"precompiled header: {results['pch_build_s']:.1f} s CPU", flush=True)
+        rows = {m: [] for m in modes}
+        # interleaved: the i-th compile of every mode, then the next, so all modes see the same load
+        for i in range(max(len(jobs[m]) for m in modes)):
+            for m in modes:
+                if i >= len(jobs[m]):
+                    continue
+                src, flags = jobs[m][i]
+                obj = os.path.join(tmp, m, f"{i}.o")
+                os.makedirs(os.path.dirname(obj), exist_ok=True)
+                cmd = [*cxx, *cflags, "-c", src, "-o", obj, *flags]
+                cpu = min(cpu_of(cmd)[0] for _ in range(args.repeat))
+                name = os.path.basename(src) if src.startswith(tmp) else os.path.relpath(src, "csrc")
+                row = {"unit": name, "cpu_s": cpu, "object": obj,
+                       "members": [os.path.relpath(u, "csrc") for u in members.get(src, [src])]}
+                rows[m].append(row)
+                print(f"{m:6} {name:44} {cpu:7.1f} s" + (f"  ({len(row['members'])} units)"
+                                                        if len(row["members"]) > 1 else ""), flush=True)
+        for m in modes:
+            link_s = None
+            if not args.only:
+                link_s = cpu_of(link_command(cxx, [r["object"] for r in rows[m]], os.path.join(tmp, m, "_C.so")))[0]
+            total = sum(r["cpu_s"] for r in rows[m])
+            est = schedule([r["cpu_s"] for r in rows[m]], args.jobs) + (link_s or 0.0) + (
+                results.get("pch_build_s", 0.0) if m == "pch" else 0.0)
+            for r in rows[m]:
+                r.pop("object")
+            results["modes"][m] = {"translation_units": len(rows[m]), "sum_s": total, "link_s": link_s,
+                                   "cold_build_estimate_s": est, "rows": rows[m]}
+    results["load_avg_end"] = os.getloadavg()
+    print("-" * 78)
+    print(f"{'mode':6} {'TUs':>4} {'sum of compiles':>16} {'link':>6} {f'cold build at {args.jobs} jobs':>22}")
+    for m in modes:
+        r = results["modes"][m]
+        link = f"{r['link_s']:6.1f}" if r["link_s"] is not None else "     -"
+        print(f"{m:6} {r['translation_units']:4d} {r['sum_s']:14.1f} s {link} {r['cold_build_estimate_s']:20.1f} s")
+    if "unity" in modes and "units" in modes:
+        ratio = results["modes"]["units"]["cold_build_estimate_s"] / results["modes"]["unity"]["cold_build_estimate_s"]
+        results["units_over_unity"] = ratio
+        print(f"units alone / unity: {ratio:.2f}x (cold build estimate)")
+    print(f"load average {results['load_avg_start']} -> {results['load_avg_end']} on {os.cpu_count()} cores "
+          "(CPU seconds; a busy machine still stretches them somewhat)")
+    return results
+
+
+def whole(args):
+    """The real build, timed as a whole, ccache off / cold / warm, then one incremental rebuild."""
+    py = sys.executable
+    touch = os.path.join(REPO, args.touch)
+    if not os.path.exists(touch):
+        raise SystemExit(f"--touch {args.touch}: no such file under {REPO}")
+    results = {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "load_avg_start": os.getloadavg(),
+               "jobs": args.jobs, "unity": os.environ.get("NPUDIST_BUILD_UNITY", "1"), "builds": []}
+    with tempfile.TemporaryDirectory(prefix="npudist-build-whole-") as tmp:
+        ccache_dir = os.path.join(tmp, "ccache")
+        base = {k: v for k, v in os.environ.items() if not k.startswith("CCACHE_")}
+        base.update(MAX_JOBS=str(args.jobs), TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+        no_cc = dict(base, CCACHE_DISABLE="1", TORCH_NO_COMPILER_WRAPPER="1",
+                     PATH=os.pathsep.join(p for p in base.get("PATH", "").split(os.pathsep) if "ccache" not in p))
+        with_cc = dict(base, CCACHE_DIR=ccache_dir, PATH="/usr/lib/ccache" + os.pathsep + base.get("PATH", ""))
+
+        def build(label, env, build_dir):
+            cmd = [py, "setup.py", "-q", "build_ext", "--build-temp", os.path.join(build_dir, "temp"),
+                   "--build-lib", os.path.join(build_dir, "lib")]
+            cpu, wall = cpu_of(cmd, env=env, cwd=REPO)
+            results["builds"].append({"build": label, "cpu_s": cpu, "wall_s": wall})
+            print(f"{label:44} {cpu:7.1f} s CPU {wall:7.1f} s wall", flush=True)
+
+        build("cold, ccache off", no_cc, os.path.join(tmp, "off"))
+        build("cold, ccache cold (empty cache)", with_cc, os.path.join(tmp, "cc1"))
+        build("cold build dir, ccache warm", with_cc, os.path.join(tmp, "cc2"))
+        os.utime(touch)
+        build(f"incremental: touched {args.touch} (ccache off)", no_cc, os.path.join(tmp, "off"))
+    results["load_avg_end"] = os.getloadavg()
+    print(f"load average {results['load_avg_start']} -> {results['load_avg_end']} on {os.cpu_count()} cores; "
+          f"a quiet machine's wall time is about CPU / {args.jobs} for the compiles")
+    return results
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ninja", help="build.ninja to read (default: the newest build/temp.*/build.ninja)")
-    ap.add_argument("--only", help="regex: time only the units whose source path matches")
-    ap.add_argument("--modes", default="pch,nopch", help="comma list of pch, nopch (default both)")
-    ap.add_argument("--repeat", type=int, default=1, help="compiles per unit and mode; the best is kept")
-    ap.add_argument("--jobs", type=int, default=2, help="parallel compiles assumed by the cold-build estimate")
+    ap.add_argument("--modes", default="unity,units", help="comma list of unity, units, pch (default unity,units)")
+    ap.add_argument("--only", help="regex: time only the translation units whose sources (or members) match")
+    ap.add_argument("--repeat", type=int, default=1, help="compiles per translation unit and mode; the best is kept")
+    ap.add_argument("--jobs", type=int, default=2, help="parallel compiles (MAX_JOBS) of the estimate / build")
+    ap.add_argument("--whole", action="store_true", help="time the real build: ccache off, cold, warm; incremental")
+    ap.add_argument("--touch", default="csrc/core/aten/half_gemm.cpp", help="file touched for the incremental build")
     ap.add_argument("--json", default=os.path.join(REPO, "benchmarks", "results", "build_time.json"))
     args = ap.parse_args()
-
+    if args.whole:
+        write_json(args.json, whole(args))
+        return
     ninja = args.ninja or max(glob.glob(os.path.join(REPO, "build", "temp.*", "build.ninja")),
                               key=os.path.getmtime, default=None)
     if not ninja or not os.path.exists(ninja):
         raise SystemExit("no build.ninja: run ./run.sh setup (or ./run.sh build) first, or pass --ninja")
-    cxx, cflags, post, builds = read_ninja(ninja)
-    # setup.py compiles the units that include nothing heavier than c10 without the PCH, in their
-    # own ninja build (build_temp/light): same flags otherwise.
-    light_ninja = os.path.join(os.path.dirname(ninja), "light", "build.ninja")
-    if os.path.exists(light_ninja):
-        builds = sorted(builds + read_ninja(light_ninja)[3], key=lambda b: b[1])
-    # torch prefixes ccache when it is installed; time the compiler itself.
-    if os.path.basename(cxx[0]) in ("ccache", "sccache"):
-        cxx = cxx[1:]
-    modes = [m for m in args.modes.split(",") if m]
-    for m in modes:
-        if m not in ("pch", "nopch"):
-            raise SystemExit(f"--modes: unknown mode {m!r}; use pch and/or nopch")
-    if args.only:
-        builds = [(o, s) for o, s in builds if re.search(args.only, s)]
-    results = {"units": [], "ninja": ninja, "compiler": subprocess.run([*cxx, "--version"], capture_output=True,
-                                                                        text=True).stdout.splitlines()[0],
-               "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "load_avg_start": os.getloadavg()}
-    with tempfile.TemporaryDirectory(prefix="npudist-build-time-") as tmp:
-        # the PCH setup.py builds with NPUDIST_BUILD_PCH=1, built here the same way (whichever way
-        # the tree was built): a wrapper of csrc/precompiled.h, the units' flags, the .gch beside it
-        header = os.path.join(tmp, "npudist_pch.h")
-        with open(header, "w") as f:
-            f.write(f'#include "{os.path.join(REPO, "csrc", "precompiled.h")}"\n')
-        pch_flags = [*strip_pch(post), "-include", header, "-Winvalid-pch"]
-        if "pch" in modes:
-            gch_cmd = [*cxx, *cflags, "-x", "c++-header", header, "-o", header + ".gch", *strip_pch(post)]
-            results["pch_build_s"] = min(compile_once(gch_cmd) for _ in range(args.repeat))
-            print(f"precompiled header: {results['pch_build_s']:.1f} s CPU", flush=True)
-        print(f"{'unit':48} {'torch':>5} {'built':>5} " + " ".join(f"{m + ' cpu s':>11}" for m in modes)
-              + ("   ratio" if len(modes) == 2 else ""), flush=True)
-        for _, source in builds:
-            row = {"unit": os.path.relpath(source, REPO), "torch_headers": uses_torch(source),
-                   "built_with": "pch" if includes_heavy_headers(source) else "plain"}
-            for m in modes:
-                flags = pch_flags if m == "pch" else strip_pch(post)
-                cmd = [*cxx, *cflags, "-c", source, "-o", os.path.join(tmp, "unit.o"), *flags]
-                row[m] = min(compile_once(cmd) for _ in range(args.repeat))
-            ratio = row["nopch"] / row["pch"] if len(modes) == 2 else None
-            print(f"{row['unit']:48} {'yes' if row['torch_headers'] else 'no':>5} {row['built_with']:>5} "
-                  + " ".join(f"{row[m]:11.1f}" for m in modes) + (f" {ratio:7.2f}x" if ratio else ""), flush=True)
-            results["units"].append(row)
-    results["load_avg_end"] = os.getloadavg()
-    print("-" * 72)
-    for m in modes:
-        total = sum(r[m] for r in results["units"])
-        est = total / args.jobs + (results.get("pch_build_s", 0.0) if m == "pch" else 0.0)
-        results[f"{m}_sum_s"] = total
-        results[f"{m}_cold_build_estimate_s"] = est
-        print(f"{m:6}: sum of {len(results['units'])} units {total:7.1f} s; cold build at {args.jobs} jobs "
-              f"~{est:6.1f} s" + (" (incl. the .gch, which builds first)" if m == "pch" else ""))
-    if len(modes) == 2 and results["units"]:
-        built = sum(r["pch"] if r["built_with"] == "pch" else r["nopch"] for r in results["units"])
-        results["as_built_sum_s"] = built
-        results["as_built_cold_build_estimate_s"] = built / args.jobs + results.get("pch_build_s", 0.0)
-        print(f"PCH build (NPUDIST_BUILD_PCH=1: PCH for the units with torch/ATen/pybind11/Python headers): sum "
-              f"{built:7.1f} s; cold build ~{results['as_built_cold_build_estimate_s']:6.1f} s; default (no PCH) / PCH "
-              f"build: {results['nopch_cold_build_estimate_s'] / results['as_built_cold_build_estimate_s']:.2f}x")
-    print(f"load average {results['load_avg_start']} -> {results['load_avg_end']} on {os.cpu_count()} cores "
-          "(CPU seconds; a busy machine still stretches them somewhat)")
-    write_json(args.json, results)
+    write_json(args.json, per_unit(args, ninja))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ TORCH_NO_COMPILER_WRAPPER=1, /usr/lib/ccache dropped from PATH) and MAX_JOBS=2:
    split into dependency install, cold build and training start, read from run.sh's log lines;
    the demo is stopped there (SIGINT, as a user's Ctrl-C).
 2. cold builds side by side: ``rm -rf build npudist/_C*.so; ./run.sh build`` as by default
-   (no precompiled header) and with it (NPUDIST_BUILD_PCH=1), ``--repeat`` times,
+   (the unity build) and with every unit alone (NPUDIST_BUILD_UNITY=0), ``--repeat`` times,
    interleaved; with ``--ccache`` also a rebuild through ccache with a warm cache (the second
    of two ccache builds).
 3. (``--tests``) ``./run.sh test`` (the default tier) wall time, and ``./run.sh demo`` again (a
@@ -163,11 +163,11 @@ def main():
         print(f"demo, first run: deps {marks.get('deps_done', 0) - marks.get('deps_start', 0):.0f} s, build "
               f"{marks.get('train_start', 0) - marks.get('build_start', 0):.0f} s (to the job's first line), "
               f"first progress line at {marks['first_progress']:.0f} s", flush=True)
-        builds = {"pch": [], "nopch": []}
+        builds = {"units": [], "unity": []}
         for _ in range(args.repeat):
-            builds["pch"].append(cold_build(clone, no_ccache_env({"NPUDIST_BUILD_PCH": "1"})))
-            builds["nopch"].append(cold_build(clone, env))
-            print(f"cold build: pch {builds['pch'][-1]:.0f} s, no pch {builds['nopch'][-1]:.0f} s", flush=True)
+            builds["units"].append(cold_build(clone, no_ccache_env({"NPUDIST_BUILD_UNITY": "0"})))
+            builds["unity"].append(cold_build(clone, env))
+            print(f"cold build: unity {builds['unity'][-1]:.0f} s, units alone {builds['units'][-1]:.0f} s", flush=True)
         cold_build(clone, env)  # leave the default build in place for what follows
         res["cold_build_s"] = builds
         if args.ccache and shutil.which("ccache"):
@@ -194,8 +194,8 @@ def main():
     rows = [("demo first run: to the first progress line", res["demo_first_run"]["first_progress"], "<= 240 s"),
             ("  of which dependencies (pip, cache as on this machine)",
              res["demo_first_run"].get("deps_done", 0) - res["demo_first_run"].get("deps_start", 0), ""),
-            ("cold build, ccache off, MAX_JOBS=2 (best)", best(res["cold_build_s"]["nopch"]), "<= 120 s"),
-            ("cold build with NPUDIST_BUILD_PCH=1 (best)", best(res["cold_build_s"]["pch"]), "")]
+            ("cold build, ccache off, MAX_JOBS=2 (best)", best(res["cold_build_s"]["unity"]), "<= 120 s"),
+            ("cold build with NPUDIST_BUILD_UNITY=0 (best)", best(res["cold_build_s"]["units"]), "")]
     if "ccache_warm_build_s" in res:
         rows.append(("rebuild through a warm ccache", res["ccache_warm_build_s"], ""))
     if "test_s" in res:
@@ -206,7 +206,7 @@ def main():
     print(f"\n{'what':58} {'seconds':>8}  goal")
     for name, sec, goal in rows:
         print(f"{name:58} {sec:8.1f}  {goal}")
-    print(f"default (no PCH) / PCH cold build: {best(res['cold_build_s']['nopch']) / best(res['cold_build_s']['pch']):.2f}x; "
+    print(f"units alone / unity cold build: {best(res['cold_build_s']['units']) / best(res['cold_build_s']['unity']):.2f}x; "
           f"load average {res['load_avg_start']} -> {res['load_avg_end']} on {res['cores']} cores")
     write_json(args.json, res)
 

@@ -26,6 +26,7 @@ CSRC = os.path.join(REPO, "csrc")
 # npudist's but each other), while the profiler's implementation (.cpp files) sits above hccl.
 PROFILER_HOOK_HEADERS = {
     "profiler/recorder.h", "profiler/device_hooks.h", "profiler/memory_events.h", "profiler/collective_events.h",
+    "profiler/kernel_scope.h",  # the kernels' event helper over recorder.h and device_hooks.h
 }
 
 # layer -> the layers it may include (besides itself). The order, bottom up:

@@ -32,7 +32,9 @@ constexpr int64_t kStorePollNs = 1'000'000'000;    // job-wide dump requests
 constexpr int64_t kStuckGraceNs = 10'000'000'000;  // past its timeout, an unfinished collective is aborted
 
 // A duration in whole seconds, bounded in seconds.
-int64_t envSeconds(const char* name, int64_t def, int64_t lo, int64_t hi) { return env::getInt(name, def, lo, hi); }
+int64_t envWholeSeconds(const char* name, int64_t def, int64_t lo, int64_t hi) {
+  return env::getInt(name, def, lo, hi);
+}
 
 // A signal number (1-64), or 0 for none.
 int envSignal(const char* name, int def) { return int(env::getInt(name, def, 0, 64)); }
@@ -260,8 +262,8 @@ void Watchdog::attach(const std::shared_ptr<GroupStats>& group, const c10::intru
   // Read (and validated) here, on the user's thread: an invalid value raises
   // to the caller instead of ending a background thread.
   const bool monitoring = envFlag("TORCH_HCCL_ENABLE_MONITORING", true);
-  const int64_t heartbeat_timeout_s = envSeconds("TORCH_HCCL_HEARTBEAT_TIMEOUT_SEC", 480, 1, 7 * 86400);
-  const int64_t straggler_period_s = envSeconds("NPUDIST_HCCL_STRAGGLER_LOG_SEC", 60, 0, 86400);
+  const int64_t heartbeat_timeout_s = envWholeSeconds("TORCH_HCCL_HEARTBEAT_TIMEOUT_SEC", 480, 1, 7 * 86400);
+  const int64_t straggler_period_s = envWholeSeconds("NPUDIST_HCCL_STRAGGLER_LOG_SEC", 60, 0, 86400);
   const bool dump_on_failure = envFlag("TORCH_HCCL_DUMP_ON_TIMEOUT", true);
   const int dump_signal = envSignal("NPUDIST_HCCL_DUMP_SIGNAL", SIGUSR1);
   asyncErrorHandling();

@@ -21,12 +21,6 @@
 namespace npudist::core {
 namespace {
 
-at::Tensor cpu(const at::Tensor& t) { return t.defined() && t.is_privateuseone() ? aliasAsCpu(t) : t; }
-
-std::optional<at::Tensor> cpu(const std::optional<at::Tensor>& t) {
-  return t && t->defined() ? std::optional<at::Tensor>(cpu(*t)) : std::nullopt;
-}
-
 // The capture the call records into (nullptr: run now, after the current stream's queued work).
 graph::Capture* prepare(const at::Tensor& query, const char* op, bool dropout) {
   TORCH_CHECK(query.is_privateuseone(), op, " (npu kernel) called with a ", query.device(), " query");
@@ -112,8 +106,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> scaled_dot_product_ef
         return {query, key, value, attn_bias, compute_log_sumexp, dropout_p, is_causal, scale};
       },
       [&]() -> std::vector<c10::IValue> { return {out, lse, seed, offset}; },
-      [q = cpu(query), k = cpu(key), v = cpu(value), b = cpu(attn_bias), s = softmaxScale(query, scale), is_causal,
-       dropout, o = cpu(out), l = compute_log_sumexp ? cpu(lse) : at::Tensor()] {
+      [q = cpuOrAlias(query), k = cpuOrAlias(key), v = cpuOrAlias(value), b = cpuOrAlias(attn_bias),
+       s = softmaxScale(query, scale), is_causal, dropout, o = cpuOrAlias(out),
+       l = compute_log_sumexp ? cpuOrAlias(lse) : at::Tensor()] {
         efficientAttentionForwardCpu(q, k, v, b, s, is_causal, dropout, o, l);
       });
   return {out, lse, seed, offset};
@@ -167,9 +162,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> scaled_dot_product_ef
                 scale};
       },
       [&]() -> std::vector<c10::IValue> { return {gq, gk, gv, gb}; },
-      [g = cpu(grad_out), q = cpu(query), k = cpu(key), v = cpu(value), b = cpu(bias), o = cpu(out), l = cpu(logsumexp),
-       s = softmaxScale(query, scale), is_causal, dropout, gq = cpu(gq), gk = cpu(gk), gv = cpu(gv),
-       gb = gb.defined() ? cpu(gb) : at::Tensor()] {
+      [g = cpuOrAlias(grad_out), q = cpuOrAlias(query), k = cpuOrAlias(key), v = cpuOrAlias(value),
+       b = cpuOrAlias(bias), o = cpuOrAlias(out), l = cpuOrAlias(logsumexp), s = softmaxScale(query, scale), is_causal,
+       dropout, gq = cpuOrAlias(gq), gk = cpuOrAlias(gk), gv = cpuOrAlias(gv),
+       gb = gb.defined() ? cpuOrAlias(gb) : at::Tensor()] {
         efficientAttentionBackwardCpu(g, q, k, v, b, o, l, s, is_causal, dropout, gq, gk, gv, gb);
       });
   return {grad_input_mask[0] ? gq : at::Tensor(), grad_input_mask[1] ? gk : at::Tensor(),

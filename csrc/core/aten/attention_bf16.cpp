@@ -18,15 +18,7 @@ namespace simd = bf16simd;
 using simd::roundUp;
 
 std::atomic<bool> g_native{true};
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
-// Query x key block sizes (multiples of 16). 256 x 512 from sequence 1024 on (PyTorch's CPU flash
-// kernel splits the same way); shorter sequences take 64-row query blocks, so causal diagonal blocks
-// waste little.
-struct Blocks {
-  int64_t q, k;
-};
-Blocks blocksFor(int64_t L, int64_t S) { return {L >= 1024 ? 256 : 64, S >= 1024 ? 512 : 256}; }
+// Query x key blocks: attentionBlocks (attention_kernels.h), multiples of 16 as the SIMD loops need.
 
 // An uninitialised scratch buffer of n elements of T (allocated as a tensor, so on npu memory when
 // the caller redirects allocations).
@@ -104,7 +96,7 @@ bool bf16AttentionForward(const at::Tensor& query_in, const at::Tensor& key_in, 
                          kt + kt_words, Dv16);
     }
   });
-  const auto [bq, bk] = blocksFor(L, S);
+  const auto [bq, bk] = attentionBlocks(L, S);
   const int64_t nq = (L + bq - 1) / bq;
   at::parallel_for(0, B * H * nq, 1, [&](int64_t begin, int64_t end) {
     Scratch<float> s_buf(bq * bk), acc(bq * Dv16);
@@ -171,7 +163,7 @@ bool bf16AttentionBackward(const at::Tensor& grad_out_in, const at::Tensor& quer
   const float scale = float(scale_d);
   const int64_t S16 = roundUp(S, 16), S2 = roundUp(S, 2), L2 = roundUp(L, 2);
   const int64_t D16 = roundUp(D, 16);
-  const auto [bq, bk] = blocksFor(L, S);
+  const auto [bq, bk] = attentionBlocks(L, S);
   // One task per (batch, key/value head): its key and value gradients have one writer.
   at::parallel_for(0, B * Hkv, 1, [&](int64_t begin, int64_t end) {
     // Per kv head: K^T and V^T as VNNI B (scores, dP), K as VNNI B (dQ), and the transposed fp32

@@ -19,16 +19,6 @@
 namespace npudist::core {
 namespace {
 
-// Rows of queries and keys per block. Short sequences: 64 x 256 (a 64 KiB fp32 score block; causal
-// diagonal blocks waste little). From 1024 on: 256 x 512, as PyTorch's CPU flash kernel splits
-// (sdp_utils' qSplitSize/kvSplitSize): the GEMMs are ~8x larger and run closer to the BLAS peak,
-// and the diagonal's share of the work is small.
-struct Blocks {
-  int64_t q, k;
-};
-Blocks blocksFor(int64_t L, int64_t S) { return {L >= 1024 ? 256 : 64, S >= 1024 ? 512 : 256}; }
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
 at::Tensor f32(const at::Tensor& t) { return t.scalar_type() == at::kFloat ? t : t.to(at::kFloat); }
 
 // A contiguous m x n float view of the front of `buf` (a flat scratch buffer reused across blocks:
@@ -123,7 +113,7 @@ void efficientAttentionForwardCpu(const at::Tensor& query, const at::Tensor& key
   if (bf16AttentionForward(query, key, value, bias, scale, is_causal, dropout, out, lse)) return;
   const int64_t B = query.size(0), H = query.size(1), L = query.size(2), S = key.size(2);
   const int64_t group = H / key.size(1);
-  const auto [kBlockQ, kBlockK] = blocksFor(L, S);
+  const auto [kBlockQ, kBlockK] = attentionBlocks(L, S);
   const int64_t nq = (L + kBlockQ - 1) / kBlockQ;
   const bool use_dropout = dropout.p > 0.0;
   const bool fused = bf16simd::avx512();
@@ -213,7 +203,7 @@ void efficientAttentionBackwardCpu(const at::Tensor& grad_out, const at::Tensor&
     return;
   const bool use_dropout = dropout.p > 0.0;
   const bool fused = bf16simd::avx512();
-  const auto [kBlockQ, kBlockK] = blocksFor(L, S);
+  const auto [kBlockQ, kBlockK] = attentionBlocks(L, S);
   // One task per (batch, key/value head): its key and value gradients have one writer.
   at::parallel_for(0, B * Hkv, 1, [&](int64_t begin, int64_t end) {
     at::Tensor p_buf = at::empty({kBlockQ * kBlockK}, at::kFloat), dp_buf = at::empty({kBlockQ * kBlockK}, at::kFloat);

@@ -20,9 +20,20 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 namespace npudist::core {
+
+// Rows of queries and keys per block of the blocked kernels (fp32 here, bf16 in attention_bf16.h).
+// Short sequences: 64 x 256 (a 64 KiB fp32 score block; causal diagonal blocks waste little). From
+// 1024 on: 256 x 512, as PyTorch's CPU flash kernel splits (sdp_utils' qSplitSize/kvSplitSize): the
+// GEMMs are ~8x larger and run closer to the BLAS peak, and the diagonal's share of the work is small.
+struct AttentionBlocks {
+  int64_t q, k;
+};
+inline AttentionBlocks attentionBlocks(int64_t L, int64_t S) { return {L >= 1024 ? 256 : 64, S >= 1024 ? 512 : 256}; }
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
 
 struct AttentionDropout {
   double p = 0.0;

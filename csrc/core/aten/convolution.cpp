@@ -13,8 +13,6 @@
 namespace npudist::core {
 namespace {
 
-at::Tensor cpu(const at::Tensor& t) { return t.defined() && t.is_privateuseone() ? aliasAsCpu(t) : t; }
-
 at::Tensor npu(const at::Tensor& t, c10::DeviceIndex device) { return t.defined() ? adoptCpuResult(t, device) : t; }
 
 }  // namespace
@@ -29,15 +27,15 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
     if (graph::Capture* c = graph::captureOfCurrent(device))
       graph::failOnCapturingStream(c, "aten::convolution on npu (not capturable yet; see docs/graph.md, Limits)");
   waitCurrentStream(device);
-  std::optional<at::Tensor> cpu_bias = bias && bias->defined() ? std::optional<at::Tensor>(cpu(*bias)) : bias;
+  std::optional<at::Tensor> cpu_bias = bias && bias->defined() ? std::optional<at::Tensor>(cpuOrAlias(*bias)) : bias;
   RedirectToNpu redirect(device);
   // bf16/fp16: fp32 accumulation, one rounding (half_conv.h), not the CPU's half-precision kernel.
   if (isHalfConvolution(input, weight, bias))
-    return npu(halfConvolutionCpu(cpu(input), cpu(weight), cpu_bias, stride, padding, dilation, transposed,
-                                  output_padding, groups),
+    return npu(halfConvolutionCpu(cpuOrAlias(input), cpuOrAlias(weight), cpu_bias, stride, padding, dilation,
+                                  transposed, output_padding, groups),
                device);
-  at::Tensor out =
-      at::convolution(cpu(input), cpu(weight), cpu_bias, stride, padding, dilation, transposed, output_padding, groups);
+  at::Tensor out = at::convolution(cpuOrAlias(input), cpuOrAlias(weight), cpu_bias, stride, padding, dilation,
+                                   transposed, output_padding, groups);
   return npu(out, device);
 }
 
@@ -57,12 +55,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   RedirectToNpu redirect(device);
   if (isHalfConvolution(input, weight, std::nullopt) && grad_output.scalar_type() == input.scalar_type() &&
       grad_output.is_privateuseone()) {
-    auto [gi, gw, gb] = halfConvolutionBackwardCpu(cpu(grad_output), cpu(input), cpu(weight), bias_sizes, stride,
-                                                   padding, dilation, transposed, output_padding, groups, output_mask);
+    auto [gi, gw, gb] =
+        halfConvolutionBackwardCpu(cpuOrAlias(grad_output), cpuOrAlias(input), cpuOrAlias(weight), bias_sizes, stride,
+                                   padding, dilation, transposed, output_padding, groups, output_mask);
     return {npu(gi, device), npu(gw, device), npu(gb, device)};
   }
-  auto [gi, gw, gb] = at::convolution_backward(cpu(grad_output), cpu(input), cpu(weight), bias_sizes, stride, padding,
-                                               dilation, transposed, output_padding, groups, output_mask);
+  auto [gi, gw, gb] =
+      at::convolution_backward(cpuOrAlias(grad_output), cpuOrAlias(input), cpuOrAlias(weight), bias_sizes, stride,
+                               padding, dilation, transposed, output_padding, groups, output_mask);
   return {npu(gi, device), npu(gw, device), npu(gb, device)};
 }
 

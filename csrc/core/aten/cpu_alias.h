@@ -4,6 +4,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <optional>
+
 namespace npudist::core {
 
 // A CPU storage over the memory of npu storage `s`, keeping `s` alive. It is
@@ -17,6 +19,12 @@ at::Tensor cpuTensorOver(c10::Storage storage, const at::Tensor& t);
 
 // Both at once, for a single tensor.
 at::Tensor aliasAsCpu(const at::Tensor& t);
+
+// aliasAsCpu(t) for an npu tensor; a cpu or undefined tensor as it is (kernels whose arguments may be either).
+inline at::Tensor cpuOrAlias(const at::Tensor& t) { return t.defined() && t.is_privateuseone() ? aliasAsCpu(t) : t; }
+inline std::optional<at::Tensor> cpuOrAlias(const std::optional<at::Tensor>& t) {
+  return t && t->defined() ? std::optional<at::Tensor>(cpuOrAlias(*t)) : std::nullopt;
+}
 
 // Makes a CPU result of a kernel run under RedirectToNpu an npu tensor
 // without copying (its memory is npu memory); copies only memory the

@@ -8,8 +8,6 @@
 namespace npudist::core {
 namespace {
 
-bool isHalf(c10::ScalarType t) { return t == c10::kBFloat16 || t == c10::kHalf; }
-
 at::Tensor widen(const at::Tensor& t) { return t.defined() ? t.to(at::kFloat) : t; }
 
 at::Tensor narrow(const at::Tensor& t, c10::ScalarType dtype) { return t.defined() ? t.to(dtype) : t; }
@@ -18,7 +16,7 @@ at::Tensor narrow(const at::Tensor& t, c10::ScalarType dtype) { return t.defined
 
 bool isHalfConvolution(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias) {
   c10::ScalarType dtype = input.scalar_type();
-  if (!isHalf(dtype) || !halfKernelsEnabled() || weight.scalar_type() != dtype || !input.is_privateuseone() ||
+  if (!isHalfPrecision(dtype) || !halfKernelsEnabled() || weight.scalar_type() != dtype || !input.is_privateuseone() ||
       !weight.is_privateuseone())
     return false;
   if (bias && bias->defined() && (bias->scalar_type() != dtype || !bias->is_privateuseone())) return false;

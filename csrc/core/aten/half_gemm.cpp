@@ -43,8 +43,6 @@ struct Call {
   at::Tensor out;  // out= or in-place target
 };
 
-bool isHalf(c10::ScalarType t) { return t == c10::kBFloat16 || t == c10::kHalf; }
-
 std::optional<Call> parse(const c10::OperatorHandle& op, const torch::jit::Stack& stack) {
   const c10::FunctionSchema& schema = op.schema();
   const std::string& name = schema.name();
@@ -94,7 +92,7 @@ std::optional<std::vector<int64_t>> fastShape(const Call& c) {
   if (c.self.defined()) ts.push_back(&c.self);
   if (c.out.defined()) ts.push_back(&c.out);
   c10::ScalarType dtype = c.a.scalar_type();
-  if (!isHalf(dtype)) return std::nullopt;
+  if (!isHalfPrecision(dtype)) return std::nullopt;
   for (const at::Tensor* t : ts) {
     if (!t->defined() || !t->is_privateuseone() || t->device() != c.a.device() || t->scalar_type() != dtype ||
         t->layout() != c10::Layout::Strided || t->is_neg())
@@ -136,14 +134,14 @@ bool nativeBf16(const Call& c) {
 
 constexpr int64_t kMinBlock = 64;
 
-struct Blocks {
+struct GemmBlocks {
   int64_t batch, rows, cols;  // block sizes over batches (bmm/baddbmm only), rows (M) and columns (N)
 };
 
 // Block sizes whose fp32 workspace (widened a and b panels, the added term and the fp32 result) fits
 // the budget, or blocks of kMinBlock rows and columns when even those do not (a very long contraction);
 // the contraction (K, and the batches addbmm sums over) is never split.
-Blocks chooseBlocks(const Call& c, int64_t B, int64_t M, int64_t N, int64_t K) {
+GemmBlocks chooseBlocks(const Call& c, int64_t B, int64_t M, int64_t N, int64_t K) {
   int64_t budget = std::max<int64_t>(g_block_bytes.load(std::memory_order_relaxed) / 4, 256);
   int64_t terms = c.self.defined() ? 2 : 1;
   bool sums_batches = c.kind == Kind::kAddbmm;
@@ -192,7 +190,7 @@ void compute(const Call& c, const at::Tensor& result, c10::DeviceIndex device) {
   bool batched_in = a.dim() == 3;
   int64_t B = batched_in ? a.size(0) : 1, M = a.size(-2), K = a.size(-1), N = b.size(-1);
   RedirectToNpu redirect(device);
-  Blocks blk = chooseBlocks(c, B, M, N, K);
+  GemmBlocks blk = chooseBlocks(c, B, M, N, K);
   blk = {std::max<int64_t>(blk.batch, 1), std::max<int64_t>(blk.rows, 1), std::max<int64_t>(blk.cols, 1)};
   // Slices [b0, b1) x [m0, m1) x [n0, n1) of an operand laid out as (batch?, rows, cols).
   auto rows = [&](const at::Tensor& t, int64_t b0, int64_t b1, int64_t m0, int64_t m1) {

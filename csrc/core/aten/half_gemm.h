@@ -15,6 +15,9 @@
 
 namespace npudist::core {
 
+// bf16 or fp16: the dtypes the widening kernels (half_gemm, half_conv) take.
+inline bool isHalfPrecision(c10::ScalarType t) { return t == c10::kBFloat16 || t == c10::kHalf; }
+
 // Boxed npu kernel of every op in halfGemmOps(). Calls on bf16/fp16 npu
 // tensors of one dtype take the widening path; everything else (other dtypes,
 // mixed devices, overlapping out=, a capturing stream) goes to npuFallback,

@@ -1,7 +1,5 @@
-"""Shared test setup: the --full flag, and a helper to run code in a fresh interpreter."""
+"""Shared test setup: the --full flag, and a helper to run a code snippet as its own process."""
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -23,15 +21,18 @@ def pytest_collection_modifyitems(config, items):
         items[:] = [item for item in items if "slow" not in item.keywords]
 
 
-def run_python(code, env=None, timeout=120, cwd=None):
-    """Runs ``code`` in a fresh interpreter under the harness's one environment policy
-    (npudist.testing.multiproc.clean_env: no inherited NPUDIST_/HCCL_/ASCEND_/torchrun variables,
-    the repository on PYTHONPATH) plus ``env``; returns the CompletedProcess (text mode)."""
-    from npudist.testing.multiproc import clean_env
+def run_python(code, env=None, timeout=120, cwd=None, args=(), fresh=False):
+    """Runs ``code`` (dedented) as ``python -c code *args`` under the harness's one environment
+    policy (npudist.testing.multiproc.clean_env: no inherited NPUDIST_/HCCL_/ASCEND_/torchrun
+    variables, the repository on PYTHONPATH) plus ``env``; returns the CompletedProcess (text mode).
 
-    full_env = clean_env(env)
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full_env, capture_output=True,
-                          text=True, timeout=timeout, cwd=cwd or REPO)
+    Forked from the warm test zygote (torch already imported) unless ``fresh`` is True or ``env``
+    sets an import-time variable (see npudist.testing.multiproc.run_python): pass ``fresh=True``
+    where the code's point is a new interpreter (import order, what ``sys.modules`` holds, a
+    module made unimportable before torch loads it)."""
+    from npudist.testing.multiproc import run_python as _run
+
+    return _run(["-c", textwrap.dedent(code), *args], env=env, timeout=timeout, cwd=cwd or REPO, fresh=fresh)
 
 
 @pytest.fixture

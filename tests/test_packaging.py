@@ -1,4 +1,5 @@
-"""Autoload, idempotent import, and the build/runtime version check."""
+"""Autoload, idempotent import, and the build/runtime version check (each in a fresh interpreter:
+their point is what happens while the interpreter starts and imports torch)."""
 import os
 import shutil
 
@@ -11,7 +12,7 @@ def test_autoload_in_fresh_interpreter(python):
         import torch
         x = torch.arange(4, device="npu") * 2
         print(x.device, x.cpu().tolist(), torch.npu.device_count(), torch.accelerator.current_accelerator())
-    """)
+    """, fresh=True)  # the point: torch's own autoload at interpreter start
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "npu:0 [0, 2, 4, 6] 8 npu"
 
@@ -24,7 +25,7 @@ def test_explicit_import_without_autoload_is_idempotent(python):
         import npudist as again
         npudist._registration.register()
         print(torch.ones(2, device="npu").sum().item())
-    """, env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
+    """, env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}, fresh=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "2.0"
 
@@ -49,7 +50,7 @@ def test_version_mismatch_names_both_versions_and_the_fix(python, tmp_path):
             import npudist
         except ImportError as e:
             print("ImportError:", e)
-    """, env={"PYTHONPATH": site, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}, cwd=str(tmp_path))
+    """, env={"PYTHONPATH": site, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}, cwd=str(tmp_path), fresh=True)
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "torch ok 1.0" in out
@@ -68,7 +69,7 @@ def test_version_mismatch_autoload_warns_instead_of_breaking_import_torch(python
             warnings.simplefilter("always")
             npudist_autoload.load()
         print([str(x.message) for x in w])
-    """ % site, env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0", "PYTHONPATH": site}, cwd=str(tmp_path))
+    """ % site, env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0", "PYTHONPATH": site}, cwd=str(tmp_path), fresh=True)
     assert r.returncode == 0, r.stderr
     assert "npu device not registered" in r.stdout and "2.99.0+cpu" in r.stdout
 

@@ -376,3 +376,66 @@ def run_on_ranks(fn, nranks: int, *args, backend: str | None = "hccl", env: Mapp
         return Job(argv, nranks, env=env, hosts=hosts, env_per_rank=env_per_rank, zygote=zygote).wait(timeout)
     finally:
         os.unlink(payload)
+
+
+def run_python(argv: Sequence[str], env: Mapping[str, str] | None = None, timeout: float | None = 120.0,
+               cwd: str | None = None, fresh: bool = False) -> subprocess.CompletedProcess:
+    """Runs ``python *argv`` once (one process, no rank variables) under the harness's
+    environment policy (:func:`clean_env`, one intra-op thread as the ranks and the zygote have
+    it unless ``env`` sets OMP_NUM_THREADS, then ``env``) and returns what ``subprocess.run(...,
+    capture_output=True, text=True)`` would: a ``CompletedProcess`` with ``args``, ``returncode``
+    (negative: killed by that signal), ``stdout`` and ``stderr`` (str).
+
+    argv: ``["-c", code, *args]``, ``["-m", module, *args]`` or a script path and its arguments.
+    The process is forked from the warm zygote (:mod:`npudist.testing.zygote`: torch and
+    torch.distributed already imported, nothing initialised, the ``torch.backends`` autoload run
+    under the process's own environment), which saves torch's import (~2 s of CPU) per call. It is
+    a fresh interpreter instead when ``fresh`` is True (for code whose point is the interpreter's
+    start: import order, ``sys.modules`` contents, a module blocked before torch imports it, a
+    ``.pth`` hook), when ``env`` sets an import-time variable (``zygote.IMPORT_TIME_VARS``, PYTHON*)
+    differently from the zygote, or when NPUDIST_TEST_ZYGOTE=0.
+    timeout: seconds; on expiry the process is killed and ``subprocess.TimeoutExpired`` raised
+    (with the output so far), as ``subprocess.run`` does.
+    """
+    argv = [str(a) for a in argv]
+    full_env = clean_env({"OMP_NUM_THREADS": "1", **(env or {})})
+    cwd = cwd or REPO
+    warm = None
+    if not fresh:
+        from npudist import _env  # (imports npudist, and so torch: only where processes are forked warm)
+
+        if _env.get_bool("NPUDIST_TEST_ZYGOTE", True):
+            from npudist.testing import zygote as _zygote
+
+            warm = _zygote.get(lambda: clean_env({"OMP_NUM_THREADS": "1"}))
+            if not warm.can_fork(full_env):
+                warm = None
+    if warm is None:
+        return subprocess.run([sys.executable, *argv], env=full_env, capture_output=True, text=True,
+                              timeout=timeout, cwd=cwd, stdin=subprocess.DEVNULL)
+    d = tempfile.mkdtemp(prefix="npudist-run-")
+    try:
+        out, err = os.path.join(d, "out"), os.path.join(d, "err")
+        proc = warm.spawn(argv, full_env, cwd, out, err)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise subprocess.TimeoutExpired([sys.executable, *argv], timeout, output=_read(out),
+                                            stderr=_read(err)) from None
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        return subprocess.CompletedProcess([sys.executable, *argv], proc.returncode, _read(out), _read(err))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""

@@ -1,6 +1,7 @@
 """``import torch_npu`` where no real torch_npu is installed.
 
-Each check runs in a fresh interpreter (the import machinery is process state).
+Each check runs in its own process (the import machinery is process state); the ones about a
+script's first import start a fresh interpreter, the others fork from the warm test zygote.
 """
 import os
 
@@ -26,7 +27,7 @@ def test_import_torch_npu_as_a_scripts_first_import(python, tmp_path):
         # the ops are registered by the import (torch.ops.npu works directly); DTensor is not imported
         print("torch.distributed.tensor" in sys.modules, hasattr(torch.ops.npu, "npu_grouped_matmul"),
               hasattr(torch.ops.npu, "npu_rms_norm"), torch_npu.npu_rms_norm is torch.ops.npu.npu_rms_norm)
-    """, cwd=str(tmp_path)))
+    """, cwd=str(tmp_path), fresh=True))
     assert out.split() == ["True", "True", "True", "True", "npu:0", "True", "False", "True", "True", "True"]
 
 
@@ -34,7 +35,7 @@ def test_import_torch_npu_without_torch_autoload(python, tmp_path):
     out = _ok(python("""
         import torch_npu, torch
         print(torch.randn(1, device="npu").device, torch_npu.npu.current_device())
-    """, env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}, cwd=str(tmp_path)))
+    """, env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}, cwd=str(tmp_path), fresh=True))
     assert out.split() == ["npu:0", "0"]
 
 

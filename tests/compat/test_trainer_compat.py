@@ -60,16 +60,15 @@ def test_legacy_tensor_types_device_and_errors():
 
 # ------------------------------------------------------------------ CANN environment
 def _fresh(code, env_extra=None, cwd=None):
-    """Runs code in a fresh interpreter with no CANN variables in its environment (plus env_extra),
-    under the harness's environment policy (npudist.testing.multiproc.clean_env)."""
-    import subprocess
+    """Runs code as its own process (forked from the warm test zygote: npudist not yet imported)
+    with no CANN variables in its environment (plus env_extra), under the harness's environment
+    policy (npudist.testing.multiproc.run_python)."""
     import textwrap
 
-    from npudist.testing.multiproc import clean_env
+    from npudist.testing.multiproc import run_python
 
-    env = clean_env({**{k: None for k in CANN_VARS}, **(env_extra or {})})
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True,
-                          timeout=180, cwd=cwd)
+    return run_python(["-c", textwrap.dedent(code)], env={**{k: None for k in CANN_VARS}, **(env_extra or {})},
+                      timeout=180, cwd=cwd)
 
 
 def test_import_torch_npu_gives_a_cann_shaped_environment(tmp_path):

@@ -1,11 +1,9 @@
 """The driver backs npu memory mappings with 2 MiB pages (NPUDIST_DEVICE_HUGE_PAGES, docs/env_vars.md)."""
 import os
-import subprocess
-import sys
 
 import pytest
 
-from npudist.testing.multiproc import clean_env
+from npudist.testing.multiproc import run_python
 
 # Prints the kB of the npu tensor's mapping that are mapped by 2 MiB pages (ShmemPmdMapped in smaps).
 _PROBE = r"""
@@ -26,8 +24,7 @@ assert float(t.sum()) == 1 << 20                              # the data is inta
 
 
 def _probe(value):
-    env = clean_env({"NPUDIST_DEVICE_HUGE_PAGES": value})
-    out = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, timeout=120)
+    out = run_python(["-c", _PROBE], env={"NPUDIST_DEVICE_HUGE_PAGES": value}, timeout=120)
     assert out.returncode == 0, out.stderr
     return int(out.stdout.split()[-1])
 
@@ -45,7 +42,6 @@ def test_segments_get_2mib_pages_unless_turned_off():
 
 
 def test_invalid_value_names_the_variable():
-    env = clean_env({"NPUDIST_DEVICE_HUGE_PAGES": "lots"})
-    out = subprocess.run([sys.executable, "-c", "import torch, npudist; torch.empty(1, device='npu')"], env=env,
-                         capture_output=True, text=True, timeout=120)
+    out = run_python(["-c", "import torch, npudist; torch.empty(1, device='npu')"],
+                     env={"NPUDIST_DEVICE_HUGE_PAGES": "lots"}, timeout=120)
     assert out.returncode != 0 and "NPUDIST_DEVICE_HUGE_PAGES='lots'" in out.stderr

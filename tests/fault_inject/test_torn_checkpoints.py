@@ -3,14 +3,13 @@ and the ckpt_write kill fault tears a checkpoint half-way through a shard file (
 no process group: DCP saves without one)."""
 import os
 import pickle
-import subprocess
-import sys
 
 import pytest
 import torch
 import torch.distributed.checkpoint as dcp
 
 from npudist.fsdp import checkpoint_problem, checkpoint_writer
+from npudist.testing.multiproc import run_python
 
 
 def save(path):
@@ -62,9 +61,8 @@ def test_ckpt_write_kill_tears_the_nth_save_half_way(tmp_path):
             "for i in (1, 2, 3):\n"
             "    dcp.save({'w': torch.arange(65536.0) + i}, storage_writer=checkpoint_writer(sys.argv[1] + f'/s{i}'))\n"
             "    print('saved', i, flush=True)\n")
-    env = {**os.environ, "NPUDIST_FAULT_INJECT": "rank=0,kind=kill,ckpt_write=2", "RANK": "0"}
-    r = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env, capture_output=True, text=True,
-                       timeout=100)
+    r = run_python(["-c", code, str(tmp_path)], env={"NPUDIST_FAULT_INJECT": "rank=0,kind=kill,ckpt_write=2",
+                                                       "RANK": "0"}, timeout=100)
     assert r.returncode == -9, (r.returncode, r.stdout, r.stderr)
     assert r.stdout.split("\n")[:1] == ["saved 1"] and "saved 2" not in r.stdout, r.stdout
     assert "[npudist fault] rank 0: SIGKILL during checkpoint write #2 (__0_0.distcp) " \

@@ -124,3 +124,25 @@ def test_script_ranks_are_forked_warm_and_see_what_a_fresh_interpreter_sees():
     assert d["ppid"] == os.getpid() and d["debug"].endswith("DETAIL") and d["npu"], d
     (f,) = fresh.results(0)
     assert f["ppid"] == os.getpid() and f["npu"] and f["threads"] == 1, f
+
+
+def test_run_python_forks_warm_and_keeps_subprocess_run_semantics(tmp_path):
+    """run_python forks from the zygote (parent: not this process) with the same returncode,
+    stdout, stderr and TimeoutExpired a fresh ``subprocess.run`` gives; a failing snippet fails;
+    an import-time variable (TORCH_LOGS) or fresh=True starts a fresh interpreter."""
+    import subprocess
+
+    code = ["-c", "import os, sys; print(os.getppid(), sys.argv[1:], os.getcwd()); "
+                  "print('to stderr', file=sys.stderr); sys.exit(int(sys.argv[1]))", "3"]
+    warm = multiproc.run_python(code, cwd=str(tmp_path), timeout=180)
+    ppid, rest = warm.stdout.split(maxsplit=1)
+    assert warm.returncode == 3 and rest.split() == ["['3']", str(tmp_path)] and warm.stderr == "to stderr\n"
+    assert int(ppid) != os.getpid()
+    for kw in ({"fresh": True}, {"env": {"TORCH_LOGS": "+dynamo"}}):
+        fresh = multiproc.run_python(code, cwd=str(tmp_path), timeout=180, **kw)
+        assert fresh.returncode == 3 and int(fresh.stdout.split()[0]) == os.getpid(), kw
+    bad = multiproc.run_python(["-c", "import torch\nraise ValueError('boom')"], timeout=180)
+    assert bad.returncode == 1 and "ValueError: boom" in bad.stderr
+    with pytest.raises(subprocess.TimeoutExpired) as e:
+        multiproc.run_python(["-c", "import time; print('started', flush=True); time.sleep(60)"], timeout=5)
+    assert "started" in e.value.output

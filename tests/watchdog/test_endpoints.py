@@ -9,7 +9,7 @@ import urllib.request
 import pytest
 
 import npudist.watchdog.metrics as metrics
-from npudist.testing.multiproc import free_port
+from npudist.testing.multiproc import free_port, run_python
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -87,10 +87,9 @@ if ports:
 
 
 def _run(env_extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NPUDIST_") and k not in ("RANK", "LOCAL_RANK")}
-    env.update(env_extra)
-    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-c", _AUTOSTART], env=env, capture_output=True, text=True, timeout=180)
+    # one process under the harness's environment policy (no inherited NPUDIST_/RANK variables),
+    # forked warm: torch's backend autoload runs in it and imports npudist, which starts the endpoint
+    return run_python(["-c", _AUTOSTART], env=env_extra, timeout=180)
 
 
 @pytest.mark.timeout(400)

@@ -1,7 +1,5 @@
 """npudist.watchdog is the watchdog's Python face, the Prometheus export is npudist.watchdog.metrics;
 the old alias paths (deprecated for one release) are gone."""
-import subprocess
-import sys
 
 OLD = r"""
 import importlib
@@ -39,12 +37,11 @@ dist.destroy_process_group()
 
 
 def test_status_of_one_process_and_old_paths():
-    """One fresh interpreter: watchdog_status() before and after a 1-rank hccl group ran three
+    """One process of its own (forked from the warm test zygote): watchdog_status() before and after a 1-rank hccl group ran three
     all_reduce; then the removed alias paths, which no longer import (the metrics modules do)."""
-    from npudist.testing.multiproc import clean_env, free_port
+    from npudist.testing.multiproc import free_port, run_python
 
-    r = subprocess.run([sys.executable, "-c", STATUS + OLD], capture_output=True, text=True, timeout=180,
-                       env=clean_env({"PORT": str(free_port())}))
+    r = run_python(["-c", STATUS + OLD], env={"PORT": str(free_port())}, timeout=180)
     assert r.returncode == 0, r.stderr
     status, old = [x for x in r.stdout.splitlines() if x.startswith("RESULT")]
     assert status == ("RESULT [] ['flight_recorder_entries', 'groups', 'watchdog_heartbeat_age_s'] default_pg 0 1 0 0 "

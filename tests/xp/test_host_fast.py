@@ -297,10 +297,8 @@ def test_mask_getitem_and_matmul_run_numpy(n, dt):
 def test_npu_memory_short_for_numpys_buffers_raises_torch_oom():
     # NumPy's buffers of a big call come from the npu caching allocator: when the device is full the
     # call declines and xp's own path raises torch.OutOfMemoryError (not NumPy's MemoryError)
-    import subprocess
-    import sys
+    from npudist.testing.multiproc import run_python
 
-    from npudist.testing.multiproc import clean_env
     code = (
         "import numpy as np, torch, npudist.xp as xp\n"
         "torch.set_num_threads(1)\n"
@@ -310,7 +308,6 @@ def test_npu_memory_short_for_numpys_buffers_raises_torch_oom():
         "except torch.OutOfMemoryError:\n"
         "    print('torch-oom')\n"
     )
-    env = clean_env({"NPUDIST_DEVICE_MEMORY": "64MiB", "NPUDIST_DEVICE_COUNT": "1"})
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    out = run_python(["-c", code], env={"NPUDIST_DEVICE_MEMORY": "64MiB", "NPUDIST_DEVICE_COUNT": "1"}, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "torch-oom"

@@ -2,8 +2,6 @@
 same computation with xp ufuncs/reductions (and NumPy); compile errors; the disk cache; devices;
 stream order; RawKernel/RawModule."""
 import os
-import subprocess
-import sys
 import threading
 import time
 
@@ -13,6 +11,7 @@ import torch
 
 import npudist.xp as xp
 from npudist import _C
+from npudist.testing.multiproc import run_python
 from npudist.xp._kernel import _build
 
 
@@ -244,8 +243,7 @@ def test_disk_cache_is_reused(_kernel_cache, monkeypatch):
             "_build._compile = lambda *a: (_ for _ in ()).throw(AssertionError('recompiled'))\n"
             "k = xp.ElementwiseKernel('T x', 'T y', 'y = x * 3', 'cached')\n"
             "print(xp.asnumpy(k(xp.ones(4, dtype=xp.float32))).tolist())\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, _build.CACHE_ENV: str(_kernel_cache)})
+    r = run_python(["-c", code], env={_build.CACHE_ENV: str(_kernel_cache)}, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[3.0, 3.0, 3.0, 3.0]"
     assert len([f for f in os.listdir(_kernel_cache) if f.endswith(".so")]) == len(sos)

@@ -56,6 +56,7 @@ from torch._subclasses.fake_tensor import (
 from torch.optim.optimizer import register_optimizer_step_post_hook
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from npudist import _env
 from npudist.plan.capture import StepRecorder
 
 __all__ = ["CaptureError", "CaptureMode", "CapturedStep", "HostReadWarning", "capture_script"]
@@ -304,7 +305,7 @@ def capture_script(script: str, args: list[str], *, world_size: int, rank: int =
            "LOCAL_WORLD_SIZE": str(nproc_per_node), "GROUP_RANK": str(rank // nproc_per_node),
            "NODE_RANK": str(rank // nproc_per_node), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(store.port),
            "TORCHELASTIC_USE_AGENT_STORE": "True", "TORCH_DIST_INIT_BARRIER": "0"}
-    saved = {k: os.environ.get(k) for k in [*env, "NPUDIST_PROFILE_DIR"]}
+    saved = {k: _env.raw(k, keep_empty=True) for k in [*env, "NPUDIST_PROFILE_DIR"]}  # restored after
     os.environ.update(env)
     os.environ.pop("NPUDIST_PROFILE_DIR", None)  # npurun --profile's job profiler must not start under capture
     mode = CaptureMode()

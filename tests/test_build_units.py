@@ -154,6 +154,6 @@ def test_unity_chunks_split_a_large_layer_into_runs():
         layer = csrc_unity.layer_of(ms[0])
         rest = [m for m in ms if not csrc_unity.defines_before_includes(m)]
         assert rest == sorted(rest), f"{name}: members in path order after the one leading unit"
-        lines = sum(open(m).read().count("\n") for m in ms)
-        total = sum(open(u).read().count("\n") for u in units if csrc_unity.layer_of(u) == layer)
+        lines = sum(open(os.path.join(REPO, m)).read().count("\n") for m in ms)
+        total = sum(open(os.path.join(REPO, u)).read().count("\n") for u in units if csrc_unity.layer_of(u) == layer)
         assert lines <= max(2 * csrc_unity.MAX_CHUNK_LINES, total), (name, lines)

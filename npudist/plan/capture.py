@@ -391,7 +391,8 @@ def expand_layout(trace: dict, ranks) -> dict[int, dict]:
                 o = dict(o, pg=f"{o['pg']}@{first[str(o['pg'])]}")
             ops.append(o)
         t = dict(trace, rank=r, ops=ops)
-        t.pop("represents", None)
+        if r != traced:  # a copy stands for itself; the traced rank keeps what it represents
+            t.pop("represents", None)
         out[r] = t
     return out
 

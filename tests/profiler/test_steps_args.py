@@ -22,10 +22,10 @@ def _validate(argv):
     return args
 
 
-def test_npurun_profile_flags(tmp_path):
+def test_npurun_profile_flags(tmp_path, monkeypatch):
     script = tmp_path / "job.py"
     script.write_text("")
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)  # restored after the test: later tests rely on the repository as cwd
     args = _validate(["--nproc", "2", "--profile", str(tmp_path / "prof"), "--profile-steps", "2:4"])
     assert args.profile_dir == str(tmp_path / "prof") and args.profile_steps == "2:4"
     from npurun.args import UsageError

@@ -215,11 +215,11 @@ int Watchdog::stop(std::chrono::milliseconds wait) {
   }
   if (owed && !flushOwedDumps(dumpWaitOnExit(), /*poll_store=*/false))
     logLine("gave up waiting for the flight-recorder dump before exit (TORCH_HCCL_WAIT_TIMEOUT_DUMP_MILSEC)");
-  if (d.failures_seen.load() > 0 && d.job_dump_requested.load()) {
+  if (d.failures_seen.load() > 0 && d.job_dump_requested.load() && processGlobalRank() == 0) {
     // This process asked every rank for its dump; their pollers read the
-    // request within one poll period. The store may live in this process
-    // (rank 0 hosts it when each restart round has a store of its own), so
-    // it stays up that long, bounded as ProcessGroupNCCL bounds its wait.
+    // request within one poll period. Global rank 0 hosts the store (env://,
+    // and npurun's store per restart round), so it stays up that long,
+    // bounded as ProcessGroupNCCL bounds its wait for dumps.
     const auto poll = std::chrono::milliseconds(kStorePollNs / 1'000'000 + 500);
     std::this_thread::sleep_for(std::min(poll, dumpWaitOnExit()));
   }

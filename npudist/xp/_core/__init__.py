@@ -26,5 +26,3 @@ from ._ndarray import (  # noqa: F401  (re-exported: what the rest of xp imports
     tensor_of,
     to_numpy,
 )
-
-_OPS = OPS

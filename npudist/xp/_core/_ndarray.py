@@ -756,7 +756,7 @@ def _shape_arg(shape, numel=None):
 # The class is complete: the core's routines may make arrays of it, and the ufuncs (one table: the
 # operators', the routines' and the public xp.add etc.) are built on it.
 _array.register(ndarray, _ufuncs.build_table)
-OPS = _OPS = _array.OPS
+_OPS = _array.OPS
 
 
 # The family modules still behind some of ndarray's methods (issue #41: to move into the core):

@@ -16,6 +16,8 @@ import os
 import re
 import sys
 
+from tests.import_cycles import strongly_connected
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CSRC = os.path.join(REPO, "csrc")
 
@@ -288,34 +290,7 @@ def py_import_cycles():
     # circle; only edges to modules that are not the importer's own ancestors count
     for mod in graph:
         graph[mod] = {d for d in graph[mod] if not mod.startswith(d + ".") and d in graph}
-    index, low, stack, on, sccs, counter = {}, {}, [], set(), [], [0]
-
-    def strong(v):  # Tarjan's strongly connected components
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in graph[v]:
-            if w not in index:
-                strong(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                sccs.append(sorted(comp))
-
-    for v in sorted(graph):
-        if v not in index:
-            strong(v)
-    return sccs
+    return strongly_connected(graph)
 
 
 def test_every_python_module_has_a_layer():

@@ -6,6 +6,7 @@ import re
 import pytest
 
 import npudist.xp
+from tests.import_cycles import strongly_connected
 
 PKG = pathlib.Path(npudist.xp.__file__).parent
 NAME = "npudist.xp"
@@ -125,41 +126,13 @@ def test_core_imports_nothing_above_it():
         assert full[m] <= CORE, f"core module {m} imports {sorted(full[m] - CORE)}"
 
 
-def _sccs(graph):
-    """Strongly connected components of more than one module (Tarjan), each sorted."""
-    index, low, stack, on, out = {}, {}, [], set(), []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in sorted(graph.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while not comp or comp[-1] != v:
-                comp.append(stack.pop())
-                on.discard(comp[-1])
-            if len(comp) > 1:
-                out.append(sorted(comp))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return out
-
-
 def whole_graph_violations():
     """What issue #41's target forbids in the whole import graph (imports inside functions and
     methods included): each core module's import of a module above the core, and each module caught
     in a circle. Returns sorted strings, one per violation."""
     full = _graph(module_level_only=False)
     bad = [f"core module {m} imports {d}" for m in sorted(CORE) for d in sorted(full[m] - CORE)]
-    for comp in _sccs(full):
+    for comp in strongly_connected(full):
         bad += [f"{m} is in a circle of {len(comp)} modules: {', '.join(comp)}" for m in comp]
     return sorted(bad)
 
@@ -189,7 +162,7 @@ def test_whole_graph_check_sees_function_level_imports():
     mods = {"a": pathlib.Path("a.py"), "b": pathlib.Path("b.py")}
     assert _imports(ast.parse(src), "a", mods, True) == set()
     assert _imports(ast.parse(src), "a", mods, False) == {"b"}
-    assert _sccs({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+    assert strongly_connected({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
 
 
 def test_manipulation_split_by_topic():

@@ -4,6 +4,14 @@ Compute (roofline with launch cost, as Calculon and vTrain model a kernel)::
 
     t = max(flops / (peak[dtype] * eff), (bytes_read + bytes_written) / mem_bw) * share + launch
 
+A fused attention kernel (``npu::npu_fusion_attention`` and its ``_grad``) also has vector-unit work: the
+online softmax runs per score element, whatever the head dimension d (:func:`attention_vector_time`)::
+
+    t = max(flops / (peak * eff), vector_passes * score_elements * score_bytes / (vector_rate * eff),
+            bytes / mem_bw) * share + launch
+
+(the cube and vector units are separate cores that the kernel pipelines, so the slower one sets the time).
+
 ``eff`` is the hardware's sustained efficiency; for a GEMM it is also scaled by its tile and wave
 quantisation: a (b x) M x N x K product runs b * ceil(M/tm) * ceil(N/tn) tiles in
 waves = ceil(tiles / cores) waves, so the useful fraction of the work the cores do is
@@ -97,7 +105,50 @@ def compute_time(hw: Hardware, op: dict, share: float = 1.0) -> float:
         eff = gemm_efficiency(hw, *mnk)
     t_flops = flops / (hw.peak(dtype) * eff) if flops else 0.0
     t_bytes = bytes_ / hw.mem_bw
-    return max(t_flops, t_bytes) * share + hw.launch_s
+    t_vector = attention_vector_time(hw, op)
+    return max(t_flops, t_vector, t_bytes) * share + hw.launch_s
+
+
+_ATTENTION = {"npu::npu_fusion_attention": "forward", "npu::npu_fusion_attention_grad": "backward"}
+
+
+def attention_head_dim(op: dict) -> int | None:
+    """The head dimension of a fused attention op of a trace (its query's shape, layout and head_num), or None."""
+    ins, conc = op.get("inputs", []), op.get("concrete", [])
+    q = ins[0] if ins and isinstance(ins[0], dict) else None
+    layout = next((c for c in conc if c in ("SBH", "BSH", "BSND", "BNSD", "TND")), None)
+    if q is None or layout is None:
+        return None
+    if layout in ("BSND", "BNSD", "TND"):
+        return int(q["shape"][-1])
+    heads = conc[conc.index(layout) - 1]  # head_num precedes input_layout in both schemas
+    return int(q["shape"][-1]) // int(heads) if isinstance(heads, int) and heads > 0 else None
+
+
+def attention_vector_time(hw: Hardware, op: dict) -> float:
+    """Seconds the vector units of one device spend on a fused attention op's softmax (0 for other ops, or
+    when the hardware file gives no vector units).
+
+    Score elements = the forward's FLOPs / (4 d) (the kernel's two GEMMs, causal blocks skipped; the
+    backward's FLOPs are 2.5x the forward's). Passes per score element: forward ``forward_passes +
+    exp_passes + 2 d / kv_block`` (the last: rescaling and accumulating the d-wide output once per key/value
+    block), backward ``backward_passes + exp_passes``; each pass moves ``score_bytes`` per element through
+    the vector units at ``vector_rate() * efficiency`` (docs/plan.md, "Ascend hardware")."""
+    direction = _ATTENTION.get(op.get("name", ""))
+    rate = hw.vector_rate()
+    if direction is None or rate <= 0 or not op.get("flops"):
+        return 0.0
+    d = attention_head_dim(op)
+    if not d:
+        return 0.0
+    a = hw.attention
+    fwd_flops = float(op["flops"]) / (2.5 if direction == "backward" else 1.0)
+    elements = fwd_flops / (4 * d)
+    if direction == "forward":
+        passes = a["forward_passes"] + a["exp_passes"] + 2 * d / a["kv_block"]
+    else:
+        passes = a["backward_passes"] + a["exp_passes"]
+    return elements * passes * a["score_bytes"] / (rate * hw.efficiency)
 
 
 def _compute_dtype(op: dict) -> str:

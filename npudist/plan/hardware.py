@@ -16,6 +16,15 @@ A file describes one kind of node and the network between nodes::
     host_us = 10.0                   # host time to issue one op
     host_blocking = false            # true: a kernel runs on the host thread that issues it
     host_speed = 1.0                 # the host CPU's speed relative to the one that recorded the trace
+    vector_cores = 48                # optional: vector units that run a fused attention's softmax (0: none)
+    vector_bytes_per_cycle = 256     # bytes one vector unit processes per cycle
+    vector_clock_mhz = 1800
+    [compute.attention]              # optional: vector passes of the fused attention per score element
+    score_bytes = 4                  # bytes of a score element as the vector units process it (fp32)
+    forward_passes = 5               # scale, running max, subtract, running sum, cast (exp apart)
+    backward_passes = 6              # scale, subtract lse, cast P, dP - D, P * (dP - D), cast dS (exp apart)
+    exp_passes = 2                   # what one exp costs, in passes
+    kv_block = 128                   # key/value columns per block (the forward's output rescale: 2 d / kv_block)
     [memory]
     capacity_gib = 64
     bandwidth_gbps = 1600            # device memory, GB/s (1e9 B/s)
@@ -70,6 +79,10 @@ class Hardware:
     nic_bw: float
     inter_latency_s: float
     comm_uses_compute: bool
+    vector_cores: int = 0
+    vector_bytes_per_cycle: float = 0.0
+    vector_clock_hz: float = 0.0
+    attention: dict = dataclasses.field(default_factory=dict)
     source: str = ""
     raw: dict = dataclasses.field(default_factory=dict, repr=False)
 
@@ -78,6 +91,10 @@ class Hardware:
         if dtype in self.peak_flops:
             return self.peak_flops[dtype]
         return self.peak_flops.get("float32", max(self.peak_flops.values()))
+
+    def vector_rate(self) -> float:
+        """Bytes per second all vector units of one device process at peak (0: the file describes none)."""
+        return self.vector_cores * self.vector_bytes_per_cycle * self.vector_clock_hz
 
     def intra_latency(self, kind: str) -> float:
         """Latency (s) of collective ``kind`` within a node."""
@@ -148,6 +165,10 @@ def parse(doc: dict, source: str = "<hardware>") -> Hardware:
         nic_bw=_get(inter, "inter_node", "nic_gbps", float, 0.0, src=source) * 1e9,
         inter_latency_s=_get(inter, "inter_node", "latency_us", float, 0.0, src=source) * 1e-6,
         comm_uses_compute=bool(intra.get("comm_uses_compute", False)),
+        vector_cores=_get(comp, "compute", "vector_cores", int, 0, src=source),
+        vector_bytes_per_cycle=_get(comp, "compute", "vector_bytes_per_cycle", float, 0.0, src=source),
+        vector_clock_hz=_get(comp, "compute", "vector_clock_mhz", float, 0.0, src=source) * 1e6,
+        attention=_attention(comp.get("attention", {}), source),
         source=source, raw=doc)
     for what, v in (("[compute] efficiency", hw.efficiency), ("[compute] min_efficiency", hw.min_efficiency)):
         if not 0 <= v <= 1:
@@ -160,9 +181,32 @@ def parse(doc: dict, source: str = "<hardware>") -> Hardware:
         raise ValueError(f"{source}: [intra_node] topology 'bus' needs bus_gbps > 0")
     if topology != "bus" and hw.link_bw <= 0:
         raise ValueError(f"{source}: [intra_node] topology {topology!r} needs link_gbps > 0")
+    if min(hw.vector_cores, hw.vector_bytes_per_cycle, hw.vector_clock_hz) < 0 or (
+            hw.vector_cores and not (hw.vector_bytes_per_cycle and hw.vector_clock_hz)):
+        raise ValueError(f"{source}: [compute] vector_cores needs positive vector_bytes_per_cycle and "
+                         f"vector_clock_mhz")
     if hw.mem_bw <= 0 or hw.capacity_bytes <= 0:
         raise ValueError(f"{source}: [memory] bandwidth_gbps and capacity_gib must be > 0")
     return hw
+
+
+ATTENTION_KEYS = {"score_bytes": 4.0, "forward_passes": 5.0, "backward_passes": 6.0, "exp_passes": 2.0,
+                  "kv_block": 128.0}
+
+
+def _attention(table: dict, source: str) -> dict[str, float]:
+    """[compute.attention] with its defaults (docs/plan.md, "Ascend hardware"); ValueError for unknown keys or
+    values that are not positive numbers."""
+    if not isinstance(table, dict):
+        raise ValueError(f"{source}: [compute.attention] must be a table")
+    out = dict(ATTENTION_KEYS)
+    for k, v in table.items():
+        if k not in ATTENTION_KEYS:
+            raise ValueError(f"{source}: [compute.attention] {k!r} is not a key; use {', '.join(ATTENTION_KEYS)}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+            raise ValueError(f"{source}: [compute.attention] {k} = {v!r}: give a positive number")
+        out[k] = float(v)
+    return out
 
 
 SHIPPED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hardware_files")

@@ -26,6 +26,9 @@ input and output bytes, n = group size)::
                  broadcast, reduce, send/recv  lat + S / bw
     full_mesh:   bw = link_bw * min(n-1, links_per_device) for the (n-1)/n and 2(n-1)/n volumes
                  (each device talks to all peers at once over its own links), link_bw for p2p
+    all_to_all inside a node also pays ``all_to_all_copies`` local copies of S (read + write at mem_bw)
+                 before the transfer: HCCL's op-base all_to_all copies the user's send buffer into its
+                 CCL buffer on the main stream, then the mesh transfer writes into the receive buffer
     across nodes (hierarchical): the intra-node phase on the local group plus the inter-node
                  phase on S / local at nic_bw with the inter-node latency (all_reduce: intra
                  reduce_scatter + inter all_reduce + intra all_gather)
@@ -192,10 +195,12 @@ def _intra(hw: Hardware, kind: str, nbytes: int, n: int) -> float:
         volume = nbytes * (n - 1) / n
     else:
         volume = nbytes
+    # HCCL's all_to_all copies the send buffer into its own buffer first, on the same stream (module doc)
+    copy = hw.all_to_all_copies * 2 * nbytes / hw.mem_bw if kind == "all_to_all" else 0.0
     if hw.topology == "bus":
         bw = hw.bus_bw
     elif hw.topology == "full_mesh" and kind != "p2p" and kind != "rooted":
         bw = hw.link_bw * min(n - 1, hw.links_per_device)
     else:
         bw = hw.link_bw
-    return lat + volume / bw
+    return lat + copy + volume / bw

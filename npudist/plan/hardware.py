@@ -32,6 +32,7 @@ A file describes one kind of node and the network between nodes::
     [intra_node]
     topology = "full_mesh"           # "full_mesh" | "ring" | "bus"
     link_gbps = 18.3                 # per link (ring, full_mesh)
+    all_to_all_copies = 0            # local copies of the send buffer before an all_to_all (HCCL: 1)
     bus_gbps = 0                     # "bus": bus bandwidth of any group (nccl-tests busbw)
     [intra_node.latency_us]          # per collective kind; "default" for the rest
     default = 10.0
@@ -79,6 +80,7 @@ class Hardware:
     nic_bw: float
     inter_latency_s: float
     comm_uses_compute: bool
+    all_to_all_copies: float = 0.0
     vector_cores: int = 0
     vector_bytes_per_cycle: float = 0.0
     vector_clock_hz: float = 0.0
@@ -165,6 +167,7 @@ def parse(doc: dict, source: str = "<hardware>") -> Hardware:
         nic_bw=_get(inter, "inter_node", "nic_gbps", float, 0.0, src=source) * 1e9,
         inter_latency_s=_get(inter, "inter_node", "latency_us", float, 0.0, src=source) * 1e-6,
         comm_uses_compute=bool(intra.get("comm_uses_compute", False)),
+        all_to_all_copies=_get(intra, "intra_node", "all_to_all_copies", float, 0.0, src=source),
         vector_cores=_get(comp, "compute", "vector_cores", int, 0, src=source),
         vector_bytes_per_cycle=_get(comp, "compute", "vector_bytes_per_cycle", float, 0.0, src=source),
         vector_clock_hz=_get(comp, "compute", "vector_clock_mhz", float, 0.0, src=source) * 1e6,
@@ -181,6 +184,8 @@ def parse(doc: dict, source: str = "<hardware>") -> Hardware:
         raise ValueError(f"{source}: [intra_node] topology 'bus' needs bus_gbps > 0")
     if topology != "bus" and hw.link_bw <= 0:
         raise ValueError(f"{source}: [intra_node] topology {topology!r} needs link_gbps > 0")
+    if hw.all_to_all_copies < 0:
+        raise ValueError(f"{source}: [intra_node] all_to_all_copies must be >= 0")
     if min(hw.vector_cores, hw.vector_bytes_per_cycle, hw.vector_clock_hz) < 0 or (
             hw.vector_cores and not (hw.vector_bytes_per_cycle and hw.vector_clock_hz)):
         raise ValueError(f"{source}: [compute] vector_cores needs positive vector_bytes_per_cycle and "

@@ -144,6 +144,18 @@ SENSITIVITY = [
     ("compute.launch_us", "kernel launch (us)", (1.0, 10.0), lambda hw, v: setattr(hw, "launch_s", v * 1e-6)),
     ("compute.peak_tflops.float32", "fp32 peak (x fp16 peak)", (0.125, 0.5),
      lambda hw, v: setattr(hw, "peak_flops", dict(hw.peak_flops, float32=hw.peak_flops["bfloat16"] * v))),
+    ("compute.vector_clock_mhz", "vector unit clock (MHz)", (1500.0, 1800.0),
+     lambda hw, v: setattr(hw, "vector_clock_hz", v * 1e6)),
+    ("compute.attention.exp_passes", "attention: passes per exp", (1.0, 4.0),
+     lambda hw, v: setattr(hw, "attention", dict(hw.attention, exp_passes=v))),
+    ("compute.attention.forward_passes", "attention: forward passes (exp apart)", (4.0, 6.0),
+     lambda hw, v: setattr(hw, "attention", dict(hw.attention, forward_passes=v))),
+    ("compute.attention.backward_passes", "attention: backward passes (exp apart)", (6.0, 8.0),
+     lambda hw, v: setattr(hw, "attention", dict(hw.attention, backward_passes=v))),
+    ("compute.attention.kv_block", "attention: key/value columns per output update", (128.0, 1024.0),
+     lambda hw, v: setattr(hw, "attention", dict(hw.attention, kv_block=v))),
+    ("compute.vector_cores", "attention: no vector term (cube FLOPs only, as before)", (0,),
+     lambda hw, v: setattr(hw, "vector_cores", v)),
 ]
 
 

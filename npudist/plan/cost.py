@@ -26,9 +26,11 @@ input and output bytes, n = group size)::
                  broadcast, reduce, send/recv  lat + S / bw
     full_mesh:   bw = link_bw * min(n-1, links_per_device) for the (n-1)/n and 2(n-1)/n volumes
                  (each device talks to all peers at once over its own links), link_bw for p2p
-    all_to_all inside a node also pays ``all_to_all_copies`` local copies of S (read + write at mem_bw)
-                 before the transfer: HCCL's op-base all_to_all copies the user's send buffer into its
-                 CCL buffer on the main stream, then the mesh transfer writes into the receive buffer
+    all_to_all inside a node also pays local copies of S (read + write at mem_bw) on the same stream as
+                 the transfer: HCCL's op-base all_to_all (buffers within HCCL_BUFFSIZE) copies the send
+                 buffer into its CCL buffer, then its staged mesh writes into the receive buffer
+                 (``all_to_all_copies``, 1); a 2-rank group runs HCCL's pairwise path, which also copies
+                 the result out of the CCL buffer (``all_to_all_copies_two_ranks``, 2)
     across nodes (hierarchical): the intra-node phase on the local group plus the inter-node
                  phase on S / local at nic_bw with the inter-node latency (all_reduce: intra
                  reduce_scatter + inter all_reduce + intra all_gather)
@@ -196,7 +198,8 @@ def _intra(hw: Hardware, kind: str, nbytes: int, n: int) -> float:
     else:
         volume = nbytes
     # HCCL's all_to_all copies the send buffer into its own buffer first, on the same stream (module doc)
-    copy = hw.all_to_all_copies * 2 * nbytes / hw.mem_bw if kind == "all_to_all" else 0.0
+    copies = hw.all_to_all_copies_two_ranks if n == 2 else hw.all_to_all_copies
+    copy = copies * 2 * nbytes / hw.mem_bw if kind == "all_to_all" else 0.0
     if hw.topology == "bus":
         bw = hw.bus_bw
     elif hw.topology == "full_mesh" and kind != "p2p" and kind != "rooted":

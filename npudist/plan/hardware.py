@@ -22,9 +22,9 @@ A file describes one kind of node and the network between nodes::
     [compute.attention]              # optional: vector passes of the fused attention per score element
     score_bytes = 4                  # bytes of a score element as the vector units process it (fp32)
     forward_passes = 5               # scale, running max, subtract, running sum, cast (exp apart)
-    backward_passes = 6              # scale, subtract lse, cast P, dP - D, P * (dP - D), cast dS (exp apart)
+    backward_passes = 7              # scale, subtract max, divide by sum, cast P, dP - D, P * (dP - D), cast dS
     exp_passes = 2                   # what one exp costs, in passes
-    kv_block = 128                   # key/value columns per block (the forward's output rescale: 2 d / kv_block)
+    kv_block = 1024                  # key/value columns per output update (the forward's rescale: 2 d / kv_block)
     [memory]
     capacity_gib = 64
     bandwidth_gbps = 1600            # device memory, GB/s (1e9 B/s)
@@ -32,7 +32,8 @@ A file describes one kind of node and the network between nodes::
     [intra_node]
     topology = "full_mesh"           # "full_mesh" | "ring" | "bus"
     link_gbps = 18.3                 # per link (ring, full_mesh)
-    all_to_all_copies = 0            # local copies of the send buffer before an all_to_all (HCCL: 1)
+    all_to_all_copies = 0            # local copies of S serial with an all_to_all of > 2 ranks (HCCL: 1)
+    all_to_all_copies_two_ranks = 0  # the same for 2 ranks (HCCL: 2)
     bus_gbps = 0                     # "bus": bus bandwidth of any group (nccl-tests busbw)
     [intra_node.latency_us]          # per collective kind; "default" for the rest
     default = 10.0
@@ -81,6 +82,7 @@ class Hardware:
     inter_latency_s: float
     comm_uses_compute: bool
     all_to_all_copies: float = 0.0
+    all_to_all_copies_two_ranks: float = 0.0
     vector_cores: int = 0
     vector_bytes_per_cycle: float = 0.0
     vector_clock_hz: float = 0.0
@@ -168,6 +170,7 @@ def parse(doc: dict, source: str = "<hardware>") -> Hardware:
         inter_latency_s=_get(inter, "inter_node", "latency_us", float, 0.0, src=source) * 1e-6,
         comm_uses_compute=bool(intra.get("comm_uses_compute", False)),
         all_to_all_copies=_get(intra, "intra_node", "all_to_all_copies", float, 0.0, src=source),
+        all_to_all_copies_two_ranks=_get(intra, "intra_node", "all_to_all_copies_two_ranks", float, 0.0, src=source),
         vector_cores=_get(comp, "compute", "vector_cores", int, 0, src=source),
         vector_bytes_per_cycle=_get(comp, "compute", "vector_bytes_per_cycle", float, 0.0, src=source),
         vector_clock_hz=_get(comp, "compute", "vector_clock_mhz", float, 0.0, src=source) * 1e6,
@@ -184,8 +187,8 @@ def parse(doc: dict, source: str = "<hardware>") -> Hardware:
         raise ValueError(f"{source}: [intra_node] topology 'bus' needs bus_gbps > 0")
     if topology != "bus" and hw.link_bw <= 0:
         raise ValueError(f"{source}: [intra_node] topology {topology!r} needs link_gbps > 0")
-    if hw.all_to_all_copies < 0:
-        raise ValueError(f"{source}: [intra_node] all_to_all_copies must be >= 0")
+    if min(hw.all_to_all_copies, hw.all_to_all_copies_two_ranks) < 0:
+        raise ValueError(f"{source}: [intra_node] all_to_all_copies and all_to_all_copies_two_ranks must be >= 0")
     if min(hw.vector_cores, hw.vector_bytes_per_cycle, hw.vector_clock_hz) < 0 or (
             hw.vector_cores and not (hw.vector_bytes_per_cycle and hw.vector_clock_hz)):
         raise ValueError(f"{source}: [compute] vector_cores needs positive vector_bytes_per_cycle and "
@@ -195,8 +198,8 @@ def parse(doc: dict, source: str = "<hardware>") -> Hardware:
     return hw
 
 
-ATTENTION_KEYS = {"score_bytes": 4.0, "forward_passes": 5.0, "backward_passes": 6.0, "exp_passes": 2.0,
-                  "kv_block": 128.0}
+ATTENTION_KEYS = {"score_bytes": 4.0, "forward_passes": 5.0, "backward_passes": 7.0, "exp_passes": 2.0,
+                  "kv_block": 1024.0}
 
 
 def _attention(table: dict, source: str) -> dict[str, float]:

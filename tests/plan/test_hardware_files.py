@@ -65,3 +65,35 @@ def test_peak_follows_cores_and_clock(variant):
 def test_unknown_name_lists_the_shipped_ones():
     with pytest.raises(FileNotFoundError, match="atlas800t-a2-910b3"):
         hardware.load("atlas900")
+
+
+def _numbers(d: dict, prefix: str = "") -> dict[str, object]:
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_numbers(v, key + "."))
+        elif k != "name":
+            out[key] = v
+    return out
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_number_of_the_file_is_in_the_docs(variant):
+    # a value added to a file without its source in docs/plan.md's table fails here
+    raw = hardware.load(f"atlas800t-a2-{variant}").raw
+    table = _docs_table()
+    documented = set(table) | {"compute.peak_tflops"}
+    missing = [k for k in _numbers(raw) if k not in documented and not k.startswith("compute.peak_tflops.")
+               and k not in ("node.devices", "node.compute_resources", "compute.host_blocking",
+                             "compute.host_speed", "intra_node.topology")]
+    assert not missing, f"not in docs/plan.md's 'Ascend hardware' table: {missing}"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_vector_rate_follows_the_ini(variant):
+    # vector_core_cnt x 256 B per cycle (vec_calc_size 128 fp16 lanes) x the AI core clock
+    cores, mhz = {"910b1": (48, 1850), "910b2": (48, 1800), "910b3": (40, 1800), "910b4": (40, 1500)}[variant]
+    hw = hardware.load(f"atlas800t-a2-{variant}")
+    assert hw.vector_rate() == pytest.approx(cores * 256 * mhz * 1e6)
+    assert hw.vector_cores == 2 * hw.cores  # two AIV per AI core on AIC-C-220 (the .ini's counts)

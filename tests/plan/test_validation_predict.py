@@ -32,7 +32,7 @@ def test_shipped_factors_reproduce_the_calibration_rows(result):
 def test_check_rows_as_documented(result):
     check = result["check"]
     assert len(check["rows"]) == 45
-    assert check["mape"] == pytest.approx(0.151, abs=0.0051)
+    assert check["mape"] == pytest.approx(0.147, abs=0.0051)
     assert check["spearman"] > 0.99
     # every peak fits since the stages take their scripts' --num-layer-list (before: 43 of 45)
     assert sum(r["fits_64_gib"] for r in check["rows"]) == 45
@@ -40,9 +40,11 @@ def test_check_rows_as_documented(result):
 
 def test_collectives_as_documented(result):
     ratios = {(c["source"], c["op"], c["npus"]): c["ratio"] for c in result["collectives"]}
-    assert sum(abs(r - 1) <= 0.10 for r in ratios.values()) == 9
+    assert sum(abs(r - 1) <= 0.10 + 1e-9 for r in ratios.values()) == 10
     # the full mesh: all_gather algbw = n links x 19.65 GB/s (less latency) against MindSpeed's 8-NPU 147 GiB/s
     assert ratios[("mindspeed_simulation_a2", "all_gather", 8)] == pytest.approx(0.993, abs=0.005)
+    # all_to_all: the mesh plus HCCL's staging copy of the send buffer (docs/plan.md)
+    assert ratios[("mindspeed_simulation_a2", "all_to_all", 8)] == pytest.approx(1.026, abs=0.005)
 
 
 def test_spearman():

@@ -86,3 +86,14 @@ def test_bad_attention_table_names_the_key(tmp_path):
     bad.write_text(src.replace("exp_passes = 2 ", "exp_cycles = 2 "), encoding="utf-8")
     with pytest.raises(ValueError, match="'exp_cycles' is not a key"):
         hardware.load(str(bad))
+
+
+def test_vector_cores_need_width_and_clock(tmp_path):
+    src = open(hardware.resolve("atlas800t-a2"), encoding="utf-8").read()
+    bad = tmp_path / "hw.toml"
+    bad.write_text(src.replace("vector_clock_mhz = 1800", "vector_clock_mhz = 0"), encoding="utf-8")
+    with pytest.raises(ValueError, match="vector_cores needs positive vector_bytes_per_cycle and vector_clock_mhz"):
+        hardware.load(str(bad))
+    bad.write_text(src.replace("all_to_all_copies = 1", "all_to_all_copies = -1"), encoding="utf-8")
+    with pytest.raises(ValueError, match="all_to_all_copies and all_to_all_copies_two_ranks must be >= 0"):
+        hardware.load(str(bad))

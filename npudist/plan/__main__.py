@@ -114,7 +114,7 @@ def _config(args):
     if args.family != "llama":
         raise ValueError(f"--family {args.family!r}: the only family is 'llama'")
     return LlamaConfig(hidden=args.hidden, layers=args.layers, heads=args.heads,
-                       kv_heads=args.kv_heads or args.heads, ffn=args.ffn, vocab=args.vocab, seq=args.seq,
+                       kv_heads=args.heads if args.kv_heads is None else args.kv_heads, ffn=args.ffn, vocab=args.vocab, seq=args.seq,
                        dtype={"bf16": "bfloat16", "fp16": "float16"}[args.dtype],
                        **{f"fused_{k}": k not in unfused for k in ("rmsnorm", "swiglu", "rope")})
 
@@ -162,15 +162,37 @@ def _model(args) -> int:
     return 0 if r["fits"] else 3
 
 
+def _sizes(flag: str, text: str | None) -> list[int] | None:
+    """A sweep's ``--tp 1,2,4`` as positive integers (None when the flag is not given)."""
+    if text is None:
+        return None
+    try:
+        sizes = [int(x) for x in text.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"{flag} {text!r}: give comma-separated positive integers, e.g. 1,2,4")
+    return sizes
+
+
 def _sweep(args) -> int:
     from npudist.plan import hardware
     from npudist.plan.sweep import format_rows, sweep
 
     hw = hardware.load(args.hardware)
     cfg = _config(args)
-    ints = lambda s: [int(x) for x in s.split(",")] if s else None  # noqa: E731 - a one-line parser
-    rows = sweep(cfg, hw, args.nodes, args.gbs, tps=ints(args.tp), pps=ints(args.pp), mbss=ints(args.mbs) or (1, 2, 4),
-                 recomputes=tuple(args.recompute.split(",")), vpp=not args.no_vpp,
+    from npudist.plan.model import RECOMPUTE
+
+    recomputes = tuple(x.strip() for x in args.recompute.split(","))
+    if not recomputes or set(recomputes) - set(RECOMPUTE):
+        raise ValueError(f"--recompute {args.recompute!r}: comma-separated modes among {', '.join(RECOMPUTE)}")
+    for flag, v in (("--gbs", args.gbs), ("--nodes", args.nodes)):
+        if v < 1:
+            raise ValueError(f"{flag} {v}: give a positive integer")
+    if args.top is not None and args.top < 1:
+        raise ValueError(f"--top {args.top}: give a positive number of rows (or leave it out for all)")
+    rows = sweep(cfg, hw, args.nodes, args.gbs, tps=_sizes("--tp", args.tp), pps=_sizes("--pp", args.pp),
+                 mbss=_sizes("--mbs", args.mbs) or (1, 2, 4), recomputes=recomputes, vpp=not args.no_vpp,
                  distributed_optimizer=not args.no_distributed_optimizer)
     print(f"{len(rows)} layouts of {cfg.parameters() / 1e9:.2f} B parameters on {args.nodes} x "
           f"{hw.devices_per_node} NPUs of {hw.name}, global batch {args.gbs} x {cfg.seq} tokens; fastest first")

@@ -176,9 +176,12 @@ def collective_time(hw: Hardware, name: str, nbytes: int, group_ranks: list[int]
     if nodes <= 1:
         return _intra(hw, kind, nbytes, n)
     local = max(1, n // nodes)
-    inter_bw = hw.nic_bw * local if hw.nic_bw else hw.link_bw
+    if hw.nic_bw <= 0:  # a missing [inter_node] would otherwise price the inter-node traffic at nothing sensible
+        raise ValueError(f"{hw.source or hw.name}: [inter_node] needs nic_gbps > 0: this {name} spans {nodes} "
+                         f"nodes of {per_node} devices (docs/plan.md, 'Hardware file')")
+    inter_bw = hw.nic_bw * local
     if kind == "p2p":
-        return hw.inter_latency_s + nbytes / max(hw.nic_bw, 1.0)
+        return hw.inter_latency_s + nbytes / hw.nic_bw
     if kind == "all_reduce":
         return (_intra(hw, "reduce_scatter", nbytes, local) + _intra(hw, "all_gather", nbytes, local)
                 + hw.inter_latency_s + nbytes * 2 * (nodes - 1) / nodes / inter_bw)

@@ -123,6 +123,10 @@ def _get(d: dict, path: str, key: str, kind, default=None, *, src: str):
 
 def parse(doc: dict, source: str = "<hardware>") -> Hardware:
     """A hardware description from an already-parsed TOML document. Raises ValueError naming the key."""
+    for sec in ("node", "compute", "memory", "intra_node", "inter_node", "calibration"):
+        if not isinstance(doc.get(sec, {}), dict):
+            raise ValueError(f"{source}: '{sec}' must be a table ([{sec}] with its keys below it), not "
+                             f"{doc[sec]!r} (docs/plan.md, 'Hardware file')")
     node, comp, mem = doc.get("node", {}), doc.get("compute", {}), doc.get("memory", {})
     intra, inter = doc.get("intra_node", {}), doc.get("inter_node", {})
     peaks = comp.get("peak_tflops")
@@ -140,6 +144,11 @@ def parse(doc: dict, source: str = "<hardware>") -> Hardware:
     lat = intra.get("latency_us", {})
     if isinstance(lat, (int, float)):
         lat = {"default": float(lat)}
+    if not isinstance(lat, dict):
+        raise ValueError(f"{source}: [intra_node] latency_us = {lat!r}: give a number or a table of numbers per family")
+    for k, v in lat.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            raise ValueError(f"{source}: [intra_node.latency_us] {k} = {v!r}: give a number of microseconds >= 0")
     tile = comp.get("gemm_tile", [1, 1, 1])
     if not (isinstance(tile, list) and len(tile) == 3 and all(isinstance(t, int) and t > 0 for t in tile)):
         raise ValueError(f"{source}: [compute] gemm_tile = {tile!r}: give [M, N, K] positive integers")
@@ -179,6 +188,15 @@ def parse(doc: dict, source: str = "<hardware>") -> Hardware:
     for what, v in (("[compute] efficiency", hw.efficiency), ("[compute] min_efficiency", hw.min_efficiency)):
         if not 0 <= v <= 1:
             raise ValueError(f"{source}: {what} = {v}: give a fraction in [0, 1]")
+    for what, v in (("[node] devices", hw.devices_per_node), ("[node] compute_resources", hw.compute_resources),
+                    ("[compute] cores", hw.cores), ("[intra_node] links_per_device", hw.links_per_device)):
+        if v < 1:
+            raise ValueError(f"{source}: {what} = {v}: give a positive integer")
+    for what, v in (("[compute] launch_us", hw.launch_s), ("[compute] host_us", hw.host_s),
+                    ("[memory] host_link_gbps", hw.host_link_bw), ("[intra_node] bus_gbps", hw.bus_bw),
+                    ("[inter_node] nic_gbps", hw.nic_bw), ("[inter_node] latency_us", hw.inter_latency_s)):
+        if v < 0:
+            raise ValueError(f"{source}: {what} is negative: give a number >= 0")
     if hw.host_speed <= 0:
         raise ValueError(f"{source}: [compute] host_speed must be > 0")
     if hw.efficiency == 0:

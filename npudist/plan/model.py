@@ -228,9 +228,23 @@ def _rank(lay: Layout, stage: int, dp_index: int = 0, tp_index: int = 0) -> int:
     return stage * lay.tp * lay.dp + dp_index * lay.tp + tp_index
 
 
+def check_positive(lay: Layout, nodes: int) -> None:
+    """ValueError naming the flag when a count of the layout or ``nodes`` is not a positive integer (zero or negative
+    sizes would divide by zero or give negative times further on)."""
+    for flag, v in (("--tp", lay.tp), ("--pp", lay.pp), ("--dp", lay.dp), ("--mbs", lay.mbs), ("--gbs", lay.gbs),
+                    ("--nodes", nodes)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{flag} {v}: give a positive integer")
+
+
 def predict_model(cfg: LlamaConfig, lay: Layout, hw: Hardware, nodes: int) -> dict:
     """The prediction of one configuration (module doc); the JSON of ``python -m npudist.plan model``."""
+    check_positive(lay, nodes)
     check_layout(cfg, lay.tp, lay.pp, lay.vpp_layers, lay.num_layer_list)
+    if lay.sequence_parallel and lay.tp > 1 and cfg.seq % lay.tp:
+        raise ValueError(f"--seq {cfg.seq} is not divisible by --tp {lay.tp}: --sequence-parallel splits the sequence "
+                         f"over the TP ranks (Megatron requires it too); change --seq or --tp, or drop "
+                         f"--sequence-parallel")
     npus = nodes * hw.devices_per_node
     if lay.npus != npus:
         raise ValueError(f"--tp {lay.tp} x --pp {lay.pp} x --dp {lay.dp} = {lay.npus} NPUs, but --nodes {nodes} of "

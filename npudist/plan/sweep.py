@@ -17,10 +17,14 @@ def candidates(cfg: LlamaConfig, npus: int, per_node: int, gbs: int, *, tps=None
                recomputes=("none", "selective", "full"), vpp=True, sequence_parallel=True,
                distributed_optimizer=True) -> list[Layout]:
     """The layouts the sweep predicts (module doc). ``vpp``: also try interleaved stages of 1 and 2
-    virtual chunks per stage beyond the plain schedule (Megatron's interleaving needs pp > 2)."""
+    virtual chunks per stage beyond the plain schedule (Megatron's interleaving needs pp > 2).
+    ``sequence_parallel`` applies where TP > 1 and the TP size divides ``cfg.seq``. Raises ValueError for
+    sizes that are not positive."""
     tps = tps or [t for t in (1, 2, 4, 8, 16) if t <= per_node]
     pps = pps or [p for p in range(1, cfg.layers + 1) if cfg.layers % p == 0]
     out = []
+    if min(list(tps) + list(pps) + list(mbss) + [npus, per_node, gbs]) < 1:
+        raise ValueError(f"sweep: sizes must be positive (tp {tps}, pp {pps}, mbs {mbss}, {npus} NPUs, gbs {gbs})")
     for tp in tps:
         for pp in pps:
             if npus % (tp * pp):
@@ -30,6 +34,8 @@ def candidates(cfg: LlamaConfig, npus: int, per_node: int, gbs: int, *, tps=None
                 check_layout(cfg, tp, pp, None)
             except ValueError:
                 continue
+            # sequence parallelism splits the sequence over TP: off where --seq does not divide (Megatron)
+            sp = sequence_parallel and tp > 1 and cfg.seq % tp == 0
             per_stage = cfg.layers // pp
             vpps = [None]
             if vpp and pp > 2:
@@ -40,7 +46,7 @@ def candidates(cfg: LlamaConfig, npus: int, per_node: int, gbs: int, *, tps=None
                 for rc in recomputes:
                     for vl in vpps:
                         out.append(Layout(tp=tp, pp=pp, dp=dp, mbs=mbs, gbs=gbs, vpp_layers=vl,
-                                          sequence_parallel=sequence_parallel and tp > 1, recompute=rc,
+                                          sequence_parallel=sp, recompute=rc,
                                           distributed_optimizer=distributed_optimizer and dp > 1))
     return out
 

@@ -25,7 +25,10 @@ def _capture(args) -> int:
     world = args.nnodes * args.nproc_per_node
     if args.nnodes < 1 or args.nproc_per_node < 1:
         raise ValueError(f"--nnodes {args.nnodes} --nproc-per-node {args.nproc_per_node}: give positive numbers")
-    ranks = [int(r) for r in str(args.ranks).split(",") if r.strip()]
+    try:
+        ranks = [int(r) for r in str(args.ranks).split(",") if r.strip()]
+    except ValueError:
+        ranks = []
     if not ranks or any(not 0 <= r < world for r in ranks):
         raise ValueError(f"--ranks {args.ranks}: give ranks of the job (0..{world - 1}), comma-separated")
     out = os.path.join(args.out, "steptrace")
@@ -72,6 +75,9 @@ def _predict(args) -> int:
     from npudist.plan import hardware, trace
 
     hw = hardware.load(args.hardware)
+    if args.devices_per_node is not None and args.devices_per_node < 1:
+        raise ValueError(f"--devices-per-node {args.devices_per_node}: give a positive integer (the traced job's "
+                         f"ranks per node)")
     return _report(args, hw, trace.load_dir(args.trace_dir))
 
 

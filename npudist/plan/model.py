@@ -131,6 +131,7 @@ def capture_pieces(cfg: LlamaConfig, tp: int, mbs: int, sequence_parallel: bool,
         m.to(cfg.torch_dtype)
     if tp > 1:
         from torch.distributed.device_mesh import DeviceMesh
+        torch.npu.set_device(0)  # TP rank 0's device, as a launched rank sets it (else DeviceMesh warns the user)
         llama.parallelize(emb, layer, head, DeviceMesh("npu", list(range(tp))), sp)
     dt = cfg.torch_dtype
     seq_local = cfg.seq // tp if sp else cfg.seq

@@ -118,3 +118,16 @@ def test_hardware_without_inter_node_fails_for_a_group_over_nodes():
         collective_time(hw, "send", 1 << 20, [0, 8])
     with pytest.raises(ValueError, match="this all_reduce spans 2 nodes"):
         collective_time(hw, "all_reduce", 1 << 20, list(range(16)))
+
+
+def test_capture_ranks_that_are_not_numbers(capsys, monkeypatch):
+    monkeypatch.setenv("NPUDIST_DEVICE_COUNT", "8")  # main() sets it for a capture; restored after the test
+    # was int()'s "invalid literal for int() with base 10: 'x'", naming no flag
+    assert main(["capture", "--hardware", "atlas800t-a2", "--nnodes", "1", "--ranks", "x", "train.py"]) == 2
+    assert "--ranks x: give ranks of the job (0..7), comma-separated" in capsys.readouterr().err
+
+
+def test_predict_devices_per_node_must_be_positive(capsys, tmp_path):
+    # 0 fell back to the hardware's devices per node silently; negative numbers gave nonsense node numbers
+    assert main(["predict", str(tmp_path), "--hardware", "atlas800t-a2", "--devices-per-node", "0"]) == 2
+    assert "--devices-per-node 0: give a positive integer" in capsys.readouterr().err

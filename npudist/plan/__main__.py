@@ -20,6 +20,7 @@ def _capture(args) -> int:
 
     from npudist.plan import hardware, trace
     from npudist.plan.capture import stage_ranks
+    from npudist.plan.script import CaptureError
 
     hw = hardware.load(args.hardware)  # bad hardware files fail before the (long) capture
     world = args.nnodes * args.nproc_per_node
@@ -45,9 +46,14 @@ def _capture(args) -> int:
     else:
         from npudist.plan.script import capture_script
 
-        step = capture_script(args.script, args.args, world_size=world, rank=ranks[0],
-                              nproc_per_node=args.nproc_per_node, warmup_steps=args.warmup_steps,
-                              boundary=args.step_boundary, tokens=args.tokens)
+        try:
+            step = capture_script(args.script, args.args, world_size=world, rank=ranks[0],
+                                  nproc_per_node=args.nproc_per_node, warmup_steps=args.warmup_steps,
+                                  boundary=args.step_boundary, tokens=args.tokens)
+        except CaptureError:
+            raise
+        except Exception as e:
+            raise _script_error(args.script, e) from None
         # the ranks doing the traced rank's work: all, or its pipeline stage's (docs/plan.md)
         step.trace["represents"] = stage_ranks(step.trace)
         trace.save(step.trace, os.path.join(out, f"rank{ranks[0]}.steptrace.json"))
@@ -69,6 +75,24 @@ def _capture(args) -> int:
     args.devices_per_node = args.nproc_per_node
     args.chrome = args.png = None
     return _report(args, hw, traces)
+
+
+def _script_error(script: str, e: Exception) -> Exception:
+    """An exception the captured script itself raised, as a CaptureError naming the script's line (its traceback
+    printed first); an exception with no frame in the script (the capture's own checks) is returned as is.
+    Without this a script's ValueError would read as the planner's error, and its RuntimeError end in exit 1."""
+    import os
+    import traceback
+
+    from npudist.plan.script import CaptureError
+
+    path = os.path.abspath(script)
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if os.path.abspath(f.filename) == path]
+    if not frames:
+        return e
+    traceback.print_exception(e)
+    return CaptureError(f"{script}:{frames[-1].lineno} raised {type(e).__name__}: {e} (the script's traceback is "
+                        f"above); fix the script, or run it under npurun to see it fail there too")
 
 
 def _predict(args) -> int:
@@ -201,7 +225,8 @@ def _sweep(args) -> int:
                  mbss=_sizes("--mbs", args.mbs) or (1, 2, 4), recomputes=recomputes, vpp=not args.no_vpp,
                  distributed_optimizer=not args.no_distributed_optimizer)
     print(f"{len(rows)} layouts of {cfg.parameters() / 1e9:.2f} B parameters on {args.nodes} x "
-          f"{hw.devices_per_node} NPUs of {hw.name}, global batch {args.gbs} x {cfg.seq} tokens; fastest first")
+          f"{hw.devices_per_node} NPUs of {hw.name}, global batch {args.gbs} x {cfg.seq} tokens; those that fit first, "
+          f"fastest first")
     print(format_rows(rows, args.top))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

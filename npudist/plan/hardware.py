@@ -115,10 +115,13 @@ def _get(d: dict, path: str, key: str, kind, default=None, *, src: str):
             raise ValueError(f"{src}: [{path}] needs '{key}' (docs/plan.md, 'Hardware file')")
         return default
     v = d[key]
+    what = {int: "an integer", float: "a number"}.get(kind, f"a {kind.__name__}")
+    if isinstance(v, bool) or isinstance(v, str) and kind is not str:  # int(True) and float("8") would pass
+        raise ValueError(f"{src}: [{path}] {key} = {v!r} is not {what}")
     try:
         return kind(v)
     except (TypeError, ValueError):
-        raise ValueError(f"{src}: [{path}] {key} = {v!r} is not a {kind.__name__}") from None
+        raise ValueError(f"{src}: [{path}] {key} = {v!r} is not {what}") from None
 
 
 def parse(doc: dict, source: str = "<hardware>") -> Hardware:
@@ -135,7 +138,7 @@ def parse(doc: dict, source: str = "<hardware>") -> Hardware:
                          f"device)")
     peak_flops = {}
     for k, v in peaks.items():
-        if not isinstance(v, (int, float)) or v <= 0:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
             raise ValueError(f"{source}: [compute] peak_tflops.{k} = {v!r}: give a positive number of TFLOP/s")
         peak_flops[str(k)] = float(v) * 1e12
     topology = str(intra.get("topology", "ring"))

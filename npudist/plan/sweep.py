@@ -3,8 +3,8 @@
 The candidates are every (tp, pp, vpp, dp, mbs, recompute) that splits the model as Megatron requires
 (npudist.plan.llama.check_layout), fills ``nodes`` x devices-per-node NPUs exactly, keeps TP inside a node
 and divides the global batch (gbs a multiple of mbs x dp). Each is predicted by npudist.plan.model (one
-capture per distinct (tp, mbs, recompute), reused across pp, vpp and dp), ranked by tokens/s per NPU;
-those whose predicted peak is over the device's capacity are kept in the list and marked.
+capture per distinct (tp, mbs, recompute), reused across pp, vpp and dp), ranked by tokens/s per NPU,
+those that fit first; those whose predicted peak is over the device's capacity follow, marked.
 """
 from __future__ import annotations
 
@@ -52,8 +52,8 @@ def candidates(cfg: LlamaConfig, npus: int, per_node: int, gbs: int, *, tps=None
 
 
 def sweep(cfg: LlamaConfig, hw: Hardware, nodes: int, gbs: int, **kw) -> list[dict]:
-    """Predicts every candidate; rows fastest first (tokens/s per NPU), each with the layout, step time, peak
-    memory and ``fits``. Raises ValueError when no layout is possible."""
+    """Predicts every candidate; rows in :func:`rank_rows`' order (those that fit, fastest first, then those that
+    do not), each with the layout, step time, peak memory and ``fits``. Raises ValueError when no layout is possible."""
     lays = candidates(cfg, nodes * hw.devices_per_node, hw.devices_per_node, gbs, **kw)
     if not lays:
         raise ValueError(f"no layout splits this model over {nodes} x {hw.devices_per_node} NPUs with --gbs {gbs}")
@@ -64,8 +64,14 @@ def sweep(cfg: LlamaConfig, hw: Hardware, nodes: int, gbs: int, **kw) -> list[di
                          recompute=lay.recompute, tokens_per_s_per_npu=r["tokens_per_s_per_npu"],
                          step_time_s=r["step_time_s"], peak_memory_gib=r["peak_memory_gib"], mfu=r["mfu"],
                          fits=r["fits"]))
-    rows.sort(key=lambda r: -r["tokens_per_s_per_npu"])
-    return rows
+    return rank_rows(rows)
+
+
+def rank_rows(rows: list[dict]) -> list[dict]:
+    """The sweep's order: the layouts that fit, fastest first (tokens/s per NPU), then those that do not fit,
+    fastest first, so that ``--top K`` shows layouts one can run (the fastest layouts are often the ones that
+    do not fit: less sharding, larger micro-batches)."""
+    return sorted(rows, key=lambda r: (not r["fits"], -r["tokens_per_s_per_npu"]))
 
 
 def format_rows(rows: list[dict], top: int | None = None) -> str:

@@ -99,6 +99,9 @@ def _set(doc, path, value):
     ("inter_node.latency_us", -60.0, r"\[inter_node\] latency_us is negative"),
     ("intra_node.latency_us.default", -20.0, r"\[intra_node.latency_us\] default = -20.0: give a number"),
     ("intra_node.latency_us.all_reduce", "fast", r"\[intra_node.latency_us\] all_reduce = 'fast'"),  # float()'s
+    ("compute.efficiency", True, r"\[compute\] efficiency = True is not a number"),  # was 1.0
+    ("node.devices", "8", r"\[node\] devices = '8' is not an integer"),
+    ("compute.peak_tflops.bfloat16", True, r"\[compute\] peak_tflops.bfloat16 = True: give a positive number"),
     ("node", 8, r"'node' must be a table"),  # was AttributeError: 'int' object has no attribute 'get'
     ("inter_node", "roce", r"'inter_node' must be a table"),
 ])
@@ -131,3 +134,31 @@ def test_predict_devices_per_node_must_be_positive(capsys, tmp_path):
     # 0 fell back to the hardware's devices per node silently; negative numbers gave nonsense node numbers
     assert main(["predict", str(tmp_path), "--hardware", "atlas800t-a2", "--devices-per-node", "0"]) == 2
     assert "--devices-per-node 0: give a positive integer" in capsys.readouterr().err
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("exc", ["ValueError", "RuntimeError"])
+def test_capture_a_script_that_raises(tmp_path, exc):
+    # a script's own ValueError was printed as the planner's error ("npudist.plan capture: error: bad path", no line),
+    # its RuntimeError ended in a traceback and exit code 1
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text(f"import os\n\nraise {exc}('no such data: ' + os.environ['RANK'])\n")
+    repo = os.path.dirname(os.path.dirname(HERE))
+    r = subprocess.run([sys.executable, "-m", "npudist.plan", "capture", "--hardware", "atlas800t-a2", "--nnodes",
+                        "1", "--out", str(tmp_path / "cap"), str(script)], capture_output=True, text=True, timeout=240,
+                       env=dict(os.environ, PYTHONPATH=repo), cwd=repo)
+    assert r.returncode == 2, r.stderr[-3000:]
+    assert f"train.py:3 raised {exc}: no such data: 0 (the script's traceback is above)" in r.stderr, r.stderr[-3000:]
+
+
+def test_sweep_lists_the_layouts_that_fit_first():
+    from npudist.plan.sweep import rank_rows
+
+    rows = [dict(tokens_per_s_per_npu=5066, fits=False), dict(tokens_per_s_per_npu=4637, fits=True),
+            dict(tokens_per_s_per_npu=4813, fits=True), dict(tokens_per_s_per_npu=4993, fits=False)]
+    # was fastest first regardless: `sweep --top 4` of LLaMA2-7B on 16 NPUs showed four layouts that do not fit
+    assert [(r["fits"], r["tokens_per_s_per_npu"]) for r in rank_rows(rows)] == [
+        (True, 4813), (True, 4637), (False, 5066), (False, 4993)]

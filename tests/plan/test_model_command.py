@@ -95,8 +95,10 @@ def test_sweep_marks_an_oversized_layout(tmp_path):
     layouts = {(x["tp"], x["pp"]): x for x in rows}
     assert set(layouts) == {(1, 1), (1, 8), (8, 1)}  # tp 8 x pp 8 needs 64 NPUs
     assert layouts[(1, 1)]["fits"] is False and "DOES NOT FIT" in r.stdout
-    speeds = [x["tokens_per_s_per_npu"] for x in rows]
-    assert speeds == sorted(speeds, reverse=True)
+    assert [x["fits"] for x in rows] == sorted((x["fits"] for x in rows), reverse=True)  # those that fit first
+    for fits in (True, False):
+        speeds = [x["tokens_per_s_per_npu"] for x in rows if x["fits"] is fits]
+        assert speeds == sorted(speeds, reverse=True)
 
 
 def test_full_recompute_trades_memory_for_time(tmp_path):

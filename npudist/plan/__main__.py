@@ -26,6 +26,9 @@ def _capture(args) -> int:
     world = args.nnodes * args.nproc_per_node
     if args.nnodes < 1 or args.nproc_per_node < 1:
         raise ValueError(f"--nnodes {args.nnodes} --nproc-per-node {args.nproc_per_node}: give positive numbers")
+    if args.nproc_per_node > hw.devices_per_node:  # one rank per device: more would silently share devices
+        raise ValueError(f"--nproc-per-node {args.nproc_per_node} is more than the {hw.devices_per_node} devices per "
+                         f"node of {hw.name}: one rank per device (use --nnodes for more ranks)")
     try:
         ranks = [int(r) for r in str(args.ranks).split(",") if r.strip()]
     except ValueError:
@@ -102,6 +105,9 @@ def _predict(args) -> int:
     if args.devices_per_node is not None and args.devices_per_node < 1:
         raise ValueError(f"--devices-per-node {args.devices_per_node}: give a positive integer (the traced job's "
                          f"ranks per node)")
+    if args.devices_per_node is not None and args.devices_per_node > hw.devices_per_node:
+        raise ValueError(f"--devices-per-node {args.devices_per_node} is more than the {hw.devices_per_node} devices "
+                         f"per node of {hw.name}: one rank per device")
     return _report(args, hw, trace.load_dir(args.trace_dir))
 
 

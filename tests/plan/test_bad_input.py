@@ -162,3 +162,12 @@ def test_sweep_lists_the_layouts_that_fit_first():
     # was fastest first regardless: `sweep --top 4` of LLaMA2-7B on 16 NPUs showed four layouts that do not fit
     assert [(r["fits"], r["tokens_per_s_per_npu"]) for r in rank_rows(rows)] == [
         (True, 4813), (True, 4637), (False, 5066), (False, 4993)]
+
+
+def test_capture_more_ranks_per_node_than_devices(capsys, monkeypatch):
+    monkeypatch.setenv("NPUDIST_DEVICE_COUNT", "8")
+    # 16 ranks per node on 8-NPU nodes was predicted as two ranks sharing each NPU's compute, silently
+    assert main(["capture", "--hardware", "atlas800t-a2", "--nnodes", "1", "--nproc-per-node", "16", "train.py"]) == 2
+    assert "--nproc-per-node 16 is more than the 8 devices per node of atlas800t-a2-910b2" in capsys.readouterr().err
+    assert main(["predict", "x", "--hardware", "atlas800t-a2", "--devices-per-node", "16"]) == 2
+    assert "--devices-per-node 16 is more than the 8 devices per node" in capsys.readouterr().err

@@ -26,6 +26,10 @@ def _capture(args) -> int:
     world = args.nnodes * args.nproc_per_node
     if args.nnodes < 1 or args.nproc_per_node < 1:
         raise ValueError(f"--nnodes {args.nnodes} --nproc-per-node {args.nproc_per_node}: give positive numbers")
+    if args.tokens is not None and args.tokens < 1:
+        raise ValueError(f"--tokens {args.tokens}: give this rank's tokens per step, a positive integer")
+    if args.warmup_steps < 0:
+        raise ValueError(f"--warmup-steps {args.warmup_steps}: give 0 or more")
     if args.nproc_per_node > hw.devices_per_node:  # one rank per device: more would silently share devices
         raise ValueError(f"--nproc-per-node {args.nproc_per_node} is more than the {hw.devices_per_node} devices per "
                          f"node of {hw.name}: one rank per device (use --nnodes for more ranks)")

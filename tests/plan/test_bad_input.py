@@ -171,3 +171,14 @@ def test_capture_more_ranks_per_node_than_devices(capsys, monkeypatch):
     assert "--nproc-per-node 16 is more than the 8 devices per node of atlas800t-a2-910b2" in capsys.readouterr().err
     assert main(["predict", "x", "--hardware", "atlas800t-a2", "--devices-per-node", "16"]) == 2
     assert "--devices-per-node 16 is more than the 8 devices per node" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("flags", "msg"), [
+    (["--tokens", "-512"], "--tokens -512: give this rank's tokens per step"),  # was a negative tokens/s
+    (["--tokens", "0"], "--tokens 0: give this rank's tokens per step"),  # was read as "not given"
+    (["--warmup-steps", "-1"], "--warmup-steps -1: give 0 or more"),  # the message named no flag ("warmup steps -1")
+])
+def test_capture_bad_counts(capsys, monkeypatch, flags, msg):
+    monkeypatch.setenv("NPUDIST_DEVICE_COUNT", "8")
+    assert main(["capture", "--hardware", "atlas800t-a2", "--nnodes", "1", *flags, "train.py"]) == 2
+    assert msg in capsys.readouterr().err

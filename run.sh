@@ -60,6 +60,21 @@ install_group() {
   echo "$hash" >"$stamp"
 }
 
+# xdist_args PYTEST_ARGS: the tier runs on NPUDIST_TEST_WORKERS (default 2) pytest-xdist workers, each
+# taking whole test files (--dist loadfile: a module's fixtures are built once, on one worker). Half of
+# the tier's time is waiting (ranks rendezvousing, timeouts being detected, processes starting), so a
+# second worker fills it. Serial (nothing printed) when NPUDIST_TEST_WORKERS=0 or the arguments choose
+# for themselves (-n/--numprocesses/--dist, -p no:xdist, --pdb, which xdist cannot serve).
+xdist_args() {
+  local workers=${NPUDIST_TEST_WORKERS:-2} arg
+  [[ "$workers" =~ ^[0-9]+$ ]] || { log "NPUDIST_TEST_WORKERS=$workers: expected a number of workers (0 = serial)"; exit 2; }
+  [ "$workers" -eq 0 ] && return 0
+  for arg in "$@"; do
+    case "$arg" in -n | -n* | --numprocesses* | --dist* | no:xdist | --pdb | --trace) return 0 ;; esac
+  done
+  echo "-n $workers --dist loadfile"
+}
+
 build_extension() {
   log "building the C++ extension (incremental, ninja)"
   mkdir -p build
@@ -154,7 +169,7 @@ case "$cmd" in
     # the full tier also runs the trainer libraries (DeepSpeed, Accelerate: tests/compat)
     case " $* " in *" --full "*) install_group full ;; esac
     ensure_prometheus
-    exec "$PY" -m pytest "$@"
+    exec "$PY" -m pytest $(xdist_args "$@") "$@"
     ;;
   lint)
     setup

@@ -141,15 +141,12 @@ def test_predict_devices_per_node_must_be_positive(capsys, tmp_path):
 def test_capture_a_script_that_raises(tmp_path, exc):
     # a script's own ValueError was printed as the planner's error ("npudist.plan capture: error: bad path", no line),
     # its RuntimeError ended in a traceback and exit code 1
-    import subprocess
-    import sys
+    from npudist.testing.multiproc import run_python
 
     script = tmp_path / "train.py"
     script.write_text(f"import os\n\nraise {exc}('no such data: ' + os.environ['RANK'])\n")
-    repo = os.path.dirname(os.path.dirname(HERE))
-    r = subprocess.run([sys.executable, "-m", "npudist.plan", "capture", "--hardware", "atlas800t-a2", "--nnodes",
-                        "1", "--out", str(tmp_path / "cap"), str(script)], capture_output=True, text=True, timeout=240,
-                       env=dict(os.environ, PYTHONPATH=repo), cwd=repo)
+    r = run_python(["-m", "npudist.plan", "capture", "--hardware", "atlas800t-a2", "--nnodes", "1", "--out",
+                    str(tmp_path / "cap"), str(script)], timeout=240)
     assert r.returncode == 2, r.stderr[-3000:]
     assert f"train.py:3 raised {exc}: no such data: 0 (the script's traceback is above)" in r.stderr, r.stderr[-3000:]
 

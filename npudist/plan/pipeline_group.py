@@ -53,6 +53,13 @@ class PipelineGroup(ProcessGroup):
     def getBackendName(self) -> str:  # noqa: N802 - torch's ProcessGroup method name
         return "hccl"
 
+    # torch uses a Python ProcessGroup as the group itself, without backends to hold its name: DeviceMesh reads it
+    def getGroupName(self) -> str:  # noqa: N802 - torch's ProcessGroup method name
+        return self._name
+
+    def getGroupDesc(self) -> str:  # noqa: N802 - torch's ProcessGroup method name
+        return f"npudist.plan pipeline group {self._ranks}"
+
     def _record(self, name: str, ins, outs, peer: int | None = None) -> None:
         # torch uses a Python ProcessGroup as the group itself: its ops do not reach the dispatcher, where the
         # step recorder sees the other groups' collectives, so it records them here

@@ -10,8 +10,9 @@ logical job, until one training step has been recorded, and returns that step's 
   TCPStore would wait for the other ``WORLD_SIZE - 1`` ranks); ``NPUDIST_DEVICE_COUNT`` is the node's
   npus, so ``torch.npu.set_device(LOCAL_RANK)`` works without the devices (launch checks skipped);
 - process groups: npudist's hccl registration hands out torch's ``FakeProcessGroup`` (npudist.hccl's
-  capture switch), so ``init_process_group("hccl")``, ``new_group`` and DeviceMesh reach the logical
-  world size without peers; collectives return at once;
+  capture hook; the pipeline group of a multi-stage capture is real, npudist.plan.pipeline_group), so
+  ``init_process_group("hccl")``, ``new_group`` and DeviceMesh reach the logical world size without peers;
+  collectives return at once;
 - tensors (:class:`CaptureMode`, a TorchDispatchMode): npu tensors are FakeTensors (shapes, dtypes,
   strides, no memory): factories on npu, copies to npu, anything computed from a fake tensor or from
   a meta one onto npu. Ops on real cpu tensors run for real (DeviceMesh's rank tables, cpu data);
@@ -31,10 +32,12 @@ state, FSDP2's unsharded buffers) is the baseline and is tracked for frees and r
 Limits (docs/plan.md): modules built on cpu and moved with ``.to("npu")`` become fake (their cpu copy
 is real memory on this host: build big models on meta or npu); a fake module cannot be moved with
 ``.to(dtype)`` in torch 2.13 (``nn.Module._apply`` cannot swap fake parameters: "Couldn't swap"):
-:class:`CaptureError` names the line and says to build the module in its final dtype. Pipelines: the
-schedules' warm-up vote is answered STATIC (the one read not answered with 0), so stages need static
-metadata (``PipelineStage(input_args=, output_args=)``); one capture per stage (docs/plan.md, "Pipeline
-parallelism").
+:class:`CaptureError` names the line and says to build the module in its final dtype. Pipelines: one
+capture per stage, all at once (``pipeline_ranks``): the pipeline group is real for real tensors
+(npudist.plan.pipeline_group) and the npu tensors of torch's warm-up vote and shape exchange are kept real, so
+the stages' values travel; a stage captured alone has its vote answered STATIC (the one read not answered with
+0), so it needs static metadata (``PipelineStage(input_args=, output_args=)``); docs/plan.md, "Pipeline
+parallelism".
 Host time (Python between ops) is not recorded.
 """
 from __future__ import annotations

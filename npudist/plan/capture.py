@@ -177,6 +177,7 @@ class StepRecorder(TorchDispatchMode):
         self.seq: dict[str, int] = {}
         self.comm_streams: dict[object, int] = {}
         self.events = 0
+        self.in_collective = 0  # > 0 while a collective op seen by the dispatcher runs (see record_collective)
 
     def __enter__(self):
         _recording.append(self)
@@ -270,8 +271,12 @@ class StepRecorder(TorchDispatchMode):
         if _in_sharding_propagation():
             return func(*args, **kwargs)  # DTensor runs the op on global-shape fakes for its output's metadata
         self._resync()
-        out = func(*args, **kwargs)
         name = func._schema.name
+        self.in_collective += name in _COLL  # a functional collective may call a Python group's method: one record
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            self.in_collective -= name in _COLL
         if not any(t.device.type == "npu" for t in _flat_tensors(list(args) + list(kwargs.values()))
                    + _flat_tensors(out)) and not name.startswith(("c10d::", "_c10d_functional::")):
             return out  # no device work (host tensors)

@@ -43,8 +43,12 @@ def _is_fake(tensors) -> bool:
 
 class PipelineGroup(ProcessGroup):
     """The capture's pipeline group (module doc): real tensors through ``gloo`` (a ProcessGroupGloo of the same
-    ranks, in the same order), fake ones recorded only; ``name``: torch's name of the group (what the trace calls it). Supports send, recv, broadcast, allreduce, allgather and
-    barrier with real tensors; another collective on real tensors raises RuntimeError naming it."""
+    ranks, in the same order), fake ones recorded only; ``name``: torch's name of the group (what the trace calls
+    it). Supports send, recv, broadcast, allreduce, allgather and barrier with real tensors; of fake tensors also
+    ``all_gather_into_tensor``, ``reduce_scatter(_tensor)``, ``all_to_all_single`` and ``reduce``; another
+    collective on real tensors raises RuntimeError naming it. Every collective of fake tensors is recorded here
+    (torch uses a Python ProcessGroup as the group itself, so its ops bypass the dispatcher where the step recorder
+    sees the fake groups')."""
 
     def __init__(self, rank: int, size: int, gloo: dist.ProcessGroup, ranks: list[int], name: str):
         super().__init__(rank, size)
@@ -66,7 +70,7 @@ class PipelineGroup(ProcessGroup):
         from npudist.plan.capture import recording
 
         rec = recording()
-        if rec is not None:
+        if rec is not None and not rec.in_collective:  # not when the recorder saw it as a functional collective
             rec.record_collective(name, self._name, self._ranks, list(ins), list(outs), peer)
 
     def _real(self, tensors, run) -> dist.Work:
@@ -118,23 +122,30 @@ class PipelineGroup(ProcessGroup):
         self._gloo.barrier().wait()
         return _done(None)
 
-
-def _unsupported(name: str):
-    def op(self, *args):
-        tensors = [t for a in args if isinstance(a, (list, tuple)) for x in a
-                   for t in (x if isinstance(x, (list, tuple)) else [x]) if isinstance(t, torch.Tensor)]
-        if tensors and all(isinstance(t, FakeTensor) or t.device.type == "meta" for t in tensors):
-            return _done(None)
-        raise RuntimeError(f"npudist.plan capture: {name} of real tensors over the pipeline group {self._ranks} is not "
-                           f"supported (real traffic between stages: send/recv, broadcast, allreduce, allgather, "
+    def _fake_only(self, name: str, ins, outs) -> dist.Work:
+        # collectives the pipeline's real traffic never uses: recorded for fake tensors (as on a fake group),
+        # an error for real ones
+        self._record(name, ins, outs)
+        if ins and _is_fake(ins) or outs and _is_fake(outs):
+            return _done(list(outs))
+        raise RuntimeError(f"npudist.plan capture: {name} of real tensors over the pipeline group {self._ranks} is "
+                           f"not supported (real traffic between stages: send/recv, broadcast, allreduce, allgather, "
                            f"barrier)")
-    op.__name__ = name
-    return op
 
+    def _allgather_base(self, output, input, opts) -> dist.Work:
+        return self._fake_only("_allgather_base", [input], [output])
 
-for _name in ("_allgather_base", "_reduce_scatter_base", "reduce_scatter", "alltoall_base", "alltoall", "gather",
-              "scatter", "reduce"):
-    setattr(PipelineGroup, _name, _unsupported(_name))
+    def _reduce_scatter_base(self, output, input, opts) -> dist.Work:
+        return self._fake_only("_reduce_scatter_base", [input], [output])
+
+    def reduce_scatter(self, outputs, input_lists, opts) -> dist.Work:
+        return self._fake_only("reduce_scatter", [t for row in input_lists for t in row], outputs)
+
+    def alltoall_base(self, output, input, output_splits, input_splits, opts) -> dist.Work:
+        return self._fake_only("alltoall_base", [input], [output])
+
+    def reduce(self, tensors, opts) -> dist.Work:
+        return self._fake_only("reduce", tensors, tensors)
 
 
 def is_real_group(ranks) -> bool:

@@ -68,10 +68,14 @@ def _capture_stages(args, ranks: list[int]) -> None:
     """``--ranks R0,R1,...``: one capture process per rank, all at once (a pipeline's stages rendezvous for its
     warm-up vote and shape exchange over a real Gloo group: npudist.plan.pipeline_group), sharing a TCPStore this
     process serves. When one fails, the others are stopped and ValueError names the failed rank."""
+    import signal
     import subprocess
     import time
 
     from torch.distributed import TCPStore
+
+    # SIGTERM (a job runner stopping the command) ends the stages too: the finally below runs
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     store = TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False, use_libuv=True)
     procs = {}

@@ -148,6 +148,7 @@ class StepRecorder(TorchDispatchMode):
         # memory: storages made inside the recorder, alive while any tensor on them is (PyTorch keeps a
         # tensor's Python object alive while C++ holds the tensor, e.g. autograd's saved tensors)
         self.mem_live: dict[int, list] = {}   # storage -> [tensors alive, rounded bytes, op]
+        self.resizable: set[int] = set()       # storages _resync checks before each op
         self.mem_events: list[dict] = []
         self.mem_now = 0
         self.baseline = 0
@@ -169,6 +170,7 @@ class StepRecorder(TorchDispatchMode):
                 nbytes = _rounded(t.untyped_storage().nbytes())
                 entry = self.mem_live[k] = [0, nbytes, "allocated before the traced steps", weakref.ref(t)]
                 self.baseline += nbytes
+                self.resizable.add(k)
             entry[0] += 1
             weakref.finalize(t, self._drop, k)
         self.ops: list[dict] = []
@@ -233,13 +235,22 @@ class StepRecorder(TorchDispatchMode):
                 nbytes = _rounded(t.untyped_storage().nbytes())
                 entry = self.mem_live[k] = [0, nbytes, name, weakref.ref(t)]
                 self._mem(nbytes, k, name)
+                if "empty" in name:
+                    self.resizable.add(k)
             entry[0] += 1
             weakref.finalize(t, self._drop, k)
 
-    def _resync(self) -> None:
+    def _resync(self, every: bool = False) -> None:
         # FSDP2 frees and re-allocates unsharded parameters with untyped_storage().resize_(), which is
-        # no dispatcher op: compare each live storage's size with what was counted
-        for k, entry in self.mem_live.items():
+        # no dispatcher op: compare the size of each live storage that may be resized with what was counted.
+        # Those are FSDP2's all-gather outputs, made by torch.empty before the step or in it (``resizable``);
+        # checking every live storage before every op made a step holding many activations (1F1B's micro-
+        # batches) slow. ``every``: all of them (the step's end)
+        for k in list(self.mem_live if every else self.resizable):
+            entry = self.mem_live.get(k)
+            if entry is None:
+                self.resizable.discard(k)
+                continue
             t = entry[3]()
             if t is None:
                 continue
@@ -352,7 +363,7 @@ class StepRecorder(TorchDispatchMode):
 
     def trace(self) -> dict:
         """The recorded step as a step trace of this process's rank (docs/plan.md)."""
-        self._resync()
+        self._resync(every=True)
         for i, o in enumerate(self.ops):
             o.setdefault("t_us", float(i))
             o.setdefault("host_gap_us", 0.0)

@@ -69,19 +69,18 @@ def _home_device() -> int:
     return _C._current_device() if torch.npu.device_count() else 0
 
 
-# npudist.plan's logical capture (docs/plan.md): while set, every "hccl" group is torch's FakeProcessGroup, so an
-# unmodified script's init_process_group("hccl") and new_group() reach the logical world size without peers
-_fake_groups = False
+# npudist.plan's logical capture (docs/plan.md): while set, it makes every "hccl" group (torch's FakeProcessGroup, or
+# the real pipeline group of a multi-stage capture), so an unmodified script's init_process_group("hccl") and
+# new_group() reach the logical world size without peers. Called as creator(dist_backend_opts, backend_options).
+_capture_groups = None
 
 
 def _create(dist_backend_opts, backend_options) -> ProcessGroupHCCL:
     """The creator torch.distributed calls for every hccl group (extended API); under npudist.plan's capture
-    (``_fake_groups``) torch's FakeProcessGroup (no communication, collectives return at once)."""
+    (``_capture_groups``) what the capture makes (npudist.plan.pipeline_group: no communication but the pipeline's)."""
     o = dist_backend_opts
-    if _fake_groups:
-        from torch._C._distributed_c10d import FakeProcessGroup
-
-        return FakeProcessGroup._create_internal(o.group_rank, o.group_size, backend_options)
+    if _capture_groups is not None:
+        return _capture_groups(o, backend_options)
     return ProcessGroupHCCL(
         o.store,
         o.group_rank,

@@ -16,7 +16,6 @@ import sys
 
 def _capture(args) -> int:
     import os
-    import subprocess
 
     from npudist.plan import hardware, trace
     from npudist.plan.capture import stage_ranks
@@ -41,22 +40,19 @@ def _capture(args) -> int:
         raise ValueError(f"--ranks {args.ranks}: give ranks of the job (0..{world - 1}), comma-separated")
     out = os.path.join(args.out, "steptrace")
     os.makedirs(out, exist_ok=True)
-    if len(ranks) > 1:  # one fresh process per traced rank (a capture initialises torch.distributed)
-        for r in ranks:
-            cmd = [sys.executable, "-m", "npudist.plan", "capture", "--hardware", args.hardware, "--nnodes",
-                   str(args.nnodes), "--nproc-per-node", str(args.nproc_per_node), "--out", args.out, "--ranks", str(r),
-                   "--warmup-steps", str(args.warmup_steps), "--step-boundary", args.step_boundary, "--no-predict",
-                   *(["--tokens", str(args.tokens)] if args.tokens else []), args.script, *args.args]
-            if subprocess.run(cmd).returncode != 0:
-                raise ValueError(f"the capture of rank {r} failed (its error is above)")
+    if len(ranks) > 1:
+        _capture_stages(args, ranks)
         traces = trace.load_dir(args.out)
     else:
         from npudist.plan.script import capture_script
 
+        group = [int(r) for r in args.capture_group.split(",")] if args.capture_group else None
+        store = (args.capture_store.rpartition(":")[0], int(args.capture_store.rpartition(":")[2])) \
+            if args.capture_store else None
         try:
             step = capture_script(args.script, args.args, world_size=world, rank=ranks[0],
                                   nproc_per_node=args.nproc_per_node, warmup_steps=args.warmup_steps,
-                                  boundary=args.step_boundary, tokens=args.tokens)
+                                  boundary=args.step_boundary, tokens=args.tokens, store=store, pipeline_ranks=group)
         except CaptureError:
             raise
         except Exception as e:
@@ -100,6 +96,55 @@ def _script_error(script: str, e: Exception) -> Exception:
     traceback.print_exception(e)
     return CaptureError(f"{script}:{frames[-1].lineno} raised {type(e).__name__}: {e} (the script's traceback is "
                         f"above); fix the script, or run it under npurun to see it fail there too")
+
+
+def _capture_stages(args, ranks: list[int]) -> None:
+    """``--ranks R0,R1,...``: one capture process per rank, all at once (a pipeline's stages rendezvous for its
+    warm-up vote and shape exchange over a real Gloo group: npudist.plan.pipeline_group), sharing a TCPStore this
+    process serves. When one fails, the others are stopped and ValueError names the failed rank."""
+    import signal
+    import subprocess
+    import time
+
+    from torch.distributed import TCPStore
+
+    # SIGTERM (a job runner stopping the command) ends the stages too: the finally below runs
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+    store = TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False, use_libuv=True)
+    procs = {}
+    for r in ranks:
+        cmd = [sys.executable, "-m", "npudist.plan", "capture", "--hardware", args.hardware, "--nnodes",
+               str(args.nnodes), "--nproc-per-node", str(args.nproc_per_node), "--out", args.out, "--ranks", str(r),
+               "--warmup-steps", str(args.warmup_steps), "--step-boundary", args.step_boundary, "--no-predict",
+               "--capture-store", f"127.0.0.1:{store.port}", "--capture-group", ",".join(map(str, ranks)),
+               *(["--tokens", str(args.tokens)] if args.tokens else []), args.script, *args.args]
+        procs[r] = subprocess.Popen(cmd)
+    failed = None
+    try:
+        while procs and failed is None:
+            for r, p in list(procs.items()):
+                code = p.poll()
+                if code is None:
+                    continue
+                del procs[r]
+                if code != 0:
+                    failed = (r, code)
+            time.sleep(0.2)
+    finally:
+        for p in procs.values():  # the other stages would wait for the failed one: stop them
+            p.terminate()
+        for p in procs.values():
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+    if failed is not None:
+        r, code = failed
+        raise ValueError(f"the capture of rank {r} (stage {ranks.index(r)} of --ranks {','.join(map(str, ranks))}) "
+                         f"failed with exit code {code} (its error is above); the other stages' captures were "
+                         f"stopped")
 
 
 def _predict(args) -> int:
@@ -318,6 +363,9 @@ def main(argv=None) -> int:
                    help="what ends a step: npudist.profiler.step() when the script calls it, else optimizer.step()")
     c.add_argument("--tokens", type=int, default=None, help="this rank's tokens per step (default: what the script "
                    "passes to npudist.profiler.step(tokens=...))")
+    # internal: a stage of a multi-stage capture (started by _capture_stages)
+    c.add_argument("--capture-store", default=None, help=argparse.SUPPRESS)
+    c.add_argument("--capture-group", default=None, help=argparse.SUPPRESS)
     c.add_argument("script", help="the training script, as given to npurun")
     c.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
     m = sub.add_parser("model", help="predict a built-in model family's training step for a layout")
@@ -333,7 +381,8 @@ def main(argv=None) -> int:
     try:
         return {"predict": _predict, "capture": _capture, "model": _model, "sweep": _sweep}[args.cmd](args)
     except (FileNotFoundError, ValueError, ImportError, CaptureError) as e:
-        print(f"npudist.plan {args.cmd}: error: {e}", file=sys.stderr)
+        who = f" (rank {args.ranks})" if getattr(args, "capture_group", None) else ""
+        print(f"npudist.plan {args.cmd}{who}: error: {e}", file=sys.stderr)
         return 2
 
 

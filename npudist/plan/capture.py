@@ -69,6 +69,7 @@ _COLL = {  # op -> (hccl's collective name, which tensors give the nccl-tests si
     "_c10d_functional::all_gather_into_tensor_coalesced": ("allgather_into_tensor_coalesced", "out"),
     "_c10d_functional::reduce_scatter_tensor_coalesced": ("reduce_scatter_tensor_coalesced", "in"),
 }
+_recording: list = []  # the StepRecorders entered and not yet exited, innermost last (see recording())
 COMM_STREAM_BASE = 1 << 20  # stream ids the capture gives each group's communicator (not real npu streams)
 
 
@@ -78,6 +79,12 @@ def init_fake_world(world_size: int, rank: int = 0) -> None:
     from torch.testing._internal.distributed.fake_pg import FakeStore
 
     dist.init_process_group("cpu:fake,npu:fake", store=FakeStore(), rank=rank, world_size=world_size)
+
+
+def recording():
+    """The innermost :class:`StepRecorder` now recording, or None: what a process group that does not go through the
+    dispatcher (npudist.plan.pipeline_group) records its collectives with."""
+    return _recording[-1] if _recording else None
 
 
 def _flat_tensors(x) -> list[torch.Tensor]:
@@ -141,6 +148,7 @@ class StepRecorder(TorchDispatchMode):
         # memory: storages made inside the recorder, alive while any tensor on them is (PyTorch keeps a
         # tensor's Python object alive while C++ holds the tensor, e.g. autograd's saved tensors)
         self.mem_live: dict[int, list] = {}   # storage -> [tensors alive, rounded bytes, op]
+        self.resizable: set[int] = set()       # storages _resync checks before each op
         self.mem_events: list[dict] = []
         self.mem_now = 0
         self.baseline = 0
@@ -162,6 +170,7 @@ class StepRecorder(TorchDispatchMode):
                 nbytes = _rounded(t.untyped_storage().nbytes())
                 entry = self.mem_live[k] = [0, nbytes, "allocated before the traced steps", weakref.ref(t)]
                 self.baseline += nbytes
+                self.resizable.add(k)
             entry[0] += 1
             weakref.finalize(t, self._drop, k)
         self.ops: list[dict] = []
@@ -170,6 +179,16 @@ class StepRecorder(TorchDispatchMode):
         self.seq: dict[str, int] = {}
         self.comm_streams: dict[object, int] = {}
         self.events = 0
+        self.in_collective = 0  # > 0 while a collective op seen by the dispatcher runs (see record_collective)
+
+    def __enter__(self):
+        _recording.append(self)
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        if self in _recording:
+            _recording.remove(self)
+        return super().__exit__(*exc)
 
     def _stream(self) -> int:
         return int(torch.npu.current_stream().stream_id)
@@ -216,13 +235,22 @@ class StepRecorder(TorchDispatchMode):
                 nbytes = _rounded(t.untyped_storage().nbytes())
                 entry = self.mem_live[k] = [0, nbytes, name, weakref.ref(t)]
                 self._mem(nbytes, k, name)
+                if "empty" in name:
+                    self.resizable.add(k)
             entry[0] += 1
             weakref.finalize(t, self._drop, k)
 
-    def _resync(self) -> None:
+    def _resync(self, every: bool = False) -> None:
         # FSDP2 frees and re-allocates unsharded parameters with untyped_storage().resize_(), which is
-        # no dispatcher op: compare each live storage's size with what was counted
-        for k, entry in self.mem_live.items():
+        # no dispatcher op: compare the size of each live storage that may be resized with what was counted.
+        # Those are FSDP2's all-gather outputs, made by torch.empty before the step or in it (``resizable``);
+        # checking every live storage before every op made a step holding many activations (1F1B's micro-
+        # batches) slow. ``every``: all of them (the step's end)
+        for k in list(self.mem_live if every else self.resizable):
+            entry = self.mem_live.get(k)
+            if entry is None:
+                self.resizable.discard(k)
+                continue
             t = entry[3]()
             if t is None:
                 continue
@@ -254,8 +282,12 @@ class StepRecorder(TorchDispatchMode):
         if _in_sharding_propagation():
             return func(*args, **kwargs)  # DTensor runs the op on global-shape fakes for its output's metadata
         self._resync()
-        out = func(*args, **kwargs)
         name = func._schema.name
+        self.in_collective += name in _COLL  # a functional collective may call a Python group's method: one record
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            self.in_collective -= name in _COLL
         if not any(t.device.type == "npu" for t in _flat_tensors(list(args) + list(kwargs.values()))
                    + _flat_tensors(out)) and not name.startswith(("c10d::", "_c10d_functional::")):
             return out  # no device work (host tensors)
@@ -291,7 +323,6 @@ class StepRecorder(TorchDispatchMode):
     def _collective(self, name, func, args, kwargs, out) -> None:
         hccl_name, which = _COLL[name]
         pg, ranks = self._group(name, list(args) + list(kwargs.values()))
-        stream = self._stream()
         if name.startswith("_c10d_functional::"):
             ins, outs = _flat_tensors(args[0]), _flat_tensors(out)
         elif name in ("c10d::allreduce_", "c10d::broadcast_", "c10d::send"):
@@ -299,15 +330,26 @@ class StepRecorder(TorchDispatchMode):
         else:  # c10d ops that take (outputs, inputs, ...)
             outs = [t for x in (args[0] if isinstance(args[0], (list, tuple)) else [args[0]]) for t in _flat_tensors(x)]
             ins = [t for x in (args[1] if isinstance(args[1], (list, tuple)) else [args[1]]) for t in _flat_tensors(x)]
-        self._before_read(ins, stream)
-        # send / recv: the peer is args[2], a rank of the group; p2p have their own sequence numbers (as hccl's)
+        # send / recv: the peer is args[2], a rank of the group
         p2p = name in ("c10d::send", "c10d::recv_")
-        peer = ranks[int(args[2])] if p2p and 0 <= int(args[2]) < len(ranks) else -1
+        self.record_collective(hccl_name, pg, ranks, ins, outs, int(args[2]) if p2p else None)
+
+    def record_collective(self, hccl_name: str, pg: str, ranks: list[int], ins, outs, peer: int | None = None) -> None:
+        """Records a collective (hccl's name: ``all_reduce``, ``send``, ...) of group ``pg`` (its name; ``ranks``:
+        its global ranks in group order) reading ``ins`` and writing ``outs``; ``peer``: a send's / recv's peer as
+        a rank of the group (None for a collective). What the c10d ops seen by the dispatcher call, and what a
+        process group that does not go through the dispatcher calls itself (npudist.plan.pipeline_group)."""
+        stream = self._stream()
+        self._before_read(ins, stream)
+        # p2p have their own sequence numbers (as hccl's)
+        p2p = peer is not None
+        peer = ranks[peer] if p2p and 0 <= peer < len(ranks) else -1
         key = ("p2p", pg) if p2p else pg
         seq = self.seq[key] = self.seq.get(key, 0) + 1
         # a send and a receive proceed independently (a pipeline's batched isend/irecv): each direction and peer
         # has its stream, as NCCL/HCCL give point-to-point its own communicator per peer
-        comm = self.comm_streams.setdefault((pg, name, peer) if p2p else pg, COMM_STREAM_BASE + len(self.comm_streams))
+        comm = self.comm_streams.setdefault((pg, hccl_name, peer) if p2p else pg,
+                                            COMM_STREAM_BASE + len(self.comm_streams))
         in_b, out_b = _nbytes(ins), _nbytes(outs)
         dtype = str((ins or outs)[0].dtype).removeprefix("torch.") if (ins or outs) else "float32"
         self.ops.append({"kind": "collective", "name": hccl_name, "pg": pg, "seq": seq,
@@ -321,7 +363,7 @@ class StepRecorder(TorchDispatchMode):
 
     def trace(self) -> dict:
         """The recorded step as a step trace of this process's rank (docs/plan.md)."""
-        self._resync()
+        self._resync(every=True)
         for i, o in enumerate(self.ops):
             o.setdefault("t_us", float(i))
             o.setdefault("host_gap_us", 0.0)

@@ -10,8 +10,9 @@ logical job, until one training step has been recorded, and returns that step's 
   TCPStore would wait for the other ``WORLD_SIZE - 1`` ranks); ``NPUDIST_DEVICE_COUNT`` is the node's
   npus, so ``torch.npu.set_device(LOCAL_RANK)`` works without the devices (launch checks skipped);
 - process groups: npudist's hccl registration hands out torch's ``FakeProcessGroup`` (npudist.hccl's
-  capture switch), so ``init_process_group("hccl")``, ``new_group`` and DeviceMesh reach the logical
-  world size without peers; collectives return at once;
+  capture hook; the pipeline group of a multi-stage capture is real, npudist.plan.pipeline_group), so
+  ``init_process_group("hccl")``, ``new_group`` and DeviceMesh reach the logical world size without peers;
+  collectives return at once;
 - tensors (:class:`CaptureMode`, a TorchDispatchMode): npu tensors are FakeTensors (shapes, dtypes,
   strides, no memory): factories on npu, copies to npu, anything computed from a fake tensor or from
   a meta one onto npu. Ops on real cpu tensors run for real (DeviceMesh's rank tables, cpu data);
@@ -31,10 +32,12 @@ state, FSDP2's unsharded buffers) is the baseline and is tracked for frees and r
 Limits (docs/plan.md): modules built on cpu and moved with ``.to("npu")`` become fake (their cpu copy
 is real memory on this host: build big models on meta or npu); a fake module cannot be moved with
 ``.to(dtype)`` in torch 2.13 (``nn.Module._apply`` cannot swap fake parameters: "Couldn't swap"):
-:class:`CaptureError` names the line and says to build the module in its final dtype. Pipelines: the
-schedules' warm-up vote is answered STATIC (the one read not answered with 0), so stages need static
-metadata (``PipelineStage(input_args=, output_args=)``); one capture per stage (docs/plan.md, "Pipeline
-parallelism").
+:class:`CaptureError` names the line and says to build the module in its final dtype. Pipelines: one
+capture per stage, all at once (``pipeline_ranks``): the pipeline group is real for real tensors
+(npudist.plan.pipeline_group) and the npu tensors of torch's warm-up vote and shape exchange are kept real, so
+the stages' values travel; a stage captured alone has its vote answered STATIC (the one read not answered with
+0), so it needs static metadata (``PipelineStage(input_args=, output_args=)``); docs/plan.md, "Pipeline
+parallelism".
 Host time (Python between ops) is not recorded.
 """
 from __future__ import annotations
@@ -68,6 +71,7 @@ _XP_DIR = os.path.join(_NPUDIST_DIR, "xp")
 _STDLIB_DIR = os.path.dirname(os.path.abspath(os.__file__))
 # host reads: the op returns a Python value computed from tensor data
 _HOST_READS = {_aten._local_scalar_dense.default, _aten.is_nonzero.default, _aten.equal.default}
+_RECV = torch.ops.c10d.recv_.default
 
 
 class CaptureError(RuntimeError):
@@ -108,12 +112,17 @@ def _user_line_of(exc: BaseException) -> str:
     return where
 
 
-def _in_pipeline_vote() -> bool:
+# torch's pipelining functions whose npu tensors carry real values between stages (the warm-up vote, the DYNAMIC
+# shape exchange's object lists): stage.py's _recv_meta/_send_meta and schedules.py's _warmup_p2p
+_PIPELINE_EXCHANGE = {"_warmup_p2p", "_recv_meta", "_send_meta"}
+
+
+def _in_pipeline_exchange(names=_PIPELINE_EXCHANGE) -> bool:
     f = sys._getframe(2)
-    for _ in range(12):
+    for _ in range(16):
         if f is None:
             return False
-        if f.f_code.co_name == "_warmup_p2p" and f.f_code.co_filename.startswith(_TORCH_DIR):
+        if f.f_code.co_name in names and f.f_code.co_filename.startswith(_TORCH_DIR):
             return True
         f = f.f_back
     return False
@@ -156,13 +165,17 @@ def _placeholder(func, args):
 class CaptureMode(TorchDispatchMode):
     """npu tensors fake, real cpu tensors real, host reads as placeholders (module doc).
 
-    ``reads``: ``{file:line: count}`` of the host reads answered with a placeholder.
+    ``reads``: ``{file:line: count}`` of the host reads answered with a placeholder. ``real_pipeline``: the
+    pipeline group is real (a multi-stage capture, npudist.plan.pipeline_group): npu tensors made inside torch's
+    pipeline warm-up vote and shape exchange are real, so their values travel between the stages' processes;
+    otherwise (one stage captured) the vote's read is answered STATIC.
     """
 
-    def __init__(self):
+    def __init__(self, real_pipeline: bool = False):
         super().__init__()
         self.fake = FakeTensorMode(allow_non_fake_inputs=True)
         self.reads: dict[str, int] = {}
+        self.real_pipeline = real_pipeline
 
     def _needs_fake(self, func, tensors, kwargs) -> bool:
         if any(isinstance(t, FakeTensor) for t in tensors):
@@ -175,6 +188,8 @@ class CaptureMode(TorchDispatchMode):
             return True  # to_empty(device="npu") of a meta module
         if tensors:
             return False  # a copy of real data to npu stays real (RNG states, batches made on cpu)
+        if self.real_pipeline and _in_pipeline_exchange():
+            return False  # the vote's and the object lists' receive buffers: real values from another stage
         return not _called_from_xp()  # a factory: fake, except npudist.xp's arrays (the data pipeline)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -183,6 +198,8 @@ class CaptureMode(TorchDispatchMode):
             return NotImplemented  # DTensor and other subclasses: they come back with their inner tensors
         tensors = _tensors(args, _tensors(kwargs, []))
         if not self._needs_fake(func, tensors, kwargs):
+            if func is _RECV and self.real_pipeline and tensors and tensors[0].device.type == "npu":
+                _check_real_recv(args)
             return func(*args, **kwargs)
         if func in _HOST_READS:
             return self._read(func, args)
@@ -198,7 +215,7 @@ class CaptureMode(TorchDispatchMode):
             return self._read(func, args)
 
     def _read(self, func, args):
-        if _in_pipeline_vote():
+        if not self.real_pipeline and _in_pipeline_exchange({"_warmup_p2p"}):
             # torch's pipeline warm-up vote (schedules.py _warmup_p2p) reads 1 when every stage has static
             # metadata (PipelineStage(input_args=, output_args=)); the capture answers for the stages it does not
             # run (docs/plan.md, "Pipeline parallelism"): they are built as this one
@@ -206,6 +223,24 @@ class CaptureMode(TorchDispatchMode):
         where = user_line()
         self.reads[where] = self.reads.get(where, 0) + 1
         return _placeholder(func, args)
+
+
+def _check_real_recv(args) -> None:
+    """A receive of real npu data (torch's pipeline vote or shape exchange) must be over the real pipeline group;
+    over a fake one it would read nothing: a CaptureError naming the group and what --ranks must be."""
+    import torch.distributed as dist
+
+    from npudist.plan.pipeline_group import is_real_group
+
+    pg = next((dist.ProcessGroup.unbox(a) if isinstance(a, torch.ScriptObject) else a for a in args
+               if isinstance(a, (dist.ProcessGroup, torch.ScriptObject))), None)
+    if pg is None:
+        return
+    ranks = dist.get_process_group_ranks(pg)
+    if not is_real_group(ranks):
+        raise CaptureError(f"rank {dist.get_rank()} receives pipeline metadata (torch's warm-up vote or shape "
+                           f"exchange) over the group {ranks}, which this capture does not run: --ranks must name "
+                           f"exactly the ranks of one pipeline group, one per stage (here {','.join(map(str, ranks))})")
 
 
 @dataclasses.dataclass
@@ -270,7 +305,8 @@ def _serve_store():
 
 
 def capture_script(script: str, args: list[str], *, world_size: int, rank: int = 0, nproc_per_node: int = 8,
-                   warmup_steps: int = 1, boundary: str = "auto", tokens: int | None = None) -> CapturedStep:
+                   warmup_steps: int = 1, boundary: str = "auto", tokens: int | None = None,
+                   store: tuple[str, int] | None = None, pipeline_ranks: list[int] | None = None) -> CapturedStep:
     """Runs ``script`` with ``args`` as rank ``rank`` of a ``world_size``-rank job (``nproc_per_node`` ranks
     per node) until one step is recorded; returns it (module doc).
 
@@ -278,6 +314,10 @@ def capture_script(script: str, args: list[str], *, world_size: int, rank: int =
     ``optimizer.step()``). ``boundary``: ``"auto"`` (npudist.profiler.step() when the script calls it,
     else optimizer.step()), ``"optimizer"`` or ``"profiler"``. ``tokens``: this rank's tokens per step
     (default: what the script passes to npudist.profiler.step()).
+
+    ``store`` (host, port): a TCPStore the capture's processes share (default: this process serves its own);
+    ``pipeline_ranks``: the ranks captured at once, one process per pipeline stage, all joining ``store``
+    (npudist.plan.pipeline_group: the group of exactly these ranks is real; docs/plan.md, "Pipeline parallelism").
 
     Raises CaptureError (data-dependent shapes, a script that ends or exits before the step is
     recorded, a fake module moved with ``.to()``), FileNotFoundError for a missing script, ValueError
@@ -300,18 +340,25 @@ def capture_script(script: str, args: list[str], *, world_size: int, rank: int =
     if dist.is_initialized():
         raise CaptureError("torch.distributed is already initialised in this process: capture a script in a fresh "
                            "process (python -m npudist.plan capture ...)")
-    store = _serve_store()
+    from npudist.plan.pipeline_group import capture_groups
+
+    if pipeline_ranks is not None and (store is None or rank not in pipeline_ranks):
+        raise ValueError(f"pipeline ranks {pipeline_ranks}: a multi-stage capture needs the shared store and this "
+                         f"rank ({rank}) among them")
+    served = _serve_store() if store is None else None
+    host, port = ("127.0.0.1", served.port) if store is None else store
     env = {"RANK": str(rank), "WORLD_SIZE": str(world_size), "LOCAL_RANK": str(rank % nproc_per_node),
            "LOCAL_WORLD_SIZE": str(nproc_per_node), "GROUP_RANK": str(rank // nproc_per_node),
-           "NODE_RANK": str(rank // nproc_per_node), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(store.port),
+           "NODE_RANK": str(rank // nproc_per_node), "MASTER_ADDR": host, "MASTER_PORT": str(port),
            "TORCHELASTIC_USE_AGENT_STORE": "True", "TORCH_DIST_INIT_BARRIER": "0"}
     saved = {k: _env.raw(k, keep_empty=True) for k in [*env, "NPUDIST_PROFILE_DIR"]}  # restored after
     os.environ.update(env)
     os.environ.pop("NPUDIST_PROFILE_DIR", None)  # npurun --profile's job profiler must not start under capture
-    mode = CaptureMode()
+    real = pipeline_ranks is not None and len(pipeline_ranks) > 1
+    mode = CaptureMode(real_pipeline=real)
     steps = _Steps(mode, warmup_steps, boundary, tokens)
     hook = register_optimizer_step_post_hook(lambda opt, a, k: steps.boundary("optimizer"))
-    npudist.hccl._fake_groups = True
+    npudist.hccl._capture_groups = capture_groups(pipeline_ranks if real else None, (host, port))
     prof_steps._capture_hook = lambda tok: steps.boundary("profiler", tok)
     argv = sys.argv
     sys.argv = [script, *args]
@@ -342,7 +389,7 @@ def capture_script(script: str, args: list[str], *, world_size: int, rank: int =
         sys.path.remove(os.path.dirname(os.path.abspath(script)))
         hook.remove()
         prof_steps._capture_hook = None
-        npudist.hccl._fake_groups = False
+        npudist.hccl._capture_groups = None
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)

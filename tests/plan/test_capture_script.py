@@ -146,13 +146,10 @@ def test_moving_a_fake_module_is_a_clear_error(tmp_path):
                      r.stderr), r.stderr[-2000:]
 
 
-@pytest.mark.parametrize("schedule", ["gpipe", "1f1b", "interleaved"])
-def test_pipeline_schedules_capture_with_paired_sends(tmp_path, schedule):
-    # one traced rank per stage (--ranks 0,1); the k-th send from a to b pairs with the k-th recv at b from a,
-    # same bytes; the prediction replays them (a pipeline bubble)
-    script = os.path.join(HERE, "workers", "train_pipeline.py")
-    r = capture(tmp_path, script, ["--schedule", schedule], extra=["--ranks", "0,1", "--json", str(tmp_path / "p.json")])
-    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+PIPELINE = os.path.join(HERE, "workers", "train_pipeline.py")
+
+
+def _pairs_and_bubble(tmp_path, schedule):
     traces = st.load_dir(str(tmp_path))
     assert sorted(traces) == [0, 1] and all(t["represents"] == [t["rank"]] for t in traces.values())
     p2p = {rk: [o for o in t["ops"] if o["kind"] == "collective"] for rk, t in traces.items()}
@@ -162,7 +159,50 @@ def test_pipeline_schedules_capture_with_paired_sends(tmp_path, schedule):
         recvs = [o["bytes"] for o in p2p[b] if o["name"] == "recv" and o["peer"] == a]
         assert sends == recvs and sends, (a, b, sends, recvs)
     micro, stages_per_rank = 4, 2 if schedule == "interleaved" else 1
-    # activations forward and gradients backward: each micro-batch crosses every stage boundary twice
+    # activations forward and gradients backward: each micro-batch crosses every stage boundary twice; the
+    # warm-up vote and the shape exchange (real traffic, before the recorded step) are not in the step
     assert sum(len(v) for v in p2p.values()) == 2 * 2 * micro * (2 * stages_per_rank - 1)
     rows = json.loads((tmp_path / "p.json").read_text())["columns"]
     assert {c["Index"] for c in rows} == {0, 1} and any(c["Bubble"] > 0 for c in rows)  # stages wait for receives
+
+
+@pytest.mark.parametrize("schedule", ["gpipe", "1f1b", "interleaved"])
+def test_pipeline_schedules_capture_with_paired_sends(tmp_path, schedule):
+    # stages WITHOUT static metadata (torch infers the shapes, exchanging them between stages): one capture
+    # process per stage (--ranks 0,1), run at once and joined by a real Gloo pipeline group for the warm-up vote
+    # and the shape exchange; the k-th send from a to b pairs with the k-th recv at b from a, same bytes; the
+    # prediction replays them (a pipeline bubble)
+    r = capture(tmp_path, PIPELINE, ["--schedule", schedule], extra=["--ranks", "0,1", "--json", str(tmp_path / "p.json")])
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    _pairs_and_bubble(tmp_path, schedule)
+
+
+def test_pipeline_with_static_metadata_one_stage_at_a_time(tmp_path):
+    # static metadata: each stage can also be captured alone (--no-predict), the vote answered STATIC
+    for rank in (0, 1):
+        r = capture(tmp_path, PIPELINE, ["--static"], extra=["--ranks", str(rank), "--no-predict"])
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    r = subprocess.run([sys.executable, "-m", "npudist.plan", "predict", str(tmp_path), "--hardware", HW, "--json",
+                        str(tmp_path / "p.json"), "--devices-per-node", "2"], capture_output=True, text=True, cwd=REPO,
+                       timeout=120)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    _pairs_and_bubble(tmp_path, "1f1b")
+
+
+def test_a_failing_stage_stops_the_others(tmp_path):
+    # rank 1 raises before its pipeline starts; rank 0 would wait for it in the warm-up vote: it is stopped
+    r = capture(tmp_path, PIPELINE, ["--fail-rank", "1"], extra=["--ranks", "0,1"])
+    assert r.returncode == 2, r.stdout[-2000:] + r.stderr[-3000:]
+    assert "rank 1 fails on purpose" in r.stderr
+    assert re.search(r"error: the capture of rank 1 \(stage 1 of --ranks 0,1\) failed with exit code 1 .*the other "
+                     r"stages' captures were stopped", r.stderr), r.stderr[-2000:]
+
+
+def test_ranks_that_are_not_the_pipeline_group_are_an_error(tmp_path):
+    # 4 stages on 4 ranks, but only ranks 0 and 1 captured: the pipeline group [0, 1, 2, 3] is not the captured
+    # ranks, so the shape exchange cannot be answered; the error says what --ranks must be
+    r = capture(tmp_path, PIPELINE, [], nproc=4, extra=["--ranks", "0,1"])
+    assert r.returncode == 2, r.stdout[-2000:] + r.stderr[-3000:]
+    assert re.search(r"error: rank [01] receives pipeline metadata .* over the group \[0, 1, 2, 3\], which this "
+                     r"capture does not run: --ranks must name exactly the ranks of one pipeline group, one per stage "
+                     r"\(here 0,1,2,3\)", r.stderr), r.stderr[-2000:]

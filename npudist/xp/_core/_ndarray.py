@@ -4,10 +4,9 @@ core package (npudist.xp._core).
 Layering (no import cycle; tests/xp/test_structure.py checks it): _dtypes, _config, _unsigned ->
 _convert (operand conversion, axes, memory order) -> _indexing (index normalisation), _negview (negative-stride views), _host
 (NumPy's loops on npu memory), _ufunc (the ufunc engine), _ufunc_kernels -> _core._array (wrap, result, the ufunc
-table) -> _core._reductions, _sorting, _statistics, _math, _linalg, _ufuncs (the routines the methods are made of) -> this module.
+table) -> _core._reductions, _sorting, _statistics, _math, _linalg, _manipulation, _indexing_routines,
+_creation, _namespace, _ufuncs (the routines the methods are made of) -> this module.
 Right after the class, ``_array.register`` records it, so the routines below make arrays of it.
-Not finished (issue #41): the manipulation, indexing and Array API methods still call
-their family module (imported when the method first runs: the loaders at the end of this module).
 """
 import operator
 import pickle
@@ -39,7 +38,19 @@ from .._flatiter import flatiter
 from .._indexing import normalize_index_array  # noqa: F401  (re-exported)
 from .._memory import Flags, MemoryPointer
 from .._unsigned import as_uint, owns_memory
-from . import _array, _linalg, _math, _reductions, _sorting, _statistics, _ufuncs
+from . import (
+    _array,
+    _creation,
+    _indexing_routines,
+    _linalg,
+    _manipulation,
+    _math,
+    _namespace,
+    _reductions,
+    _sorting,
+    _statistics,
+    _ufuncs,
+)
 from ._array import result, wrap  # noqa: F401  (result: re-exported)
 
 _NEG = _negview.NegStrided
@@ -276,8 +287,9 @@ class ndarray(ArrayBase):
         return (int(torch.utils.dlpack.DLDeviceType.kDLExtDev), self._t.device.index or 0)
 
     def __array_namespace__(self, *, api_version=None):
-        from .. import _array_api
-        return _array_api.namespace(api_version)
+        """The Array API namespace (npudist.xp's, registered in _namespace by npudist.xp's import;
+        ValueError for an api_version it does not implement)."""
+        return _namespace.namespace(api_version)
 
     def tolist(self):
         return to_numpy(self._t).tolist()
@@ -341,7 +353,7 @@ class ndarray(ArrayBase):
         return self.copy()
 
     def __reduce__(self):
-        from .. import _creation
+        # pickled as the NumPy array of its values, rebuilt by asarray in the current npu
         return (_creation.asarray, (to_numpy(self._t),))
 
     def dump(self, file):
@@ -530,7 +542,7 @@ class ndarray(ArrayBase):
 
     def clip(self, min=None, max=None, out=None, **kwargs):
         """Values limited to [min, max] (numpy.ndarray.clip)."""
-        return _manipulation().clip(self, min, max, out=out, **kwargs)
+        return _manipulation.clip(self, min, max, out=out, **kwargs)
 
     def round(self, decimals=0, out=None):
         """Rounded to decimals, halves to even (numpy.ndarray.round)."""
@@ -549,62 +561,62 @@ class ndarray(ArrayBase):
         """Array of a new shape with the same data (numpy.ndarray.reshape; a.reshape(2, 3) too)."""
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = shape[0]
-        return _manipulation().reshape(self, shape, order=order, copy=copy)
+        return _manipulation.reshape(self, shape, order=order, copy=copy)
 
     def transpose(self, *axes):
         """Axes permuted, reversed by default (numpy.ndarray.transpose; a.transpose(1, 0) too)."""
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
-        return _manipulation().transpose(self, axes or None)
+        return _manipulation.transpose(self, axes or None)
 
     def swapaxes(self, axis1, axis2):
         """View with two axes exchanged (numpy.ndarray.swapaxes)."""
-        return _manipulation().swapaxes(self, axis1, axis2)
+        return _manipulation.swapaxes(self, axis1, axis2)
 
     def squeeze(self, axis=None):
         """Length-1 axes removed (numpy.ndarray.squeeze)."""
-        return _manipulation().squeeze(self, axis)
+        return _manipulation.squeeze(self, axis)
 
     def ravel(self, order="C"):
         """Flattened array, a view when possible (numpy.ndarray.ravel)."""
-        return _manipulation().ravel(self, order)
+        return _manipulation.ravel(self, order)
 
     def flatten(self, order="C"):
         """Flattened copy (numpy.ndarray.flatten)."""
-        r = _manipulation().ravel(self, order)
+        r = _manipulation.ravel(self, order)
         return r.copy() if r._t.data_ptr() == self._t.data_ptr() and self._t.numel() else r
 
     def repeat(self, repeats, axis=None):
         """Elements repeated (numpy.ndarray.repeat)."""
-        return _manipulation().repeat(self, repeats, axis)
+        return _manipulation.repeat(self, repeats, axis)
 
     def diagonal(self, offset=0, axis1=0, axis2=1):
         """Diagonal view (numpy.ndarray.diagonal)."""
-        return _manipulation().diagonal(self, offset, axis1, axis2)
+        return _manipulation.diagonal(self, offset, axis1, axis2)
 
     def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
         """Sum along a diagonal (numpy.ndarray.trace)."""
-        return _manipulation().trace(self, offset, axis1, axis2, dtype, out)
+        return _manipulation.trace(self, offset, axis1, axis2, dtype, out)
 
     def nonzero(self):
         """Indices of the non-zero elements, one array per axis (numpy.ndarray.nonzero)."""
-        return _indexing_routines().nonzero(self)
+        return _indexing_routines.nonzero(self)
 
     def take(self, indices, axis=None, out=None, mode="raise"):
         """Elements at indices (numpy.ndarray.take)."""
-        return _indexing_routines().take(self, indices, axis, out, mode)
+        return _indexing_routines.take(self, indices, axis, out, mode)
 
     def put(self, indices, values, mode="raise"):
         """In place self.flat[indices] = values (numpy.ndarray.put)."""
-        return _indexing_routines().put(self, indices, values, mode)
+        return _indexing_routines.put(self, indices, values, mode)
 
     def compress(self, condition, axis=None, out=None):
         """Slices where condition is true (numpy.ndarray.compress)."""
-        return _indexing_routines().compress(condition, self, axis, out)
+        return _indexing_routines.compress(condition, self, axis, out)
 
     def choose(self, choices, out=None, mode="raise"):
         """Elements picked from choices by this index array (numpy.ndarray.choose)."""
-        return _indexing_routines().choose(self, choices, out, mode)
+        return _indexing_routines.choose(self, choices, out, mode)
 
     def sort(self, axis=-1, kind=None, order=None, *, stable=None):
         """Sorts in place (numpy.ndarray.sort)."""
@@ -757,27 +769,3 @@ def _shape_arg(shape, numel=None):
 # operators', the routines' and the public xp.add etc.) are built on it.
 _array.register(ndarray, _ufuncs.build_table)
 _OPS = _array.OPS
-
-
-# The family modules still behind some of ndarray's methods (issue #41: to move into the core):
-# imported when a method first runs (they import the core, so importing them here would close a
-# cycle), then found in _FAMILY
-# (``from . import m`` in a package runs importlib's Python-level _handle_fromlist on every call,
-# ~1 us: more than a 16-element NumPy op).
-_FAMILY = {}
-
-
-def _manipulation():
-    m = _FAMILY.get("_manipulation")
-    if m is None:
-        from .. import _manipulation as m
-        _FAMILY["_manipulation"] = m
-    return m
-
-
-def _indexing_routines():
-    m = _FAMILY.get("_indexing_routines")
-    if m is None:
-        from .. import _indexing_routines as m
-        _FAMILY["_indexing_routines"] = m
-    return m

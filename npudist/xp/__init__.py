@@ -15,7 +15,6 @@ import npudist as _npudist  # registers the npu device
 
 from . import (
     _config,
-    _operators,  # binds ndarray's operators to the C fast path
     fft,
     lib,
     linalg,

@@ -10,7 +10,7 @@ PKG = pathlib.Path(npudist.xp.__file__).parent
 NAME = "npudist.xp"
 # the core (CuPy's cupy._core): dtypes, settings, operand conversion, index normalisation, the ufunc
 # engine and ndarray itself
-CORE = {"_dtypes", "_config", "_unsigned", "_convert", "_indexing", "_ufunc", "_host", "_ufunc_kernels", "_negview", "_memory", "_device", "_flatiter", "_overlap", "_core", "_operators", "_protocols", "_bytes_views", "_object_compare", "_native"}
+CORE = {"_dtypes", "_config", "_unsigned", "_convert", "_indexing", "_ufunc", "_host", "_ufunc_kernels", "_negview", "_memory", "_device", "_flatiter", "_overlap", "_core", "_protocols", "_bytes_views", "_object_compare", "_native"}
 
 
 def _modules():
@@ -243,3 +243,18 @@ def test_method_calls_cover_every_routine_backed_method():
             backed.add(f.name)
     assert backed, "found no routine-backed method: the walk is broken"
     assert backed <= set(_METHOD_CALLS), f"methods the run-time check does not call: {sorted(backed - set(_METHOD_CALLS))}"
+
+
+def test_operators_are_defined_in_the_class_body():
+    # issue #41: ndarray's operators are assigned in its class statement (ufunc_operator), not
+    # bound onto the class from outside after it
+    from npudist.xp._core._operators import OPERATORS
+
+    src = (PKG / "_core" / "_ndarray.py").read_text()
+    cls = next(n for n in ast.parse(src).body if isinstance(n, ast.ClassDef) and n.name == "ndarray")
+    defined = {t.id for n in cls.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    defined |= {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+    assert set(OPERATORS) <= defined, sorted(set(OPERATORS) - defined)
+    for m, p in _modules().items():
+        assert not re.search(r"setattr\(\s*ndarray\b|\bndarray\.__\w+__\s*=[^=]", p.read_text()), \
+            f"{m} sets an attribute of ndarray from outside its class statement"

@@ -46,10 +46,10 @@ from . import (
     _manipulation,
     _math,
     _namespace,
+    _operators,
     _reductions,
     _sorting,
     _statistics,
-    _ufuncs,
 )
 from ._array import result, wrap  # noqa: F401  (result: re-exported)
 
@@ -73,6 +73,9 @@ def _scalar_value(value, t):
     elif tp is float and not (t.is_floating_point() or t.is_complex()) and value != value:
         raise ValueError(f"cannot convert float NaN to integer (array dtype {TORCH_TO_NP[t.dtype]})")
     return value
+
+
+_OPS = _array.OPS   # the one ufunc table (filled by _ufuncs at import; the class is given to it below)
 
 
 class ndarray(ArrayBase):
@@ -642,29 +645,30 @@ class ndarray(ArrayBase):
         """Dot product (numpy.ndarray.dot)."""
         return _linalg.dot(self, b, out=out)
 
-    # ---- operators: all go through the ufuncs (NumPy 2 promotion, weak Python scalars) ----------
-    def __add__(self, o): return _OPS["add"](self, o)
-    def __radd__(self, o): return _OPS["add"](o, self)
+    # ---- operators: all go through the ufuncs (NumPy 2 promotion, weak Python scalars); the ones
+    # backed by one ufunc are npudist._C._XpUfuncOp objects over it (_operators.ufunc_operator) ----
+    __add__ = _operators.ufunc_operator("__add__")
+    __radd__ = _operators.ufunc_operator("__radd__")
     def __iadd__(self, o): return _OPS["add"](self, o, out=self)
-    def __sub__(self, o): return _OPS["subtract"](self, o)
-    def __rsub__(self, o): return _OPS["subtract"](o, self)
+    __sub__ = _operators.ufunc_operator("__sub__")
+    __rsub__ = _operators.ufunc_operator("__rsub__")
     def __isub__(self, o): return _OPS["subtract"](self, o, out=self)
-    def __mul__(self, o): return _OPS["multiply"](self, o)
-    def __rmul__(self, o): return _OPS["multiply"](o, self)
+    __mul__ = _operators.ufunc_operator("__mul__")
+    __rmul__ = _operators.ufunc_operator("__rmul__")
     def __imul__(self, o): return _OPS["multiply"](self, o, out=self)
-    def __truediv__(self, o): return _OPS["true_divide"](self, o)
-    def __rtruediv__(self, o): return _OPS["true_divide"](o, self)
+    __truediv__ = _operators.ufunc_operator("__truediv__")
+    __rtruediv__ = _operators.ufunc_operator("__rtruediv__")
     def __itruediv__(self, o): return _OPS["true_divide"](self, o, out=self)
-    def __floordiv__(self, o): return _OPS["floor_divide"](self, o)
-    def __rfloordiv__(self, o): return _OPS["floor_divide"](o, self)
+    __floordiv__ = _operators.ufunc_operator("__floordiv__")
+    __rfloordiv__ = _operators.ufunc_operator("__rfloordiv__")
     def __ifloordiv__(self, o): return _OPS["floor_divide"](self, o, out=self)
-    def __mod__(self, o): return _OPS["remainder"](self, o)
-    def __rmod__(self, o): return _OPS["remainder"](o, self)
+    __mod__ = _operators.ufunc_operator("__mod__")
+    __rmod__ = _operators.ufunc_operator("__rmod__")
     def __imod__(self, o): return _OPS["remainder"](self, o, out=self)
-    def __divmod__(self, o): return _OPS["divmod"](self, o)
-    def __rdivmod__(self, o): return _OPS["divmod"](o, self)
-    def __pow__(self, o, mod=None): return _OPS["power"](self, o)
-    def __rpow__(self, o): return _OPS["power"](o, self)
+    __divmod__ = _operators.ufunc_operator("__divmod__")
+    __rdivmod__ = _operators.ufunc_operator("__rdivmod__")
+    __pow__ = _operators.ufunc_operator("__pow__")
+    __rpow__ = _operators.ufunc_operator("__rpow__")
     def __ipow__(self, o): return _OPS["power"](self, o, out=self)
     # a @ b: NumPy's matmul on views first, as xp.matmul's (no Python frame before the C call)
     @_host.numpy_first(np.matmul, lambda: ndarray, big=True)
@@ -677,29 +681,29 @@ class ndarray(ArrayBase):
         return _linalg.matmul(o, self) if r is _protocols.NO_OVERRIDE else r
 
     def __imatmul__(self, o): return _linalg.matmul(self, o, out=self)
-    def __and__(self, o): return _OPS["bitwise_and"](self, o)
-    def __rand__(self, o): return _OPS["bitwise_and"](o, self)
+    __and__ = _operators.ufunc_operator("__and__")
+    __rand__ = _operators.ufunc_operator("__rand__")
     def __iand__(self, o): return _OPS["bitwise_and"](self, o, out=self)
-    def __or__(self, o): return _OPS["bitwise_or"](self, o)
-    def __ror__(self, o): return _OPS["bitwise_or"](o, self)
+    __or__ = _operators.ufunc_operator("__or__")
+    __ror__ = _operators.ufunc_operator("__ror__")
     def __ior__(self, o): return _OPS["bitwise_or"](self, o, out=self)
-    def __xor__(self, o): return _OPS["bitwise_xor"](self, o)
-    def __rxor__(self, o): return _OPS["bitwise_xor"](o, self)
+    __xor__ = _operators.ufunc_operator("__xor__")
+    __rxor__ = _operators.ufunc_operator("__rxor__")
     def __ixor__(self, o): return _OPS["bitwise_xor"](self, o, out=self)
-    def __lshift__(self, o): return _OPS["left_shift"](self, o)
-    def __rlshift__(self, o): return _OPS["left_shift"](o, self)
+    __lshift__ = _operators.ufunc_operator("__lshift__")
+    __rlshift__ = _operators.ufunc_operator("__rlshift__")
     def __ilshift__(self, o): return _OPS["left_shift"](self, o, out=self)
-    def __rshift__(self, o): return _OPS["right_shift"](self, o)
-    def __rrshift__(self, o): return _OPS["right_shift"](o, self)
+    __rshift__ = _operators.ufunc_operator("__rshift__")
+    __rrshift__ = _operators.ufunc_operator("__rrshift__")
     def __irshift__(self, o): return _OPS["right_shift"](self, o, out=self)
-    def __neg__(self): return _OPS["negative"](self)
-    def __pos__(self): return _OPS["positive"](self)
-    def __abs__(self): return _OPS["absolute"](self)
-    def __invert__(self): return _OPS["invert"](self)
-    def __lt__(self, o): return _OPS["less"](self, o)
-    def __le__(self, o): return _OPS["less_equal"](self, o)
-    def __gt__(self, o): return _OPS["greater"](self, o)
-    def __ge__(self, o): return _OPS["greater_equal"](self, o)
+    __neg__ = _operators.ufunc_operator("__neg__")
+    __pos__ = _operators.ufunc_operator("__pos__")
+    __abs__ = _operators.ufunc_operator("__abs__")
+    __invert__ = _operators.ufunc_operator("__invert__")
+    __lt__ = _operators.ufunc_operator("__lt__")
+    __le__ = _operators.ufunc_operator("__le__")
+    __gt__ = _operators.ufunc_operator("__gt__")
+    __ge__ = _operators.ufunc_operator("__ge__")
 
     def __eq__(self, o):
         if o is None or isinstance(o, str) or _object_compare.plain_object(o):
@@ -708,12 +712,16 @@ class ndarray(ArrayBase):
             return self._object_compare(operator.eq, o)
         return _OPS["equal"](self, o)
 
+    __eq__ = _operators.ufunc_operator("__eq__", __eq__)
+
     def __ne__(self, o):
         if o is None or isinstance(o, str) or _object_compare.plain_object(o):
             return self._no_element_equals(True)
         if _object_compare.foreign_object(o):
             return self._object_compare(operator.ne, o)
         return _OPS["not_equal"](self, o)
+
+    __ne__ = _operators.ufunc_operator("__ne__", __ne__)
 
     def _object_compare(self, op, o):
         """``a == o`` for an object with its own ``__eq__``/``__ne__`` (_object_compare.compare)."""
@@ -766,6 +774,5 @@ def _shape_arg(shape, numel=None):
 
 
 # The class is complete: the core's routines may make arrays of it, and the ufuncs (one table: the
-# operators', the routines' and the public xp.add etc.) are built on it.
-_array.register(ndarray, _ufuncs.build_table)
-_OPS = _array.OPS
+# operators', the routines' and the public xp.add etc.) get their C fast path for it.
+_array.register(ndarray)

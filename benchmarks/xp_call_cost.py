@@ -9,7 +9,7 @@ xp_vs_numpy --size 16 rows make, without the stream wait (``_C._synchronize``, i
 
 Cases: NumPy's ``np.add(a, b)``, ``a > b``, ``np.sqrt(a)``, ``a * 3``; xp's ``xp.add(a, b)``,
 ``a + b``, ``a > b``, ``xp.sqrt(a)``, ``a * 3``, the same on uint32 (xp's exact unsigned
-results); the device core under them: ``torch.empty(16, device='npu')`` vs the same on cpu, the
+results), ``a + b[:1]`` (a broadcast the C fast path declines: ndarray's Python operator runs); the device core under them: ``torch.empty(16, device='npu')`` vs the same on cpu, the
 torch add of two 16-element npu tensors, ``npudist._C._synchronize``. ``--annotate DIR`` keeps
 the callgrind files (``callgrind_annotate DIR/xp_call_cost.out.<n>``) for a per-function view.
 
@@ -40,6 +40,8 @@ CASES = {
     "sqrt_xp": "xp.sqrt(xa)",
     "mul3_np": "a * 3",
     "mul3_xp": "xa * 3",
+    "plus_bcast_np": "a + b1",
+    "plus_bcast_xp": "xa + xb1",
     "add_u32_np": "np.add(ua_np, ub_np)",
     "add_u32_xp": "xp.add(ua, ub)",
     "empty_npu": "torch.empty(16, device=npu)",
@@ -50,6 +52,7 @@ CASES = {
 }
 PAIRS = [("add", "add_np", "add_xp"), ("a + b", "add_np", "plus_xp"), ("a > b", "gt_np", "gt_xp"),
          ("sqrt", "sqrt_np", "sqrt_xp"), ("a * 3", "mul3_np", "mul3_xp"), ("add uint32", "add_u32_np", "add_u32_xp"),
+         ("a + b[:1]", "plus_bcast_np", "plus_bcast_xp"),
          ("torch.empty(16)", "empty_cpu", "empty_npu"), ("torch add", "torch_add_cpu", "torch_add_npu")]
 
 
@@ -68,12 +71,13 @@ def child(cases, iters, warmup, lib):
     b = a + 0.5
     ua_np, ub_np = np.arange(16, dtype=np.uint32), np.arange(16, dtype=np.uint32) * 3
     xa, xb, ua, ub = xp.asarray(a), xp.asarray(b), xp.asarray(ua_np), xp.asarray(ub_np)
+    b1, xb1 = b[:1].copy(), xp.asarray(b[:1])   # broadcast: the C fast path declines, the Python operator runs
     ta, tb = xa._t, xb._t
     tca, tcb = ta.cpu(), tb.cpu()
     dev = torch.npu.current_device()
     npu = torch.device("npu", dev)
     sync = _C._synchronize
-    env = dict(np=np, xp=xp, torch=torch, a=a, b=b, xa=xa, xb=xb, ua=ua, ub=ub, ua_np=ua_np, ub_np=ub_np,
+    env = dict(np=np, xp=xp, torch=torch, a=a, b=b, b1=b1, xb1=xb1, xa=xa, xb=xb, ua=ua, ub=ub, ua_np=ua_np, ub_np=ub_np,
                ta=ta, tb=tb, tca=tca, tcb=tcb, dev=dev, npu=npu, sync=sync)
     for name in cases:
         # the loop as a function of its own: only the statement and the loop's few bytecodes are counted

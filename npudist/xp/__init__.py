@@ -15,7 +15,6 @@ import npudist as _npudist  # registers the npu device
 
 from . import (
     _config,
-    _operators,  # binds ndarray's operators to the C fast path
     fft,
     lib,
     linalg,
@@ -313,7 +312,7 @@ exceptions = _np.exceptions   # as cupy.exceptions: NumPy's own exception classe
 AxisError = _np.exceptions.AxisError
 ComplexWarning = _np.exceptions.ComplexWarning
 LinAlgError = linalg.LinAlgError
-__array_api_version__ = "2024.12"
+from ._core._namespace import API_VERSION as __array_api_version__  # noqa: E402  (beside the other Array API names)
 
 
 def astype(x, dtype, /, *, copy=True, device=None):  # noqa: F811  (Array API's parameter name shadows xp.copy)
@@ -331,3 +330,7 @@ def array_namespace():
     from ._array_api import namespace
     return namespace()
 
+
+# x.__array_namespace__() is the core's: it returns the namespace registered here, built once the
+# package's names all exist (npudist.xp._core._namespace)
+array_namespace()

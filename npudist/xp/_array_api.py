@@ -11,9 +11,10 @@ import numpy as np
 import torch
 
 from ._config import device
+from ._core import _namespace
+from ._core._namespace import API_VERSION
 from ._misc import isdtype
 
-API_VERSION = "2024.12"
 DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
                "complex64", "complex128")
 LEFT_OUT = ()
@@ -98,11 +99,13 @@ _NS = None
 
 
 def namespace(api_version=None):
-    """The namespace module; api_version must be None or a version this namespace implements."""
+    """The namespace module, built on the first call and registered with the core (what
+    ``x.__array_namespace__()`` returns); api_version must be None or a version this namespace
+    implements (ValueError otherwise)."""
     global _NS
-    if api_version is not None and api_version not in ("2021.12", "2022.12", "2023.12", "2024.12"):
-        raise ValueError(f"npudist.xp implements the Array API {API_VERSION} (and earlier), not {api_version!r}")
+    _namespace.check_version(api_version)
     if _NS is None:
         _NS = _build()
         sys.modules.setdefault("npudist.xp.array_api", _NS)
+        _namespace.register(_NS)
     return _NS

@@ -6,10 +6,22 @@ import numpy as np
 import torch
 
 from . import _config, _host
-from ._core import OPS, as_tensor, check_order, f_layout, in_order, is_f_contiguous, ndarray, to_numpy, wrap
-from ._device import as_torch_device, current_device_id
+from ._core import (
+    OPS,
+    as_tensor,
+    check_order,
+    f_layout,
+    in_order,
+    is_f_contiguous,
+    ndarray,
+    normalize_axis,
+    to_numpy,
+    wrap,
+)
+from ._core._creation import asarray, npu_device
+from ._core._manipulation import copyto
+from ._device import current_device_id
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
-from ._manipulation import moveaxis, stack
 from ._unsigned import as_uint, owns_memory, plain
 
 _DEFAULT_FLOAT = np.dtype(np.float64)
@@ -27,42 +39,11 @@ def _shape(shape):
     return (operator.index(shape),)
 
 
-def _dev(device):
-    if device is None:
-        return _config.device()
-    d = as_torch_device(device)
-    if d.type != "npu":
-        raise ValueError(f"xp arrays live on npus; device={device!r} is not an npu (use 'npu:N')")
-    return d
-
-
 def _check_shape(shape):
     for s in shape:
         if s < 0:
             raise ValueError(f"negative dimensions are not allowed (shape {shape})")
     return shape
-
-
-def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
-    """Array from anything array-like (matches numpy.asarray; Array API asarray with copy=).
-
-    xp arrays and npu tensors are returned without a copy (sharing memory) unless dtype asks for a
-    conversion; NumPy arrays, Python sequences/scalars and DLPack producers are copied to the npu
-    with NumPy's dtype rules. copy=True always copies; copy=False raises ValueError if a copy is needed.
-    Unsupported dtypes (uint16/32/64, object, strings) raise UnsupportedDTypeError."""
-    dt = None if dtype is None else to_dtype(dtype)
-    order = check_order(order)
-    if isinstance(a, ndarray) and device is None and (a._t.device.index or 0) != current_device_id():
-        device = current_device_id()   # an array of another npu is copied onto the current one (CuPy)
-    if isinstance(a, ndarray) and dt is None and copy is None and device is None and order == "K":
-        return a
-    t = as_tensor(a, dtype=dt, copy=copy, device=None if device is None else _dev(device))
-    if order != "K":
-        t2 = in_order(t, order)
-        if t2 is not t and copy is False:
-            raise ValueError(f"asarray(copy=False): order={order!r} needs a copy")
-        t = t2
-    return wrap(t)
 
 
 def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, like=None):
@@ -77,7 +58,7 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, like=N
     src = obj._t if isinstance(obj, ndarray) else obj if isinstance(obj, torch.Tensor) else None
     dev = None
     if isinstance(obj, ndarray) and (obj._t.device.index or 0) != current_device_id():
-        dev = _dev(current_device_id())          # another npu's array is copied onto the current one (CuPy)
+        dev = npu_device(current_device_id())          # another npu's array is copied onto the current one (CuPy)
     if copy is False or copy is None:
         t = as_tensor(obj, dtype=dt, copy=copy, device=dev)
         t2 = in_order(t, order)
@@ -194,7 +175,7 @@ def from_dlpack(x, /, *, device=None, copy=None):
     np_t = TORCH_TO_NP.get(t.dtype)
     if np_t is None:
         to_dtype(t.dtype)
-    target = _dev(device)
+    target = npu_device(device)
     if t.device != target:
         if copy is False:
             raise BufferError(f"from_dlpack(copy=False): the producer is on {t.device}, xp needs {target}")
@@ -204,7 +185,7 @@ def from_dlpack(x, /, *, device=None, copy=None):
 
 def _fill(shape, value, dtype, device, order="C"):
     shape = _check_shape(_shape(shape))
-    return wrap(_new_order(torch.full(shape, value, dtype=NP_TO_TORCH[dtype], device=_dev(device)), order))
+    return wrap(_new_order(torch.full(shape, value, dtype=NP_TO_TORCH[dtype], device=npu_device(device)), order))
 
 
 def _new_order(t, order):
@@ -224,19 +205,19 @@ def _zero_strides(t):
 def empty(shape, dtype=float, order="C", *, device=None, like=None):
     """Uninitialised array (matches numpy.empty)."""
     shape = _check_shape(_shape(shape))
-    return wrap(_new_order(torch.empty(shape, dtype=NP_TO_TORCH[_dt(dtype)], device=_dev(device)), order))
+    return wrap(_new_order(torch.empty(shape, dtype=NP_TO_TORCH[_dt(dtype)], device=npu_device(device)), order))
 
 
 def zeros(shape, dtype=float, order="C", *, device=None, like=None):
     """Array of zeros (matches numpy.zeros)."""
     shape = _check_shape(_shape(shape))
-    return wrap(_new_order(torch.zeros(shape, dtype=NP_TO_TORCH[_dt(dtype)], device=_dev(device)), order))
+    return wrap(_new_order(torch.zeros(shape, dtype=NP_TO_TORCH[_dt(dtype)], device=npu_device(device)), order))
 
 
 def ones(shape, dtype=float, order="C", *, device=None, like=None):
     """Array of ones (matches numpy.ones)."""
     shape = _check_shape(_shape(shape))
-    return wrap(_new_order(torch.ones(shape, dtype=NP_TO_TORCH[_dt(dtype)], device=_dev(device)), order))
+    return wrap(_new_order(torch.ones(shape, dtype=NP_TO_TORCH[_dt(dtype)], device=npu_device(device)), order))
 
 
 def _fill_value(value, dtype):
@@ -256,7 +237,6 @@ def _fill_value(value, dtype):
 
 def _fill_array(shape, fill_value, dt, device, order):
     """NumPy's full for a fill value with dimensions: broadcast into a new array (unsafe casting)."""
-    from ._manipulation import copyto
     a = empty(shape, dt, order=order, device=device)
     copyto(a, fill_value, casting="unsafe")
     return a
@@ -293,21 +273,21 @@ def _like_order(t, proto, order, shape_given):
 def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """Uninitialised array like prototype (matches numpy.empty_like, memory order included)."""
     dt, shp, dev, p = _like(prototype, dtype, shape)
-    t = torch.empty(shp, dtype=NP_TO_TORCH[dt], device=dev if device is None else _dev(device))
+    t = torch.empty(shp, dtype=NP_TO_TORCH[dt], device=dev if device is None else npu_device(device))
     return wrap(_like_order(t, p, order, shape is not None))
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """Zeros like a (matches numpy.zeros_like, memory order included)."""
     dt, shp, dev, p = _like(a, dtype, shape)
-    t = torch.zeros(shp, dtype=NP_TO_TORCH[dt], device=dev if device is None else _dev(device))
+    t = torch.zeros(shp, dtype=NP_TO_TORCH[dt], device=dev if device is None else npu_device(device))
     return wrap(_like_order(t, p, order, shape is not None))
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """Ones like a (matches numpy.ones_like, memory order included)."""
     dt, shp, dev, p = _like(a, dtype, shape)
-    t = torch.ones(shp, dtype=NP_TO_TORCH[dt], device=dev if device is None else _dev(device))
+    t = torch.ones(shp, dtype=NP_TO_TORCH[dt], device=dev if device is None else npu_device(device))
     return wrap(_like_order(t, p, order, shape is not None))
 
 
@@ -316,11 +296,10 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
     dt, shp, dev, p = _like(a, dtype, shape)
     if np.ndim(fill_value) > 0:     # broadcast into the new array, as NumPy's copyto
         r = empty_like(a, dtype, order, subok, shape, device=device)
-        from ._manipulation import copyto
         copyto(r, fill_value, casting="unsafe")
         return r
     t = torch.full(shp, _fill_value(fill_value, dt), dtype=NP_TO_TORCH[dt],
-                   device=dev if device is None else _dev(device))
+                   device=dev if device is None else npu_device(device))
     return wrap(_like_order(t, p, order, shape is not None))
 
 
@@ -348,7 +327,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
         info = np.iinfo(dt)
         if not info.min <= first <= info.max:   # NumPy 2: the first value must fit (later ones wrap)
             raise OverflowError(f"Python integer {first} out of bounds for {dt}")
-    dev = _dev(device)
+    dev = npu_device(device)
     if dt.kind in "iub":
         t = torch.arange(start, start + n * step, step, dtype=torch.int64, device=dev)[:n]
         if t.numel() < n:
@@ -391,7 +370,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if endpoint and num > 1:
         y._t[-1] = e._t
     if axis != 0:
-        y = moveaxis(y, 0, axis)
+        y = wrap(torch.movedim(y._t, 0, normalize_axis(axis, y.ndim)))   # numpy.moveaxis(y, 0, axis)
     if dtype is not None:
         dt = to_dtype(dtype)
         y = wrap(torch.floor(y._t).to(NP_TO_TORCH[dt])) if dt.kind in "iu" else y.astype(dt, copy=False)
@@ -426,7 +405,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
     """2-D array with ones on diagonal k (matches numpy.eye)."""
     M = N if M is None else M
-    t = torch.zeros((N, M), dtype=NP_TO_TORCH[_dt(dtype)], device=_dev(device))
+    t = torch.zeros((N, M), dtype=NP_TO_TORCH[_dt(dtype)], device=npu_device(device))
     if N and M and -N < k < M:
         t.diagonal(k).fill_(1)
     return wrap(_new_order(t, order))
@@ -505,7 +484,7 @@ def indices(dimensions, dtype=int, sparse=False):
     grids = meshgrid(*[arange(d, dtype=dtype) for d in dimensions], indexing="ij", sparse=sparse)
     if sparse:
         return grids
-    return stack(grids) if grids else empty((0,), dtype=dtype)
+    return wrap(torch.stack([g._t for g in grids])) if grids else empty((0,), dtype=dtype)
 
 
 def fromfunction(function, shape, *, dtype=float, **kwargs):

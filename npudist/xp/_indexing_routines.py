@@ -11,37 +11,16 @@ from ._core import (
     normalize_axis,
     normalize_index_array,
     operand,
-    result,
     result_dtype,
     tensor_of,
     wrap,
 )
+from ._core._indexing_routines import choose, compress, nonzero, put, take  # noqa: F401  (re-exported: the core's own, behind ndarray's methods)
 from ._creation import ones
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP
-from ._manipulation import broadcast_arrays
 from ._unsigned import as_uint
 
 _t = tensor_of  # the package's one unwrapping helper
-
-
-@_host.numpy_first(np.take, ndarray, big=True, fp=_host.FP_NEVER)   # (indexing: no FP state to set)
-def take(a, indices, axis=None, out=None, mode="raise"):
-    """Elements at indices along axis (matches numpy.take, modes raise/wrap/clip)."""
-    t = _t(a)
-    idx = _t(indices)
-    if axis is None:
-        t, axis = t.reshape(-1), 0
-    axis = normalize_axis(axis, t.ndim)
-    n = t.shape[axis]
-    if mode == "wrap":
-        idx = idx.long().remainder(n)
-    elif mode == "clip":
-        idx = idx.long().clamp(0, n - 1)
-    else:
-        idx = normalize_index_array(idx, n)
-    res = t.index_select(axis, idx.reshape(-1))
-    res = res.reshape(tuple(t.shape[:axis]) + tuple(idx.shape) + tuple(t.shape[axis + 1:]))
-    return result(res, out)
 
 
 def take_along_axis(arr, indices, axis=-1):
@@ -81,23 +60,6 @@ def put_along_axis(arr, indices, values, axis):
     t.scatter_(axis, idx, v.contiguous())
 
 
-def put(a, ind, v, mode="raise"):
-    """In place a.flat[ind] = v (matches numpy.put)."""
-    if mode not in ("raise", "wrap", "clip"):
-        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
-    t = a._t
-    flat = t.view(-1)
-    idx = _t(ind).reshape(-1)
-    n = flat.numel()
-    idx = idx.long().remainder(n) if mode == "wrap" else idx.long().clamp(0, n - 1) if mode == "clip" else normalize_index_array(idx, n)
-    vals = _t(v).to(t.dtype).reshape(-1)
-    if vals.numel() == 0:       # NumPy: nothing to put
-        return
-    if vals.numel() != idx.numel():
-        vals = vals.repeat(-(-idx.numel() // max(vals.numel(), 1)))[:idx.numel()]
-    flat[idx] = vals
-
-
 @_host.numpy_first(np.where, ndarray, big=True)
 def where(condition, x=None, y=None):
     """Elementwise choice (matches numpy.where; one argument: nonzero)."""
@@ -114,14 +76,6 @@ def where(condition, x=None, y=None):
     tx = ox.to(dt) if isinstance(ox, torch.Tensor) else torch.tensor(ox, dtype=dt, device=dev)
     ty = oy.to(dt) if isinstance(oy, torch.Tensor) else torch.tensor(oy, dtype=dt, device=dev)
     return wrap(torch.where(c, tx, ty))
-
-
-def nonzero(a):
-    """Indices of non-zero elements, one int64 array per axis (matches numpy.nonzero)."""
-    t = _t(a)
-    if t.ndim == 0:
-        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d(scalar).nonzero() instead.")
-    return tuple(wrap(i) for i in torch.nonzero(t, as_tuple=True))
 
 
 def argwhere(a):
@@ -147,18 +101,6 @@ def count_nonzero(a, axis=None, *, keepdims=False):
     return wrap(r)
 
 
-def compress(condition, a, axis=None, out=None):
-    t = _t(a)
-    c = _t(condition).reshape(-1).bool()
-    if axis is None:
-        t, axis = t.reshape(-1), 0
-    axis = normalize_axis(axis, t.ndim)
-    idx = torch.nonzero(c).reshape(-1)
-    if idx.numel() and int(idx.max()) >= t.shape[axis]:
-        raise IndexError("condition longer than the axis")
-    return wrap(t.index_select(axis, idx))
-
-
 def extract(condition, arr):
     """Elements of arr.ravel() at the true positions of condition.ravel() (matches numpy.extract:
     the sizes need not match; a true position past arr's size raises IndexError)."""
@@ -181,22 +123,6 @@ def place(arr, mask, vals):
         raise ValueError("Cannot insert from an empty array!")
     if n:
         t[m] = v.repeat(-(-n // v.numel()))[:n]
-
-
-def choose(a, choices, out=None, mode="raise"):
-    idx = _t(a).long()
-    cs = broadcast_arrays(idx, *[wrap(_t(c)) for c in choices])
-    dt = NP_TO_TORCH[result_dtype(*[c._t for c in cs[1:]])]
-    stacked = torch.stack([c._t.to(dt) for c in cs[1:]])
-    n = stacked.shape[0]
-    i = cs[0]._t
-    if mode == "wrap":
-        i = i.remainder(n)
-    elif mode == "clip":
-        i = i.clamp(0, n - 1)
-    elif i.numel() and (bool((i < 0).any()) or bool((i >= n).any())):
-        raise ValueError("invalid entry in choice array")
-    return wrap(torch.gather(stacked, 0, i.unsqueeze(0)).squeeze(0))
 
 
 def select(condlist, choicelist, default=0):

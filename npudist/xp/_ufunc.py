@@ -108,8 +108,8 @@ class ufunc(_UfuncBase):
     positional operands only, then ``_call_declined``; calls with keywords run ``_call``. Subclasses
     must not define ``__call__`` (they would put a Python frame back in front of every call)."""
 
-    def __init__(self, name, fn, nin, nout=1, scalar_ok=False, np_name=None, doc=None, *, array_type):
-        self._array_type = array_type   # the class results are made of (xp.ndarray)
+    def __init__(self, name, fn, nin, nout=1, scalar_ok=False, np_name=None, doc=None, *, array_type=None):
+        self._array_type = array_type   # the class results are made of (xp.ndarray; bind_array_type sets it later)
         self.__name__ = name
         self._np = getattr(np, np_name or name)
         self._fn = fn
@@ -123,9 +123,19 @@ class ufunc(_UfuncBase):
         self._host_lex = name in _host.LEX
         self._host_big = name in _host.NUMPY_FASTER
         self.identity = self._np.identity
-        # the C fast path (npudist._C._XpHostUfunc; None without it): positional operands only
-        self._fast = _host.fast_ufunc(self, _state) or _no_fast
+        # the C fast path (npudist._C._XpHostUfunc; none without it or before the array type is known)
+        self._fast = _no_fast
+        if array_type is not None:
+            self.bind_array_type(array_type)
         self.__doc__ = doc or f"Elementwise {name} on the npu (matches numpy.{np_name or name})."
+
+    def bind_array_type(self, array_type):
+        """Records the class results are made of and builds the C fast path (positional operands
+        only), which reads that class's slots. For a ufunc made before its class (xp's one table,
+        npudist.xp._core._ufuncs, exists before ndarray so the class body can hold its operators),
+        npudist.xp._core._array.register calls it once the class exists; until then calls fail."""
+        self._array_type = array_type
+        self._fast = _host.fast_ufunc(self, _state) or _no_fast
 
     def __repr__(self):
         return f"<xp.ufunc '{self.__name__}'>"

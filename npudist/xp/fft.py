@@ -7,7 +7,7 @@ import numpy as np
 import torch
 
 from ._core import check_same_kind, f64, ndarray, normalize_axis, tensor_of, wrap
-from ._creation import _dev
+from ._creation import npu_device
 from ._dtypes import NP_TO_TORCH, TORCH_TO_NP, to_dtype
 
 
@@ -179,13 +179,13 @@ def fftfreq(n, d=1.0, *, device=None, dtype=None):
     """Sample frequencies (matches numpy.fft.fftfreq; float64 unless dtype is given)."""
     if n < 1:
         raise ValueError(f"n must be positive, got {n}")
-    return wrap(torch.fft.fftfreq(n, d, dtype=torch.float64, device=_dev(device)).to(_freq_dtype(dtype)))
+    return wrap(torch.fft.fftfreq(n, d, dtype=torch.float64, device=npu_device(device)).to(_freq_dtype(dtype)))
 
 
 def rfftfreq(n, d=1.0, *, device=None, dtype=None):
     if n < 1:
         raise ValueError(f"n must be positive, got {n}")
-    return wrap(torch.fft.rfftfreq(n, d, dtype=torch.float64, device=_dev(device)).to(_freq_dtype(dtype)))
+    return wrap(torch.fft.rfftfreq(n, d, dtype=torch.float64, device=npu_device(device)).to(_freq_dtype(dtype)))
 
 
 def fftshift(x, axes=None):

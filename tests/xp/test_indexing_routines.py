@@ -57,3 +57,19 @@ def test_extract_by_positions(cond, xp):
 @numpy_xp_compare()
 def test_ix_keeps_dtype(dtype, xp):
     return xp.ix_(xp.asarray(np.array([0, 1], dtype)), xp.asarray(np.array([2, 3], dtype)))
+
+
+@pytest.mark.parametrize("method", [False, True])
+@numpy_xp_compare()
+def test_compress_and_choose_write_out(method, xp):
+    # out= is written and returned (the core's compress/choose, behind the methods too)
+    a = xp.arange(6, dtype=np.float64).reshape(2, 3)
+    out1 = xp.zeros((2, 2))
+    r1 = a.compress([True, False, True], axis=1, out=out1) if method else \
+        xp.compress([True, False, True], a, axis=1, out=out1)
+    idx = xp.asarray([[0, 1, 0], [1, 0, 1]])
+    out2 = xp.zeros((2, 3), dtype=np.int64)
+    choices = [xp.arange(3), xp.arange(3) * 10]
+    r2 = idx.choose(choices, out=out2) if method else xp.choose(idx, choices, out=out2)
+    assert r1 is out1 and r2 is out2
+    return out1, out2

@@ -1,4 +1,6 @@
 """DLPack and torch zero-copy interop, NumPy in/out, float64 modes, random."""
+import types
+
 import numpy as np
 import pytest
 import torch
@@ -178,3 +180,15 @@ def test_legacy_module_functions():
     assert xp.random.randn(4).shape == (4,) and xp.random.randint(0, 5, size=7).dtype == np.int64
     assert 0 <= xp.random.random_sample() < 1 and xp.random.random((2,)).shape == (2,)
     assert xp.random.choice([1, 2, 3], 2).shape == (2,)
+
+
+def test_array_namespace_is_the_registered_module():
+    # the core's __array_namespace__ returns what npudist.xp registered at import (_core._namespace)
+    from npudist.xp._core import _namespace
+
+    a = xp.arange(3)
+    ns = xp.array_namespace()
+    assert all(a.__array_namespace__(api_version=v) is ns for v in (None, *_namespace.API_VERSIONS))
+    _namespace.register(ns)     # the same module again: accepted
+    with pytest.raises(RuntimeError, match="registered already"):
+        _namespace.register(types.ModuleType("other"))

@@ -3,8 +3,6 @@ import ast
 import pathlib
 import re
 
-import pytest
-
 import npudist.xp
 from tests.import_cycles import strongly_connected
 
@@ -12,7 +10,7 @@ PKG = pathlib.Path(npudist.xp.__file__).parent
 NAME = "npudist.xp"
 # the core (CuPy's cupy._core): dtypes, settings, operand conversion, index normalisation, the ufunc
 # engine and ndarray itself
-CORE = {"_dtypes", "_config", "_unsigned", "_convert", "_indexing", "_ufunc", "_host", "_ufunc_kernels", "_negview", "_memory", "_device", "_flatiter", "_overlap", "_core", "_operators", "_protocols", "_bytes_views", "_object_compare", "_native"}
+CORE = {"_dtypes", "_config", "_unsigned", "_convert", "_indexing", "_ufunc", "_host", "_ufunc_kernels", "_negview", "_memory", "_device", "_flatiter", "_overlap", "_core", "_protocols", "_bytes_views", "_object_compare", "_native"}
 
 
 def _modules():
@@ -137,21 +135,9 @@ def whole_graph_violations():
     return sorted(bad)
 
 
-# Violations of the whole-graph rule left on this branch (issue #41): 30 before the core became a
-# package; 21 now (the core's _ndarray still reaches 4 family modules at call time, and those and
-# their imports form one circle of 17 modules). The ratchet below fails when the count grows; lower
-# it as the restructure removes them, and drop the xfail at 0.
-WHOLE_GRAPH_VIOLATIONS = 21
-
-
-def test_whole_graph_violations_do_not_grow():
-    bad = whole_graph_violations()
-    assert len(bad) <= WHOLE_GRAPH_VIOLATIONS, f"{len(bad)} violations (was {WHOLE_GRAPH_VIOLATIONS}):\n  " + \
-        "\n  ".join(bad)
-
-
-@pytest.mark.xfail(strict=True, reason=f"issue #41 not done: {WHOLE_GRAPH_VIOLATIONS} violations left")
 def test_whole_graph_has_no_circle_and_a_closed_core():
+    # issue #41's target: 30 violations before the core became a package, 0 since the manipulation,
+    # indexing and creation routines behind ndarray's methods moved into it
     bad = whole_graph_violations()
     assert not bad, f"{len(bad)} violations:\n  " + "\n  ".join(bad)
 
@@ -186,7 +172,7 @@ _METHOD_CALLS = {
     "conj": (), "conjugate": (), "reshape": (3, 2), "transpose": (), "swapaxes": (0, 1), "squeeze": (),
     "ravel": (), "flatten": (), "repeat": (2,), "diagonal": (), "trace": (), "nonzero": (), "take": ([0],),
     "put": ([0], 1.0), "choose": None, "compress": ([True, False],), "sort": (), "argsort": (),
-    "partition": (1,), "argpartition": (1,), "searchsorted": None, "dot": None, "__matmul__": None,
+    "partition": (1,), "argpartition": (1,), "searchsorted": None, "dot": None, "__matmul__": None, "__rmatmul__": None, "__imatmul__": None,
     "__array_namespace__": (), "__reduce__": (), "copy": (), "astype": ("float32",), "view": (), "fill": (0.0,),
 }
 
@@ -226,7 +212,8 @@ def ndarray_methods_reaching_families():
         a = xp.arange(6, dtype=xp.float64).reshape(2, 3)
         if args is None:    # the ones needing an array argument
             other = {"choose": (xp.zeros(6, dtype=xp.int64).reshape(2, 3), [a, a]),
-                     "searchsorted": (xp.arange(4.0), xp.arange(2.0)), "dot": (a, a.T), "__matmul__": (a, a.T)}[name]
+                     "searchsorted": (xp.arange(4.0), xp.arange(2.0)), "dot": (a, a.T), "__matmul__": (a, a.T), "__rmatmul__": (a, a.T),
+                     "__imatmul__": (xp.eye(3), xp.eye(3))}[name]
             a, args = other[0], other[1:]
         if name in ("take", "compress", "put", "choose"):
             args = tuple(xp.asarray(x) if isinstance(x, list) else x for x in args)
@@ -236,18 +223,38 @@ def ndarray_methods_reaching_families():
     return out
 
 
-# ndarray methods still implemented by a family module on this branch (issue #41): 38 before the
-# reductions, sorting, statistics, round, dot and matmul moved into the core, 16 now (manipulation,
-# indexing, __array_namespace__)
-METHODS_REACHING_FAMILIES = 16
-
-
-def test_ndarray_methods_reaching_families_do_not_grow():
-    bad = ndarray_methods_reaching_families()
-    assert len(bad) <= METHODS_REACHING_FAMILIES, bad
-
-
-@pytest.mark.xfail(strict=True, reason=f"issue #41 not done: {METHODS_REACHING_FAMILIES} ndarray methods run family code")
 def test_ndarray_methods_run_only_core_code():
+    # issue #41's target: 38 methods ran family code before the routines moved into the core, 0 now
     bad = ndarray_methods_reaching_families()
     assert not bad, f"{len(bad)} ndarray methods run family-module code: {bad}"
+
+
+def test_method_calls_cover_every_routine_backed_method():
+    # every ndarray method that calls one of the core's routine modules is among _METHOD_CALLS,
+    # so the run-time check above calls it
+    src = (PKG / "_core" / "_ndarray.py").read_text()
+    routine_modules = {m.split(".")[1] for m in _modules() if m.startswith("_core.") and m != "_core._ndarray"}
+    cls = next(n for n in ast.parse(src).body if isinstance(n, ast.ClassDef) and n.name == "ndarray")
+    backed = set()
+    for f in cls.body:
+        if isinstance(f, ast.FunctionDef) and any(
+                isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in routine_modules
+                for n in ast.walk(f)):
+            backed.add(f.name)
+    assert backed, "found no routine-backed method: the walk is broken"
+    assert backed <= set(_METHOD_CALLS), f"methods the run-time check does not call: {sorted(backed - set(_METHOD_CALLS))}"
+
+
+def test_operators_are_defined_in_the_class_body():
+    # issue #41: ndarray's operators are assigned in its class statement (ufunc_operator), not
+    # bound onto the class from outside after it
+    from npudist.xp._core._operators import OPERATORS
+
+    src = (PKG / "_core" / "_ndarray.py").read_text()
+    cls = next(n for n in ast.parse(src).body if isinstance(n, ast.ClassDef) and n.name == "ndarray")
+    defined = {t.id for n in cls.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    defined |= {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+    assert set(OPERATORS) <= defined, sorted(set(OPERATORS) - defined)
+    for m, p in _modules().items():
+        assert not re.search(r"setattr\(\s*ndarray\b|\bndarray\.__\w+__\s*=[^=]", p.read_text()), \
+            f"{m} sets an attribute of ndarray from outside its class statement"

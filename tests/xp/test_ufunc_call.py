@@ -11,7 +11,8 @@ import torch
 
 import npudist.xp as xp
 from npudist import _C
-from npudist.xp import _core, _operators
+from npudist.xp import _core
+from npudist.xp._core import _operators
 
 from ._host_data import fill_later
 

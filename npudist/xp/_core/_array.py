@@ -3,10 +3,12 @@
 ``_ufuncs``) and for ndarray itself.
 
 The array class is defined above these routines (its methods call them), so they reach it by
-registration, not by import: ``_ndarray`` calls :func:`register` once, right after the class
-statement, which records the class (``ARRAY``) and builds the ufunc table on it (the ufuncs
-need the class for their C fast path). Until then ``wrap`` and ``OPS`` are unusable, which no
-import order can observe: ``npudist.xp._core`` imports ``_ndarray`` before anything else runs.
+registration, not by import: npudist.xp._core._ufuncs fills ``OPS`` when it is imported (before
+the class statement, whose body holds operators over those ufuncs), and ``_ndarray`` calls
+:func:`register` once, right after the class statement, which records the class (``ARRAY``) and
+gives it to every ufunc (their C fast path reads its slots). Until then ``wrap`` and the ufuncs'
+calls are unusable, which no import order can observe: ``npudist.xp._core`` imports ``_ndarray``
+before anything else runs.
 """
 from .._convert import ArrayBase
 from .._dtypes import complex_to_real
@@ -16,19 +18,20 @@ ARRAY = None
 """xp.ndarray, once registered."""
 
 OPS = {}
-"""xp's ufuncs by NumPy name and alias, once registered: the one table behind ndarray's operators,
+"""xp's ufuncs by NumPy name and alias (filled by npudist.xp._core._ufuncs at import): the one table behind ndarray's operators,
 the core's routines and the public ``xp.add`` etc."""
 
 
-def register(array_type, build_table):
-    """Records xp's array class and fills ``OPS`` with ``build_table(array_type, OPS)`` (the
-    ufuncs of npudist.xp._core._ufuncs, which need the class for their C fast path). Called once,
-    by npudist.xp._core._ndarray right after the class is defined; RuntimeError on a second call."""
+def register(array_type):
+    """Records xp's array class and gives it to every ufunc of ``OPS`` (``bind_array_type``: the
+    C fast path of npudist.xp._core._ufuncs' ufuncs reads the class's slots). Called once, by
+    npudist.xp._core._ndarray right after the class is defined; RuntimeError on a second call."""
     global ARRAY
     if ARRAY is not None:
         raise RuntimeError("npudist.xp._core._array.register: the array class is registered already")
     ARRAY = array_type
-    build_table(array_type, OPS)
+    for uf in {id(u): u for u in OPS.values()}.values():   # (aliases share one object)
+        uf.bind_array_type(array_type)
 
 
 def array_type():

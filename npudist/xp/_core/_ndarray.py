@@ -4,10 +4,9 @@ core package (npudist.xp._core).
 Layering (no import cycle; tests/xp/test_structure.py checks it): _dtypes, _config, _unsigned ->
 _convert (operand conversion, axes, memory order) -> _indexing (index normalisation), _negview (negative-stride views), _host
 (NumPy's loops on npu memory), _ufunc (the ufunc engine), _ufunc_kernels -> _core._array (wrap, result, the ufunc
-table) -> _core._reductions, _sorting, _statistics, _math, _linalg, _ufuncs (the routines the methods are made of) -> this module.
+table) -> _core._reductions, _sorting, _statistics, _math, _linalg, _manipulation, _indexing_routines,
+_creation, _namespace, _ufuncs (the routines the methods are made of) -> this module.
 Right after the class, ``_array.register`` records it, so the routines below make arrays of it.
-Not finished (issue #41): the manipulation, indexing and Array API methods still call
-their family module (imported when the method first runs: the loaders at the end of this module).
 """
 import operator
 import pickle
@@ -39,7 +38,19 @@ from .._flatiter import flatiter
 from .._indexing import normalize_index_array  # noqa: F401  (re-exported)
 from .._memory import Flags, MemoryPointer
 from .._unsigned import as_uint, owns_memory
-from . import _array, _linalg, _math, _reductions, _sorting, _statistics, _ufuncs
+from . import (
+    _array,
+    _creation,
+    _indexing_routines,
+    _linalg,
+    _manipulation,
+    _math,
+    _namespace,
+    _operators,
+    _reductions,
+    _sorting,
+    _statistics,
+)
 from ._array import result, wrap  # noqa: F401  (result: re-exported)
 
 _NEG = _negview.NegStrided
@@ -62,6 +73,9 @@ def _scalar_value(value, t):
     elif tp is float and not (t.is_floating_point() or t.is_complex()) and value != value:
         raise ValueError(f"cannot convert float NaN to integer (array dtype {TORCH_TO_NP[t.dtype]})")
     return value
+
+
+_OPS = _array.OPS   # the one ufunc table (filled by _ufuncs at import; the class is given to it below)
 
 
 class ndarray(ArrayBase):
@@ -276,8 +290,9 @@ class ndarray(ArrayBase):
         return (int(torch.utils.dlpack.DLDeviceType.kDLExtDev), self._t.device.index or 0)
 
     def __array_namespace__(self, *, api_version=None):
-        from .. import _array_api
-        return _array_api.namespace(api_version)
+        """The Array API namespace (npudist.xp's, registered in _namespace by npudist.xp's import;
+        ValueError for an api_version it does not implement)."""
+        return _namespace.namespace(api_version)
 
     def tolist(self):
         return to_numpy(self._t).tolist()
@@ -341,7 +356,7 @@ class ndarray(ArrayBase):
         return self.copy()
 
     def __reduce__(self):
-        from .. import _creation
+        # pickled as the NumPy array of its values, rebuilt by asarray in the current npu
         return (_creation.asarray, (to_numpy(self._t),))
 
     def dump(self, file):
@@ -530,7 +545,7 @@ class ndarray(ArrayBase):
 
     def clip(self, min=None, max=None, out=None, **kwargs):
         """Values limited to [min, max] (numpy.ndarray.clip)."""
-        return _manipulation().clip(self, min, max, out=out, **kwargs)
+        return _manipulation.clip(self, min, max, out=out, **kwargs)
 
     def round(self, decimals=0, out=None):
         """Rounded to decimals, halves to even (numpy.ndarray.round)."""
@@ -549,62 +564,62 @@ class ndarray(ArrayBase):
         """Array of a new shape with the same data (numpy.ndarray.reshape; a.reshape(2, 3) too)."""
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = shape[0]
-        return _manipulation().reshape(self, shape, order=order, copy=copy)
+        return _manipulation.reshape(self, shape, order=order, copy=copy)
 
     def transpose(self, *axes):
         """Axes permuted, reversed by default (numpy.ndarray.transpose; a.transpose(1, 0) too)."""
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
-        return _manipulation().transpose(self, axes or None)
+        return _manipulation.transpose(self, axes or None)
 
     def swapaxes(self, axis1, axis2):
         """View with two axes exchanged (numpy.ndarray.swapaxes)."""
-        return _manipulation().swapaxes(self, axis1, axis2)
+        return _manipulation.swapaxes(self, axis1, axis2)
 
     def squeeze(self, axis=None):
         """Length-1 axes removed (numpy.ndarray.squeeze)."""
-        return _manipulation().squeeze(self, axis)
+        return _manipulation.squeeze(self, axis)
 
     def ravel(self, order="C"):
         """Flattened array, a view when possible (numpy.ndarray.ravel)."""
-        return _manipulation().ravel(self, order)
+        return _manipulation.ravel(self, order)
 
     def flatten(self, order="C"):
         """Flattened copy (numpy.ndarray.flatten)."""
-        r = _manipulation().ravel(self, order)
+        r = _manipulation.ravel(self, order)
         return r.copy() if r._t.data_ptr() == self._t.data_ptr() and self._t.numel() else r
 
     def repeat(self, repeats, axis=None):
         """Elements repeated (numpy.ndarray.repeat)."""
-        return _manipulation().repeat(self, repeats, axis)
+        return _manipulation.repeat(self, repeats, axis)
 
     def diagonal(self, offset=0, axis1=0, axis2=1):
         """Diagonal view (numpy.ndarray.diagonal)."""
-        return _manipulation().diagonal(self, offset, axis1, axis2)
+        return _manipulation.diagonal(self, offset, axis1, axis2)
 
     def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
         """Sum along a diagonal (numpy.ndarray.trace)."""
-        return _manipulation().trace(self, offset, axis1, axis2, dtype, out)
+        return _manipulation.trace(self, offset, axis1, axis2, dtype, out)
 
     def nonzero(self):
         """Indices of the non-zero elements, one array per axis (numpy.ndarray.nonzero)."""
-        return _indexing_routines().nonzero(self)
+        return _indexing_routines.nonzero(self)
 
     def take(self, indices, axis=None, out=None, mode="raise"):
         """Elements at indices (numpy.ndarray.take)."""
-        return _indexing_routines().take(self, indices, axis, out, mode)
+        return _indexing_routines.take(self, indices, axis, out, mode)
 
     def put(self, indices, values, mode="raise"):
         """In place self.flat[indices] = values (numpy.ndarray.put)."""
-        return _indexing_routines().put(self, indices, values, mode)
+        return _indexing_routines.put(self, indices, values, mode)
 
     def compress(self, condition, axis=None, out=None):
         """Slices where condition is true (numpy.ndarray.compress)."""
-        return _indexing_routines().compress(condition, self, axis, out)
+        return _indexing_routines.compress(condition, self, axis, out)
 
     def choose(self, choices, out=None, mode="raise"):
         """Elements picked from choices by this index array (numpy.ndarray.choose)."""
-        return _indexing_routines().choose(self, choices, out, mode)
+        return _indexing_routines.choose(self, choices, out, mode)
 
     def sort(self, axis=-1, kind=None, order=None, *, stable=None):
         """Sorts in place (numpy.ndarray.sort)."""
@@ -630,29 +645,30 @@ class ndarray(ArrayBase):
         """Dot product (numpy.ndarray.dot)."""
         return _linalg.dot(self, b, out=out)
 
-    # ---- operators: all go through the ufuncs (NumPy 2 promotion, weak Python scalars) ----------
-    def __add__(self, o): return _OPS["add"](self, o)
-    def __radd__(self, o): return _OPS["add"](o, self)
+    # ---- operators: all go through the ufuncs (NumPy 2 promotion, weak Python scalars); the ones
+    # backed by one ufunc are npudist._C._XpUfuncOp objects over it (_operators.ufunc_operator) ----
+    __add__ = _operators.ufunc_operator("__add__")
+    __radd__ = _operators.ufunc_operator("__radd__")
     def __iadd__(self, o): return _OPS["add"](self, o, out=self)
-    def __sub__(self, o): return _OPS["subtract"](self, o)
-    def __rsub__(self, o): return _OPS["subtract"](o, self)
+    __sub__ = _operators.ufunc_operator("__sub__")
+    __rsub__ = _operators.ufunc_operator("__rsub__")
     def __isub__(self, o): return _OPS["subtract"](self, o, out=self)
-    def __mul__(self, o): return _OPS["multiply"](self, o)
-    def __rmul__(self, o): return _OPS["multiply"](o, self)
+    __mul__ = _operators.ufunc_operator("__mul__")
+    __rmul__ = _operators.ufunc_operator("__rmul__")
     def __imul__(self, o): return _OPS["multiply"](self, o, out=self)
-    def __truediv__(self, o): return _OPS["true_divide"](self, o)
-    def __rtruediv__(self, o): return _OPS["true_divide"](o, self)
+    __truediv__ = _operators.ufunc_operator("__truediv__")
+    __rtruediv__ = _operators.ufunc_operator("__rtruediv__")
     def __itruediv__(self, o): return _OPS["true_divide"](self, o, out=self)
-    def __floordiv__(self, o): return _OPS["floor_divide"](self, o)
-    def __rfloordiv__(self, o): return _OPS["floor_divide"](o, self)
+    __floordiv__ = _operators.ufunc_operator("__floordiv__")
+    __rfloordiv__ = _operators.ufunc_operator("__rfloordiv__")
     def __ifloordiv__(self, o): return _OPS["floor_divide"](self, o, out=self)
-    def __mod__(self, o): return _OPS["remainder"](self, o)
-    def __rmod__(self, o): return _OPS["remainder"](o, self)
+    __mod__ = _operators.ufunc_operator("__mod__")
+    __rmod__ = _operators.ufunc_operator("__rmod__")
     def __imod__(self, o): return _OPS["remainder"](self, o, out=self)
-    def __divmod__(self, o): return _OPS["divmod"](self, o)
-    def __rdivmod__(self, o): return _OPS["divmod"](o, self)
-    def __pow__(self, o, mod=None): return _OPS["power"](self, o)
-    def __rpow__(self, o): return _OPS["power"](o, self)
+    __divmod__ = _operators.ufunc_operator("__divmod__")
+    __rdivmod__ = _operators.ufunc_operator("__rdivmod__")
+    __pow__ = _operators.ufunc_operator("__pow__")
+    __rpow__ = _operators.ufunc_operator("__rpow__")
     def __ipow__(self, o): return _OPS["power"](self, o, out=self)
     # a @ b: NumPy's matmul on views first, as xp.matmul's (no Python frame before the C call)
     @_host.numpy_first(np.matmul, lambda: ndarray, big=True)
@@ -665,29 +681,29 @@ class ndarray(ArrayBase):
         return _linalg.matmul(o, self) if r is _protocols.NO_OVERRIDE else r
 
     def __imatmul__(self, o): return _linalg.matmul(self, o, out=self)
-    def __and__(self, o): return _OPS["bitwise_and"](self, o)
-    def __rand__(self, o): return _OPS["bitwise_and"](o, self)
+    __and__ = _operators.ufunc_operator("__and__")
+    __rand__ = _operators.ufunc_operator("__rand__")
     def __iand__(self, o): return _OPS["bitwise_and"](self, o, out=self)
-    def __or__(self, o): return _OPS["bitwise_or"](self, o)
-    def __ror__(self, o): return _OPS["bitwise_or"](o, self)
+    __or__ = _operators.ufunc_operator("__or__")
+    __ror__ = _operators.ufunc_operator("__ror__")
     def __ior__(self, o): return _OPS["bitwise_or"](self, o, out=self)
-    def __xor__(self, o): return _OPS["bitwise_xor"](self, o)
-    def __rxor__(self, o): return _OPS["bitwise_xor"](o, self)
+    __xor__ = _operators.ufunc_operator("__xor__")
+    __rxor__ = _operators.ufunc_operator("__rxor__")
     def __ixor__(self, o): return _OPS["bitwise_xor"](self, o, out=self)
-    def __lshift__(self, o): return _OPS["left_shift"](self, o)
-    def __rlshift__(self, o): return _OPS["left_shift"](o, self)
+    __lshift__ = _operators.ufunc_operator("__lshift__")
+    __rlshift__ = _operators.ufunc_operator("__rlshift__")
     def __ilshift__(self, o): return _OPS["left_shift"](self, o, out=self)
-    def __rshift__(self, o): return _OPS["right_shift"](self, o)
-    def __rrshift__(self, o): return _OPS["right_shift"](o, self)
+    __rshift__ = _operators.ufunc_operator("__rshift__")
+    __rrshift__ = _operators.ufunc_operator("__rrshift__")
     def __irshift__(self, o): return _OPS["right_shift"](self, o, out=self)
-    def __neg__(self): return _OPS["negative"](self)
-    def __pos__(self): return _OPS["positive"](self)
-    def __abs__(self): return _OPS["absolute"](self)
-    def __invert__(self): return _OPS["invert"](self)
-    def __lt__(self, o): return _OPS["less"](self, o)
-    def __le__(self, o): return _OPS["less_equal"](self, o)
-    def __gt__(self, o): return _OPS["greater"](self, o)
-    def __ge__(self, o): return _OPS["greater_equal"](self, o)
+    __neg__ = _operators.ufunc_operator("__neg__")
+    __pos__ = _operators.ufunc_operator("__pos__")
+    __abs__ = _operators.ufunc_operator("__abs__")
+    __invert__ = _operators.ufunc_operator("__invert__")
+    __lt__ = _operators.ufunc_operator("__lt__")
+    __le__ = _operators.ufunc_operator("__le__")
+    __gt__ = _operators.ufunc_operator("__gt__")
+    __ge__ = _operators.ufunc_operator("__ge__")
 
     def __eq__(self, o):
         if o is None or isinstance(o, str) or _object_compare.plain_object(o):
@@ -696,12 +712,16 @@ class ndarray(ArrayBase):
             return self._object_compare(operator.eq, o)
         return _OPS["equal"](self, o)
 
+    __eq__ = _operators.ufunc_operator("__eq__", __eq__)
+
     def __ne__(self, o):
         if o is None or isinstance(o, str) or _object_compare.plain_object(o):
             return self._no_element_equals(True)
         if _object_compare.foreign_object(o):
             return self._object_compare(operator.ne, o)
         return _OPS["not_equal"](self, o)
+
+    __ne__ = _operators.ufunc_operator("__ne__", __ne__)
 
     def _object_compare(self, op, o):
         """``a == o`` for an object with its own ``__eq__``/``__ne__`` (_object_compare.compare)."""
@@ -754,30 +774,5 @@ def _shape_arg(shape, numel=None):
 
 
 # The class is complete: the core's routines may make arrays of it, and the ufuncs (one table: the
-# operators', the routines' and the public xp.add etc.) are built on it.
-_array.register(ndarray, _ufuncs.build_table)
-_OPS = _array.OPS
-
-
-# The family modules still behind some of ndarray's methods (issue #41: to move into the core):
-# imported when a method first runs (they import the core, so importing them here would close a
-# cycle), then found in _FAMILY
-# (``from . import m`` in a package runs importlib's Python-level _handle_fromlist on every call,
-# ~1 us: more than a 16-element NumPy op).
-_FAMILY = {}
-
-
-def _manipulation():
-    m = _FAMILY.get("_manipulation")
-    if m is None:
-        from .. import _manipulation as m
-        _FAMILY["_manipulation"] = m
-    return m
-
-
-def _indexing_routines():
-    m = _FAMILY.get("_indexing_routines")
-    if m is None:
-        from .. import _indexing_routines as m
-        _FAMILY["_indexing_routines"] = m
-    return m
+# operators', the routines' and the public xp.add etc.) get their C fast path for it.
+_array.register(ndarray)

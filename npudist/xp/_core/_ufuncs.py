@@ -125,17 +125,19 @@ def _on_host(x):
     return x
 
 
-
-
-def build_table(array_type, table):
+def build_table(table):
     """Fills ``table`` (a dict: npudist.xp._core._array.OPS) with one ufunc per NumPy ufunc and
-    alias, made for ``array_type`` (xp.ndarray: the engine's C fast path reads its slots)."""
+    alias. They are made before xp.ndarray (its class body holds operators over them) and get the
+    class, which their C fast path reads, from ``_array.register`` (ufunc.bind_array_type)."""
     for name, fn, npn in _U:
-        table[name] = ufunc(name, fn, 1, np_name=npn, array_type=array_type)
+        table[name] = ufunc(name, fn, 1, np_name=npn)
     for name, fn, npn, sok in _B:
-        table[name] = ufunc(name, fn, 2, scalar_ok=sok, np_name=npn, array_type=array_type)
-    table["modf"] = ufunc("modf", _modf, 1, nout=2, array_type=array_type)
-    table["frexp"] = ufunc("frexp", torch.frexp, 1, nout=2, array_type=array_type)
-    table["divmod"] = ufunc("divmod", _divmod, 2, nout=2, array_type=array_type)
+        table[name] = ufunc(name, fn, 2, scalar_ok=sok, np_name=npn)
+    table["modf"] = ufunc("modf", _modf, 1, nout=2)
+    table["frexp"] = ufunc("frexp", torch.frexp, 1, nout=2)
+    table["divmod"] = ufunc("divmod", _divmod, 2, nout=2)
     for alias, target in ALIASES.items():
         table[alias] = table[target]
+
+
+build_table(_array.OPS)

@@ -3,6 +3,7 @@ import numpy as np
 import torch
 
 from .._core import normalize_axes, tensor_of, wrap
+from .._core._manipulation import squeeze  # noqa: F401  (re-exported: the core's own, behind ndarray.squeeze)
 
 _t = tensor_of  # the package's one unwrapping helper
 
@@ -17,21 +18,6 @@ def expand_dims(a, axis):
     for ax in axes:
         shape.insert(ax, 1)
     return wrap(t.reshape(shape))
-
-
-def squeeze(a, axis=None):
-    """Removes length-1 axes (matches numpy.squeeze)."""
-    t = _t(a)
-    if axis is None:
-        return wrap(t.reshape([s for s in t.shape if s != 1]))
-    if t.ndim == 0:
-        normalize_axes(axis, 1)                   # NumPy: a 0-d array takes axis 0 / -1 (AxisError otherwise)
-        return wrap(t.view(()))
-    axes = normalize_axes(axis, t.ndim)
-    for ax in axes:
-        if t.shape[ax] != 1:
-            raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
-    return wrap(t.reshape([s for i, s in enumerate(t.shape) if i not in axes]))
 
 
 def atleast_1d(*arys):

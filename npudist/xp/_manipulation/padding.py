@@ -3,6 +3,7 @@ import numpy as np
 import torch
 
 from .._core import tensor_of, wrap
+from .._creation import asarray, linspace
 from .._dtypes import TORCH_TO_NP
 
 _t = tensor_of  # the package's one unwrapping helper
@@ -97,7 +98,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
     the axes before it, as NumPy does)."""
     t = _t(array)
     if callable(mode):
-        from .._creation import asarray
         out = pad(array, pad_width, "constant", constant_values=0)
         arr = out.get()
         for ax in range(arr.ndim):
@@ -160,7 +160,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
             t = torch.cat(parts, dim=ax)
             continue
         if mode == "linear_ramp":
-            from .._creation import linspace
             vb, ve = ends[ax]
             parts = []
             if b:

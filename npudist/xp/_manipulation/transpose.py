@@ -2,19 +2,9 @@
 import torch
 
 from .._core import normalize_axes, normalize_axis, tensor_of, wrap
+from .._core._manipulation import swapaxes, transpose  # noqa: F401  (re-exported: the core's own, behind ndarray's methods)
 
 _t = tensor_of  # the package's one unwrapping helper
-
-
-def transpose(a, axes=None):
-    """Permuted axes (matches numpy.transpose; a view)."""
-    t = _t(a)
-    if axes is None:
-        return wrap(t.permute(*range(t.ndim - 1, -1, -1)))
-    axes = tuple(normalize_axis(x, t.ndim) for x in axes)
-    if len(axes) != t.ndim or len(set(axes)) != t.ndim:
-        raise ValueError("axes don't match array")
-    return wrap(t.permute(*axes))
 
 
 def permute_dims(a, axes):
@@ -27,11 +17,6 @@ def matrix_transpose(x):
     if t.ndim < 2:
         raise ValueError("matrix_transpose needs at least 2 dimensions")
     return wrap(t.transpose(-1, -2))
-
-
-def swapaxes(a, axis1, axis2):
-    t = _t(a)
-    return wrap(t.transpose(normalize_axis(axis1, t.ndim), normalize_axis(axis2, t.ndim)))
 
 
 def moveaxis(a, source, destination):

@@ -223,11 +223,20 @@ def run_two_hosts(workdir, nproc, job, ckpt_dir, loss_log, fault=None, timeout=9
     return sorted(lines, key=lambda x: x[0]), wall, codes, restarts, after
 
 
+def suppress(fn, *args) -> None:
+    """``fn(*args)``, its exception dropped (kept and reported elsewhere)."""
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001 - the caller records it where it matters
+        pass
+
+
 def soak(runs: int, seed: int, steps: int = 60, ckpt_every: int = 10, nproc: int = 2, pg_timeout: float = 8.0,
          log=print, kinds=KINDS, jobs: int = 1, max_s: float | None = None, on_run=None) -> list[dict]:
     """Runs the soak; returns one dict per run (kind, round, specs, ok, problems, wall_s,
-    restart_s), in draw order. The unfaulted reference runs first (once per configuration: the
-    two-host one only when a ``partition`` run comes). ``kinds`` narrows the draw (same seed, same
+    restart_s), in draw order. The unfaulted reference runs once per configuration (the two-host
+    one only if a ``partition`` is drawn), when the first run of that configuration is to be
+    checked: with ``jobs`` > 1 it runs beside the first runs. ``kinds`` narrows the draw (same seed, same
     draws otherwise); ``jobs`` runs that many at once (module docstring). ``max_s``: no run starts
     later than this many seconds after the soak began (the runs not started are left out of the
     result, and the log says how many). ``on_run(results so far)`` is called after every run (under
@@ -254,25 +263,32 @@ def soak(runs: int, seed: int, steps: int = 60, ckpt_every: int = 10, nproc: int
     results: list[dict | None] = [None] * runs
     lock = threading.Lock()
     with tempfile.TemporaryDirectory(prefix="npudist_soak_") as tmp:
-        refs: dict[str, tuple] = {}
-        ref_lock = threading.Lock()
+        refs: dict[str, tuple | Exception] = {}
+        ref_locks = {"one_host": threading.Lock(), "two_hosts": threading.Lock()}
 
         def reference(where: str):
-            with ref_lock:
-                if where in refs:
-                    return refs[where]
-                d = os.path.join(tmp, f"ref_{where}")
-                if where == "one_host":
-                    lines, _, rc = run_flagship(["--nproc", nproc], job, d, d + ".loss",
-                                                env={"TORCH_HCCL_DEBUG_INFO_TEMP_FILE": d + "_fr_"})
-                    rcs = [rc]
-                else:
-                    lines, _, rcs, _, _ = run_two_hosts(d + "_hosts", nproc, job, d, d + ".loss")
-                if rcs != [0] * len(rcs):
-                    raise RuntimeError(f"the unfaulted reference run ({where}) failed:\n"
-                                       + "".join(x for _, x in lines[-40:]))
-                refs[where] = (read_losses(d + ".loss"), load_checkpoint(os.path.join(d, final), d + ".pt"))
-                return refs[where]
+            with ref_locks[where]:
+                if where not in refs:
+                    try:
+                        refs[where] = unfaulted(where)
+                    except Exception as e:  # noqa: BLE001 - kept, and raised to every run that needs it
+                        refs[where] = e
+            if isinstance(refs[where], Exception):
+                raise refs[where]
+            return refs[where]
+
+        def unfaulted(where: str):
+            d = os.path.join(tmp, f"ref_{where}")
+            if where == "one_host":
+                lines, _, rc = run_flagship(["--nproc", nproc], job, d, d + ".loss",
+                                            env={"TORCH_HCCL_DEBUG_INFO_TEMP_FILE": d + "_fr_"})
+                rcs = [rc]
+            else:
+                lines, _, rcs, _, _ = run_two_hosts(d + "_hosts", nproc, job, d, d + ".loss")
+            if rcs != [0] * len(rcs):
+                raise RuntimeError(f"the unfaulted reference run ({where}) failed:\n"
+                                   + "".join(x for _, x in lines[-40:]))
+            return read_losses(d + ".loss"), load_checkpoint(os.path.join(d, final), d + ".pt")
 
         def one(n: int, item) -> None:
             if max_s is not None and time.monotonic() - t0 > max_s:
@@ -303,9 +319,9 @@ def soak(runs: int, seed: int, steps: int = 60, ckpt_every: int = 10, nproc: int
             tag = f"soak{seed}x{i}"
             d = os.path.join(tmp, f"run{i}")
             if kind in TWO_HOST_KINDS:
-                ref = reference("two_hosts")
                 lines, wall, codes, host_restarts, after = run_two_hosts(d + "_hosts", nproc, [*job, *extra], d,
                                                                          d + ".loss", fault=";".join(specs))
+                ref = reference("two_hosts")
                 rc = next((c for c in codes if c != 0), 0)
                 rc = -1 if rc is None else rc
                 text = "".join(x for _, x in lines)
@@ -317,11 +333,11 @@ def soak(runs: int, seed: int, steps: int = 60, ckpt_every: int = 10, nproc: int
                 shm = [f"host{h}:{e}" for h, (_, es) in enumerate(after) for e in es]
                 restarts = max(host_restarts)
             else:
-                ref = reference("one_host")
                 fault_args = [a for s in specs for a in ("--inject-fault", s)]
                 lines, wall, rc = run_flagship(["--nproc", nproc, "--max-restarts", 3, *fault_args],
                                                [*job, *extra], d, d + ".loss",
                                                env={"NPUDIST_JOB_TAG": tag, "TORCH_HCCL_DEBUG_INFO_TEMP_FILE": d + "_fr_"})
+                ref = reference("one_host")
                 text = "".join(x for _, x in lines)
                 problems = _check(rc, text, specs, d + ".loss", os.path.join(d, final), d + ".pt", ref)
                 pids, shm = job_leftovers(tag, d)
@@ -344,7 +360,11 @@ def soak(runs: int, seed: int, steps: int = 60, ckpt_every: int = 10, nproc: int
                 one(n, item)
         else:
             with ThreadPoolExecutor(jobs) as pool:
-                for f in [pool.submit(one, n, item) for n, item in enumerate(draws)]:
+                # the references first, beside the first runs (a run checks against them when it ends)
+                wheres = sorted({"two_hosts" if d[1] in TWO_HOST_KINDS else "one_host" for d in draws})
+                futures = [pool.submit(suppress, reference, w) for w in wheres]
+                futures += [pool.submit(one, n, item) for n, item in enumerate(draws)]
+                for f in futures:
                     f.result()
     done = [r for r in results if r is not None]
     if len(done) < len(draws):

@@ -48,6 +48,6 @@ def test_restart_times_pair_detection_with_the_next_resume():
 
 @pytest.mark.timeout(1500)
 def test_a_few_soak_runs():
-    # one host (the two-host tier's partition runs are the full soak's); two runs at once, each its own job
-    res = soak(runs=2, seed=3, steps=30, ckpt_every=10, jobs=2, kinds=tuple(k for k in KINDS if k not in TWO_HOST_KINDS))
+    # one host (the two-host tier's partition runs are the full soak's); the two runs and the reference at once, each its own job
+    res = soak(runs=2, seed=3, steps=30, ckpt_every=10, jobs=3, kinds=tuple(k for k in KINDS if k not in TWO_HOST_KINDS))
     assert len(res) == 2 and all(r["ok"] for r in res), res

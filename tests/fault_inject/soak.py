@@ -376,7 +376,8 @@ def summary(res: list[dict]) -> dict:
     """Counts the issue's figures name: runs, by kind (runs, finished, bit-exact), orphans, leaks."""
     by_kind: dict[str, dict] = {}
     for r in res:
-        k = by_kind.setdefault(r["kind"], {"runs": 0, "finished": 0, "ok": 0, "restart_s": []})
+        k = by_kind.setdefault(r["kind"], {"runs": 0, "finished": 0, "ok": 0, "restart_s": [], "wall_s": []})
+        k.setdefault("wall_s", []).append(r["wall_s"])
         k["runs"] += 1
         k["finished"] += r["exit"] == 0
         k["ok"] += r["ok"]
@@ -395,17 +396,20 @@ def summary(res: list[dict]) -> dict:
 
 def table(s: dict) -> str:
     """The summary as a Markdown table: by kind, runs, finished, bit-exact (passed every check),
-    restarts timed and their median / max seconds (detection to first step after resume)."""
+    restarts timed and their median / max seconds (detection to first step after resume), and
+    the runs' median wall seconds (the whole job, every restart included)."""
     import statistics
 
-    out = ["| kind | runs | finished | all checks passed | restarts timed | restart s median | restart s max |",
-           "|---|---|---|---|---|---|---|"]
+    out = ["| kind | runs | finished | all checks passed | restarts timed | restart s median | restart s max | "
+           "run s median |", "|---|---|---|---|---|---|---|---|"]
     for k, v in sorted(s["by_kind"].items()):
         rs = v["restart_s"]
         med = f"{statistics.median(rs):.1f}" if rs else "-"
+        walls = v.get("wall_s", [])
+        wall = f"{statistics.median(walls):.1f}" if walls else "-"
         out.append(f"| {k} | {v['runs']} | {v['finished']} | {v['ok']} | {len(rs)} | {med} | "
-                   f"{max(rs) if rs else '-'} |")
-    out.append(f"| **all** | {s['runs']} | {s['finished']} | {s['ok']} | | | |")
+                   f"{max(rs) if rs else '-'} | {wall} |")
+    out.append(f"| **all** | {s['runs']} | {s['finished']} | {s['ok']} | | | | |")
     return "\n".join(out) + f"\n\norphan processes: {s['orphans']}; /dev/shm leftovers: {s['leaks']}"
 
 

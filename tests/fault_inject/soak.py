@@ -29,7 +29,18 @@ agent's detection of the failure (its ``failed (exitcode`` line) to the first tr
 the resume. Prints one line per run and a summary by kind; ``--json`` writes every run's record;
 exits 1 if any run failed a check.
 
-Not covered here: ``partition`` (it needs two hosts: tests/fault_inject/test_two_hosts.py).
+- ``partition`` (two-host tier: root, network namespaces, npudist.testing.netns): the job runs on
+  two namespace hosts x ``nproc`` ranks; from its Nth collective one rank's traffic to the other
+  host stalls, every rank times out, both hosts' npurun restart and the job resumes. Checked as
+  above against an unfaulted run on two hosts, plus: both hosts restarted, no process left in
+  either host's namespace, nothing left in either host's /dev/shm. Always round 0. Without the
+  tier a drawn ``partition`` is skipped (the draw after it is used; the soak says how many and why).
+
+``--jobs N`` runs N runs at once (a run mostly waits: on the group timeout, on npurun's restart,
+on ranks starting). Each run is its own job: its npurun rendezvous on a free port, its own
+checkpoint directory, job tag (so its own /dev/shm names) and flight-recorder dump prefix; the
+orphan and leak checks look only at the processes naming its directory and the entries of its tag.
+The draws do not depend on ``--jobs``, and neither do the results (bit-exact is per run).
 """
 from __future__ import annotations
 
@@ -40,10 +51,15 @@ import random
 import re
 import sys
 import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 
-KINDS = ("kill_step", "kill_ckpt_write", "kill_ckpt_write_async", "hang", "slow", "oom", "store_down", "kill_restart")
+KINDS = ("kill_step", "kill_ckpt_write", "kill_ckpt_write_async", "hang", "slow", "oom", "store_down", "kill_restart",
+         "partition")
+TWO_HOST_KINDS = ("partition",)  # drawn like the others; run only where the two-host tier is available
 COLLECTIVES_PER_STEP = 11  # the tiny model's collectives a step, at least (722 in 60 steps, checkpoints included)
-ALLOCS_PER_STEP = 800  # its npu allocations a step, at least (51557 in 60 steps)
+ALLOCS_PER_STEP = 400  # its npu allocations a step, at least (29767 in 60 steps on rank 1, 2026-12-02, was 51557)
 
 
 def _trigger(kind: str, rng: random.Random, steps: int, ckpt_every: int, pg_timeout: float, later: bool) -> str:
@@ -63,6 +79,8 @@ def _trigger(kind: str, rng: random.Random, steps: int, ckpt_every: int, pg_time
         return f"alloc={rng.randint(200, ALLOCS_PER_STEP * span)},kind=oom"
     if kind == "store_down":
         return f"after_s={rng.randint(0, 5) / 10},kind=store_down"
+    if kind == "partition":
+        return f"collective={rng.randint(20, COLLECTIVES_PER_STEP * span)},kind=partition"
     raise ValueError(f"unknown soak kind {kind!r}")
 
 
@@ -72,9 +90,15 @@ def draw(rng: random.Random, steps: int, ckpt_every: int, nproc: int, pg_timeout
     Round 0 faults fire in the first attempt; a fault in round r > 0 comes after kills at a step
     in rounds 0..r-1, each at a step that leaves ``2 * ckpt_every`` steps after its resume point.
     ``kill_restart`` is always round 1: a kill in round 0, then a kill at round 1's first step.
+    ``partition`` is always round 0, its rank among the ``2 * nproc`` ranks of two hosts.
     """
     kind = rng.choice(KINDS)
     rnd = 1 if kind == "kill_restart" else rng.choice((0, 0, 0, 1, 1, 2))
+    if kind == "partition":  # two hosts x nproc ranks; the partitioned rank stalls towards the other host
+        rank = rng.randrange(2 * nproc)
+        peers = "+".join(str(r) for r in range(2 * nproc) if (r < nproc) != (rank < nproc))
+        return kind, 0, [f"rank={rank},restart=0,peers={peers}," + _trigger(kind, rng, steps, ckpt_every, pg_timeout,
+                                                                            False)], []
     specs = []
     for r in range(rnd):
         hi = steps - 2 * ckpt_every if r == 0 else ckpt_every  # round r>0: its steps count from the resume
@@ -130,75 +154,230 @@ def kill_leftovers(pids: list[int]) -> None:
             pass
 
 
+def _check(rc, text, specs, losses_path, final_dir, scratch, ref) -> list[str]:
+    """The problems of one finished run: exit code, unnamed faults, losses or final state unlike ``ref``."""
+    from npudist.testing.flagship import differences, load_checkpoint, read_losses
+
+    problems = []
+    if rc != 0:
+        problems.append(f"exit code {rc}")
+    unnamed = [s for s in specs if f"(injected: {s})" not in text]
+    if unnamed:
+        problems.append(f"fault(s) not named in the log: {unnamed}")
+    if rc == 0:
+        try:
+            if read_losses(losses_path) != ref[0]:
+                problems.append("losses differ from the unfaulted run's")
+        except ValueError as e:
+            problems.append(str(e))
+        diff = differences(load_checkpoint(final_dir, scratch), ref[1])
+        if diff:
+            problems.append(f"final state differs: {', '.join(diff[:5])}")
+    return problems
+
+
+def run_two_hosts(workdir, nproc, job, ckpt_dir, loss_log, fault=None, timeout=900.0):
+    """The flagship on two namespace hosts x ``nproc`` ranks (c10d rendezvous at host 0, ``npurun
+    --max-restarts 3``), ``fault`` in NPUDIST_FAULT_INJECT. Returns (lines [(s, line)] of both
+    hosts in time order, wall s, [exit codes], [restart lines per host], [(pids, shm) per host after
+    the job]). Raises npudist.testing.netns.NetnsUnavailable without the tier."""
+    import subprocess
+
+    from npudist.testing import netns
+    from tests.fault_inject import two_hosts
+
+    args = [str(a) for a in job] + ["--ckpt-dir", str(ckpt_dir), "--loss-log", str(loss_log)]
+    extra = {"TORCH_HCCL_DEBUG_INFO_TEMP_FILE": f"{ckpt_dir}_fr_"}  # the hosts share the machine's /tmp
+    if fault:
+        extra["NPUDIST_FAULT_INJECT"] = fault
+    with netns.TwoHosts(workdir) as hosts:
+        lines: list[tuple[float, str]] = []
+        per_host: list[list[str]] = [[], []]
+        t0 = time.monotonic()
+        argv = [*two_hosts.NPURUN, "--nnodes", "2", "--nproc-per-node", str(nproc), "--rdzv-backend", "c10d",
+                "--rdzv-endpoint", f"{hosts.hosts[0].addr}:29400", "--rdzv-id", "soak", "--max-restarts", "3",
+                two_hosts.TRAIN, *args]
+        procs = [hosts.popen(i, argv, env=two_hosts.env(**extra), stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, cwd=two_hosts.REPO) for i in range(2)]
+
+        def read(i):
+            for line in procs[i].stdout:
+                lines.append((time.monotonic() - t0, f"[host{i}] {line}"))
+                per_host[i].append(line)
+
+        readers = [threading.Thread(target=read, args=(i,), daemon=True) for i in range(2)]
+        for t in readers:
+            t.start()
+        codes = []
+        for p in procs:
+            try:
+                codes.append(p.wait(timeout=max(1.0, timeout - (time.monotonic() - t0))))
+            except subprocess.TimeoutExpired:
+                codes.append(None)
+        wall = time.monotonic() - t0
+        for t in readers:
+            t.join(10)
+        time.sleep(1)  # the hosts' last processes (npurun's children) end after npurun's exit
+        after = [(hosts.pids(i), hosts.shm_entries(i)) for i in range(2)]
+    restarts = [sum("npurun: restarting the job" in x for x in h) for h in per_host]
+    return sorted(lines, key=lambda x: x[0]), wall, codes, restarts, after
+
+
+def suppress(fn, *args) -> None:
+    """``fn(*args)``, its exception dropped (kept and reported elsewhere)."""
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001 - the caller records it where it matters
+        pass
+
+
 def soak(runs: int, seed: int, steps: int = 60, ckpt_every: int = 10, nproc: int = 2, pg_timeout: float = 8.0,
-         log=print, kinds=KINDS) -> list[dict]:
+         log=print, kinds=KINDS, jobs: int = 1, max_s: float | None = None, on_run=None) -> list[dict]:
     """Runs the soak; returns one dict per run (kind, round, specs, ok, problems, wall_s,
-    restart_s). The unfaulted reference runs first. ``kinds`` narrows the draw (same seed, same
-    draws otherwise)."""
-    from npudist.testing.flagship import TINY, differences, load_checkpoint, read_losses, run_flagship
+    restart_s), in draw order. The unfaulted reference runs once per configuration (the two-host
+    one only if a ``partition`` is drawn), when the first run of that configuration is to be
+    checked: with ``jobs`` > 1 it runs beside the first runs. ``kinds`` narrows the draw (same seed, same
+    draws otherwise); ``jobs`` runs that many at once (module docstring). ``max_s``: no run starts
+    later than this many seconds after the soak began (the runs not started are left out of the
+    result, and the log says how many). ``on_run(results so far)`` is called after every run (under
+    a lock), e.g. to save them."""
+    from npudist.testing import netns
+    from npudist.testing.flagship import TINY, load_checkpoint, read_losses, run_flagship
 
     rng = random.Random(seed)
     job = [*TINY, "--steps", steps, "--ckpt-every", ckpt_every, "--log-every", steps, "--pg-timeout", pg_timeout]
-    results = []
+    final = f"step_{steps:07d}"
+    no_tier = netns.unavailable_reason()
+    draws, skipped, i = [], 0, 0
+    while len(draws) < runs:
+        kind, rnd, specs, extra = draw(rng, steps, ckpt_every, nproc, pg_timeout)
+        i += 1
+        if kind not in kinds:
+            continue
+        if kind in TWO_HOST_KINDS and no_tier:
+            skipped += 1
+            continue
+        draws.append((i, kind, rnd, specs, extra))
+    if skipped:
+        log(f"soak: skipped {skipped} partition draw(s): two-host tier unavailable ({no_tier})")
+    results: list[dict | None] = [None] * runs
+    lock = threading.Lock()
     with tempfile.TemporaryDirectory(prefix="npudist_soak_") as tmp:
-        ref_dir = os.path.join(tmp, "ref")
-        lines, _, rc = run_flagship(["--nproc", nproc], job, ref_dir, ref_dir + ".loss")
-        if rc != 0:
-            raise RuntimeError("the unfaulted reference run failed:\n" + "".join(x for _, x in lines[-40:]))
-        ref_losses = read_losses(ref_dir + ".loss")
-        ref_state = load_checkpoint(os.path.join(ref_dir, f"step_{steps:07d}"), ref_dir + ".pt")
-        i = 0
-        while len(results) < runs:
-            kind, rnd, specs, extra = draw(rng, steps, ckpt_every, nproc, pg_timeout)
-            i += 1
-            if kind not in kinds:
-                continue
+        refs: dict[str, tuple | Exception] = {}
+        ref_locks = {"one_host": threading.Lock(), "two_hosts": threading.Lock()}
+
+        def reference(where: str):
+            with ref_locks[where]:
+                if where not in refs:
+                    try:
+                        refs[where] = unfaulted(where)
+                    except Exception as e:  # noqa: BLE001 - kept, and raised to every run that needs it
+                        refs[where] = e
+            if isinstance(refs[where], Exception):
+                raise refs[where]
+            return refs[where]
+
+        def unfaulted(where: str):
+            d = os.path.join(tmp, f"ref_{where}")
+            if where == "one_host":
+                lines, _, rc = run_flagship(["--nproc", nproc], job, d, d + ".loss",
+                                            env={"TORCH_HCCL_DEBUG_INFO_TEMP_FILE": d + "_fr_"})
+                rcs = [rc]
+            else:
+                lines, _, rcs, _, _ = run_two_hosts(d + "_hosts", nproc, job, d, d + ".loss")
+            if rcs != [0] * len(rcs):
+                raise RuntimeError(f"the unfaulted reference run ({where}) failed:\n"
+                                   + "".join(x for _, x in lines[-40:]))
+            return read_losses(d + ".loss"), load_checkpoint(os.path.join(d, final), d + ".pt")
+
+        def one(n: int, item) -> None:
+            if max_s is not None and time.monotonic() - t0 > max_s:
+                return
+            t_start = time.monotonic()
+            try:
+                rec, lines = run(n, item, t_start)
+            except Exception as e:  # noqa: BLE001 - a run that could not even be checked is a failed run
+                i, kind, rnd, specs, extra = item
+                kill_leftovers(job_leftovers(f"soak{seed}x{i}", os.path.join(tmp, f"run{i}"))[0])
+                rec = {"run": n, "seed": seed, "kind": kind, "round": rnd, "specs": specs, "extra": extra,
+                       "wall_s": round(time.monotonic() - t_start, 2), "restarts": 0, "restart_s": [], "ok": False,
+                       "problems": [f"soak error: {type(e).__name__}: {e}"], "exit": None, "orphans": 0,
+                       "leaks": 0, "jobs": jobs, "started_s": round(t_start - t0, 2)}
+                lines = []
+            shown = ";".join(rec["specs"]) + (" " + " ".join(rec["extra"]) if rec["extra"] else "")
+            with lock:
+                results[n] = rec
+                if on_run is not None:
+                    on_run([r for r in results if r is not None])
+                log(f"run {n:3d} {rec['kind']:22} r{rec['round']} {shown:70} {rec['wall_s']:6.1f} s  restarts "
+                    f"{rec['restarts']}  {'ok' if rec['ok'] else 'FAILED: ' + '; '.join(rec['problems'])}")
+                if not rec["ok"]:
+                    log("".join(x for _, x in lines[-60:]))
+
+        def run(n: int, item, t_start: float):
+            i, kind, rnd, specs, extra = item
             tag = f"soak{seed}x{i}"
             d = os.path.join(tmp, f"run{i}")
-            fault_args = [a for s in specs for a in ("--inject-fault", s)]
-            lines, wall, rc = run_flagship(["--nproc", nproc, "--max-restarts", 3, *fault_args],
-                                           [*job, *extra], d, d + ".loss", env={"NPUDIST_JOB_TAG": tag})
-            text = "".join(x for _, x in lines)
-            problems = []
-            if rc != 0:
-                problems.append(f"exit code {rc}")
-            unnamed = [s for s in specs if f"(injected: {s})" not in text]
-            if unnamed:
-                problems.append(f"fault(s) not named in the log: {unnamed}")
-            if rc == 0:
-                try:
-                    if read_losses(d + ".loss") != ref_losses:
-                        problems.append("losses differ from the unfaulted run's")
-                except ValueError as e:
-                    problems.append(str(e))
-                diff = differences(load_checkpoint(os.path.join(d, f"step_{steps:07d}"), d + ".pt"), ref_state)
-                if diff:
-                    problems.append(f"final state differs: {', '.join(diff[:5])}")
-            pids, shm = job_leftovers(tag, d)
+            if kind in TWO_HOST_KINDS:
+                lines, wall, codes, host_restarts, after = run_two_hosts(d + "_hosts", nproc, [*job, *extra], d,
+                                                                         d + ".loss", fault=";".join(specs))
+                ref = reference("two_hosts")
+                rc = next((c for c in codes if c != 0), 0)
+                rc = -1 if rc is None else rc
+                text = "".join(x for _, x in lines)
+                problems = _check(rc, text, specs, d + ".loss", os.path.join(d, final), d + ".pt", ref)
+                if min(host_restarts) < 1:
+                    problems.append(f"not both hosts restarted (restarts per host: {host_restarts})")
+                machine_pids, _ = job_leftovers(tag, d)  # the hosts' npurun wrappers (ip netns exec ...)
+                pids = sorted({p for ps, _ in after for p in ps} | set(machine_pids))
+                shm = [f"host{h}:{e}" for h, (_, es) in enumerate(after) for e in es]
+                restarts = max(host_restarts)
+            else:
+                fault_args = [a for s in specs for a in ("--inject-fault", s)]
+                lines, wall, rc = run_flagship(["--nproc", nproc, "--max-restarts", 3, *fault_args],
+                                               [*job, *extra], d, d + ".loss",
+                                               env={"NPUDIST_JOB_TAG": tag, "TORCH_HCCL_DEBUG_INFO_TEMP_FILE": d + "_fr_"})
+                ref = reference("one_host")
+                text = "".join(x for _, x in lines)
+                problems = _check(rc, text, specs, d + ".loss", os.path.join(d, final), d + ".pt", ref)
+                pids, shm = job_leftovers(tag, d)
+                restarts = len(re.findall(r"npurun: restarting the job", text))
             if pids:
                 problems.append(f"orphan processes {pids}")
                 kill_leftovers(pids)
             if shm:
                 problems.append(f"/dev/shm leftovers {shm}")
             rs = restart_times(lines)
-            restarts = len(re.findall(r"npurun: restarting the job", text))
-            results.append({"run": len(results), "seed": seed, "kind": kind, "round": rnd, "specs": specs,
-                            "extra": extra, "wall_s": round(wall, 2), "restarts": restarts,
-                            "restart_s": [round(x, 2) for x in rs], "ok": not problems, "problems": problems,
-                            "exit": rc, "orphans": len(pids), "leaks": len(shm)})
-            shown = ";".join(specs) + (" " + " ".join(extra) if extra else "")
-            log(f"run {len(results) - 1:3d} {kind:22} r{rnd} {shown:70} {wall:6.1f} s  restarts {restarts}  "
-                f"{'ok' if not problems else 'FAILED: ' + '; '.join(problems)}")
-            if problems:
-                log("".join(x for _, x in lines[-40:]))
-    return results
+            rec = {"run": n, "seed": seed, "kind": kind, "round": rnd, "specs": specs, "extra": extra,
+                   "wall_s": round(wall, 2), "restarts": restarts, "restart_s": [round(x, 2) for x in rs],
+                   "ok": not problems, "problems": problems, "exit": rc, "orphans": len(pids), "leaks": len(shm),
+                   "jobs": jobs, "started_s": round(t_start - t0, 2)}
+            return rec, lines
+
+        t0 = time.monotonic()
+        if jobs <= 1:
+            for n, item in enumerate(draws):
+                one(n, item)
+        else:
+            with ThreadPoolExecutor(jobs) as pool:
+                # the references first, beside the first runs (a run checks against them when it ends)
+                wheres = sorted({"two_hosts" if d[1] in TWO_HOST_KINDS else "one_host" for d in draws})
+                futures = [pool.submit(suppress, reference, w) for w in wheres]
+                futures += [pool.submit(one, n, item) for n, item in enumerate(draws)]
+                for f in futures:
+                    f.result()
+    done = [r for r in results if r is not None]
+    if len(done) < len(draws):
+        log(f"soak: {len(draws) - len(done)} of {len(draws)} runs not started (past max_s={max_s} s)")
+    return done
 
 
 def summary(res: list[dict]) -> dict:
     """Counts the issue's figures name: runs, by kind (runs, finished, bit-exact), orphans, leaks."""
     by_kind: dict[str, dict] = {}
     for r in res:
-        k = by_kind.setdefault(r["kind"], {"runs": 0, "finished": 0, "ok": 0, "restart_s": []})
+        k = by_kind.setdefault(r["kind"], {"runs": 0, "finished": 0, "ok": 0, "restart_s": [], "wall_s": []})
+        k.setdefault("wall_s", []).append(r["wall_s"])
         k["runs"] += 1
         k["finished"] += r["exit"] == 0
         k["ok"] += r["ok"]
@@ -217,17 +396,20 @@ def summary(res: list[dict]) -> dict:
 
 def table(s: dict) -> str:
     """The summary as a Markdown table: by kind, runs, finished, bit-exact (passed every check),
-    restarts timed and their median / max seconds (detection to first step after resume)."""
+    restarts timed and their median / max seconds (detection to first step after resume), and
+    the runs' median wall seconds (the whole job, every restart included)."""
     import statistics
 
-    out = ["| kind | runs | finished | all checks passed | restarts timed | restart s median | restart s max |",
-           "|---|---|---|---|---|---|---|"]
+    out = ["| kind | runs | finished | all checks passed | restarts timed | restart s median | restart s max | "
+           "run s median |", "|---|---|---|---|---|---|---|---|"]
     for k, v in sorted(s["by_kind"].items()):
         rs = v["restart_s"]
         med = f"{statistics.median(rs):.1f}" if rs else "-"
+        walls = v.get("wall_s", [])
+        wall = f"{statistics.median(walls):.1f}" if walls else "-"
         out.append(f"| {k} | {v['runs']} | {v['finished']} | {v['ok']} | {len(rs)} | {med} | "
-                   f"{max(rs) if rs else '-'} |")
-    out.append(f"| **all** | {s['runs']} | {s['finished']} | {s['ok']} | | | |")
+                   f"{max(rs) if rs else '-'} | {wall} |")
+    out.append(f"| **all** | {s['runs']} | {s['finished']} | {s['ok']} | | | | |")
     return "\n".join(out) + f"\n\norphan processes: {s['orphans']}; /dev/shm leftovers: {s['leaks']}"
 
 
@@ -239,7 +421,9 @@ def main(argv=None):
     p.add_argument("--ckpt-every", type=int, default=10, help="checkpoint interval (the issue's: 10)")
     p.add_argument("--pg-timeout", type=float, default=8.0, help="the job's process-group timeout, seconds")
     p.add_argument("--kinds", default=",".join(KINDS), help="comma-separated subset of " + ", ".join(KINDS))
-    p.add_argument("--json", help="write every run's record and the summary to this file")
+    p.add_argument("--jobs", type=int, default=1, help="runs at once, each its own job (module docstring)")
+    p.add_argument("--max-minutes", type=float, help="start no run after this many minutes (the runs done are kept)")
+    p.add_argument("--json", help="write every run's record and the summary to this file (after every run)")
     p.add_argument("--summarize", nargs="+", metavar="JSON",
                    help="run nothing: print the table of the runs in these --json files together")
     a = p.parse_args(argv)
@@ -256,14 +440,24 @@ def main(argv=None):
         p.error(f"--kinds: {bad} not among {', '.join(KINDS)}")
     if a.steps < 3 * a.ckpt_every:
         p.error(f"--steps {a.steps} must be at least 3 x --ckpt-every {a.ckpt_every} (faults in restarted rounds)")
-    res = soak(a.runs, a.seed, a.steps, a.ckpt_every, pg_timeout=a.pg_timeout, kinds=kinds)
+    if a.jobs < 1:
+        p.error(f"--jobs {a.jobs}: must be at least 1")
+    t0 = time.monotonic()
+
+    def save(res):
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump({"args": vars(a), "wall_s": round(time.monotonic() - t0, 1), "summary": summary(res),
+                           "runs": res}, f, indent=1)
+
+    res = soak(a.runs, a.seed, a.steps, a.ckpt_every, pg_timeout=a.pg_timeout, kinds=kinds, jobs=a.jobs,
+               max_s=a.max_minutes * 60 if a.max_minutes else None, on_run=save)
+    save(res)
+    print(f"soak: {time.monotonic() - t0:.0f} s wall for {len(res)} runs with --jobs {a.jobs}")
     s = summary(res)
     print(f"soak: {s['runs']} runs, {s['finished']} finished, {s['ok']} passed every check, {s['orphans']} orphans, "
           f"{s['leaks']} leaks; by kind: "
           + ", ".join(f"{k} {v['ok']}/{v['runs']}" for k, v in sorted(s["by_kind"].items())))
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"args": vars(a), "summary": s, "runs": res}, f, indent=1)
     return 0 if s["ok"] == s["runs"] else 1
 
 

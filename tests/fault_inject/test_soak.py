@@ -7,7 +7,7 @@ import random
 import pytest
 
 from npudist.fault_inject import parse
-from tests.fault_inject.soak import KINDS, draw, restart_times, soak
+from tests.fault_inject.soak import KINDS, TWO_HOST_KINDS, draw, restart_times, soak
 
 
 def test_draws_cover_every_kind_and_round_with_valid_specs():
@@ -20,6 +20,11 @@ def test_draws_cover_every_kind_and_round_with_valid_specs():
         rounds.add(rnd)
         # one fault per round 0..rnd: the earlier ones kill at a step so that round rnd exists
         assert [s.restart for s in parsed] == list(range(rnd + 1))
+        if kind == "partition":  # two hosts x 2 ranks, round 0; the peers are the other host's ranks
+            (p,) = parsed
+            assert rnd == 0 and p.kind == "partition" and p.rank in range(4) and p.collective >= 20
+            assert sorted(p.peers) == ([2, 3] if p.rank < 2 else [0, 1])
+            continue
         assert all(s.kind == "kill" and s.step is not None for s in parsed[:-1])
         assert all(s.rank in (0, 1) for s in parsed)
         assert (extra == ["--async-ckpt"]) == (kind == "kill_ckpt_write_async")
@@ -43,5 +48,6 @@ def test_restart_times_pair_detection_with_the_next_resume():
 
 @pytest.mark.timeout(1500)
 def test_a_few_soak_runs():
-    res = soak(runs=2, seed=3, steps=30, ckpt_every=10)
+    # one host (the two-host tier's partition runs are the full soak's); the two runs and the reference at once, each its own job
+    res = soak(runs=2, seed=3, steps=30, ckpt_every=10, jobs=3, kinds=tuple(k for k in KINDS if k not in TWO_HOST_KINDS))
     assert len(res) == 2 and all(r["ok"] for r in res), res

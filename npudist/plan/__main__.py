@@ -54,8 +54,10 @@ def _capture(args) -> int:
                                   nproc_per_node=args.nproc_per_node, warmup_steps=args.warmup_steps,
                                   boundary=args.step_boundary, tokens=args.tokens, store=store, pipeline_ranks=group)
         except CaptureError:
+            _claim_first_failure(args.capture_store, ranks[0])
             raise
         except Exception as e:
+            _claim_first_failure(args.capture_store, ranks[0])
             raise _script_error(args.script, e) from None
         # the ranks doing the traced rank's work: all, or its pipeline stage's (docs/plan.md)
         step.trace["represents"] = stage_ranks(step.trace)
@@ -120,7 +122,7 @@ def _capture_stages(args, ranks: list[int]) -> None:
                "--capture-store", f"127.0.0.1:{store.port}", "--capture-group", ",".join(map(str, ranks)),
                *(["--tokens", str(args.tokens)] if args.tokens else []), args.script, *args.args]
         procs[r] = subprocess.Popen(cmd)
-    failed = None
+    failed, exited = None, {}
     try:
         while procs and failed is None:
             for r, p in list(procs.items()):
@@ -128,7 +130,8 @@ def _capture_stages(args, ranks: list[int]) -> None:
                 if code is None:
                     continue
                 del procs[r]
-                if code != 0:
+                exited[r] = code
+                if code != 0 and failed is None:
                     failed = (r, code)
             time.sleep(0.2)
     finally:
@@ -142,9 +145,36 @@ def _capture_stages(args, ranks: list[int]) -> None:
                 p.wait()
     if failed is not None:
         r, code = failed
+        # the stage that failed first, as it said itself: its exit breaks the others' Gloo connections, and one of
+        # those may be the first this loop sees
+        if store.check([_FIRST_FAILURE]):
+            first = int(store.get(_FIRST_FAILURE))
+            if first != r and first in ranks:
+                r, code = first, exited.get(first, code)
         raise ValueError(f"the capture of rank {r} (stage {ranks.index(r)} of --ranks {','.join(map(str, ranks))}) "
                          f"failed with exit code {code} (its error is above); the other stages' captures were "
                          f"stopped")
+
+
+_FIRST_FAILURE = "capture/first_failure"
+
+
+def _claim_first_failure(store_addr: str | None, rank: int) -> None:
+    """A stage process of ``capture --ranks`` whose capture failed records its rank in the command's store unless
+    another stage did first (compare_set on an absent key), so the command names the stage that failed first.
+    Best effort: without a store (a single-rank capture) or when it is unreachable, nothing is recorded."""
+    if not store_addr:
+        return
+    from datetime import timedelta
+
+    from torch.distributed import TCPStore
+
+    host, _, port = store_addr.rpartition(":")
+    try:
+        TCPStore(host, int(port), is_master=False, timeout=timedelta(seconds=5)).compare_set(_FIRST_FAILURE, "",
+                                                                                            str(rank))
+    except (RuntimeError, ValueError):  # the command is gone or the address is bad: its own checks report it
+        pass
 
 
 def _predict(args) -> int:

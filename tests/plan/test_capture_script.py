@@ -194,7 +194,7 @@ def test_a_failing_stage_stops_the_others(tmp_path):
     r = capture(tmp_path, PIPELINE, ["--fail-rank", "1"], extra=["--ranks", "0,1"])
     assert r.returncode == 2, r.stdout[-2000:] + r.stderr[-3000:]
     assert "rank 1 fails on purpose" in r.stderr
-    assert re.search(r"error: the capture of rank 1 \(stage 1 of --ranks 0,1\) failed with exit code 1 .*the other "
+    assert re.search(r"error: the capture of rank 1 \(stage 1 of --ranks 0,1\) failed with exit code 2 .*the other "
                      r"stages' captures were stopped", r.stderr), r.stderr[-2000:]
 
 

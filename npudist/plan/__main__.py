@@ -47,17 +47,16 @@ def _capture(args) -> int:
         from npudist.plan.script import capture_script
 
         group = [int(r) for r in args.capture_group.split(",")] if args.capture_group else None
-        store = (args.capture_store.rpartition(":")[0], int(args.capture_store.rpartition(":")[2])) \
-            if args.capture_store else None
+        host, _, port = (args.capture_store or "").rpartition(":")
+        store = (host, int(port)) if args.capture_store else None
         try:
             step = capture_script(args.script, args.args, world_size=world, rank=ranks[0],
                                   nproc_per_node=args.nproc_per_node, warmup_steps=args.warmup_steps,
                                   boundary=args.step_boundary, tokens=args.tokens, store=store, pipeline_ranks=group)
-        except CaptureError:
-            _claim_first_failure(args.capture_store, ranks[0])
-            raise
         except Exception as e:
-            _claim_first_failure(args.capture_store, ranks[0])
+            _claim_first_failure(store, ranks[0])
+            if isinstance(e, CaptureError):
+                raise
             raise _script_error(args.script, e) from None
         # the ranks doing the traced rank's work: all, or its pipeline stage's (docs/plan.md)
         step.trace["represents"] = stage_ranks(step.trace)
@@ -159,21 +158,19 @@ def _capture_stages(args, ranks: list[int]) -> None:
 _FIRST_FAILURE = "capture/first_failure"
 
 
-def _claim_first_failure(store_addr: str | None, rank: int) -> None:
-    """A stage process of ``capture --ranks`` whose capture failed records its rank in the command's store unless
-    another stage did first (compare_set on an absent key), so the command names the stage that failed first.
-    Best effort: without a store (a single-rank capture) or when it is unreachable, nothing is recorded."""
-    if not store_addr:
+def _claim_first_failure(store: tuple[str, int] | None, rank: int) -> None:
+    """A stage process of ``capture --ranks`` whose capture failed records its rank in the command's store (host,
+    port) unless another stage did first (compare_set on an absent key), so the command names the stage that failed
+    first. Best effort: without a store (a single-rank capture) or when it is unreachable, nothing is recorded."""
+    if store is None:
         return
     from datetime import timedelta
 
     from torch.distributed import TCPStore
 
-    host, _, port = store_addr.rpartition(":")
     try:
-        TCPStore(host, int(port), is_master=False, timeout=timedelta(seconds=5)).compare_set(_FIRST_FAILURE, "",
-                                                                                            str(rank))
-    except (RuntimeError, ValueError):  # the command is gone or the address is bad: its own checks report it
+        TCPStore(*store, is_master=False, timeout=timedelta(seconds=5)).compare_set(_FIRST_FAILURE, "", str(rank))
+    except RuntimeError:  # the command is gone: its own checks report the failed stage
         pass
 
 

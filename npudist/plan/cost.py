@@ -200,9 +200,10 @@ def _intra(hw: Hardware, kind: str, nbytes: int, n: int) -> float:
         volume = nbytes * (n - 1) / n
     else:
         volume = nbytes
-    # HCCL's all_to_all copies the send buffer into its own buffer first, on the same stream (module doc)
-    copies = hw.all_to_all_copies_two_ranks if n == 2 else hw.all_to_all_copies
-    copy = copies * 2 * nbytes / hw.mem_bw if kind == "all_to_all" else 0.0
+    copy = 0.0
+    if kind == "all_to_all":  # HCCL copies the send buffer into its own buffer first, on the same stream (module doc)
+        copies = hw.all_to_all_copies_two_ranks if n == 2 else hw.all_to_all_copies
+        copy = copies * 2 * nbytes / hw.mem_bw
     if hw.topology == "bus":
         bw = hw.bus_bw
     elif hw.topology == "full_mesh" and kind != "p2p" and kind != "rooted":

@@ -194,9 +194,7 @@ def run_two_hosts(workdir, nproc, job, ckpt_dir, loss_log, fault=None, timeout=9
         lines: list[tuple[float, str]] = []
         per_host: list[list[str]] = [[], []]
         t0 = time.monotonic()
-        argv = [*two_hosts.NPURUN, "--nnodes", "2", "--nproc-per-node", str(nproc), "--rdzv-backend", "c10d",
-                "--rdzv-endpoint", f"{hosts.hosts[0].addr}:29400", "--rdzv-id", "soak", "--max-restarts", "3",
-                two_hosts.TRAIN, *args]
+        argv = two_hosts.npurun_argv(hosts, args, nproc=nproc, rdzv_id="soak", max_restarts=3)
         procs = [hosts.popen(i, argv, env=two_hosts.env(**extra), stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True, cwd=two_hosts.REPO) for i in range(2)]
 
@@ -377,7 +375,7 @@ def summary(res: list[dict]) -> dict:
     by_kind: dict[str, dict] = {}
     for r in res:
         k = by_kind.setdefault(r["kind"], {"runs": 0, "finished": 0, "ok": 0, "restart_s": [], "wall_s": []})
-        k.setdefault("wall_s", []).append(r["wall_s"])
+        k["wall_s"].append(r["wall_s"])
         k["runs"] += 1
         k["finished"] += r["exit"] == 0
         k["ok"] += r["ok"]

@@ -19,13 +19,18 @@ def env(**extra):
     return e
 
 
-def start(hosts, index, log_path, args, nnodes=2, nproc=2, rdzv_id="job", port=29400, max_restarts=0,
-          npurun_args=(), **extra_env):
-    """npurun on host `index` (c10d rendezvous at host 0), output to log_path; returns the Popen.
+def npurun_argv(hosts, args, nnodes=2, nproc=2, rdzv_id="job", port=29400, max_restarts=0, npurun_args=()):
+    """The npurun command line that runs the flagship with `args` on the hosts (c10d rendezvous at host 0).
     `nnodes`: a count or "MIN:MAX"; `npurun_args` go before the script."""
-    argv = NPURUN + ["--nnodes", str(nnodes), "--nproc-per-node", str(nproc), "--rdzv-backend", "c10d",
+    return NPURUN + ["--nnodes", str(nnodes), "--nproc-per-node", str(nproc), "--rdzv-backend", "c10d",
                      "--rdzv-endpoint", f"{hosts.hosts[0].addr}:{port}", "--rdzv-id", rdzv_id,
                      "--max-restarts", str(max_restarts), *npurun_args, TRAIN, *args]
+
+
+def start(hosts, index, log_path, args, nnodes=2, nproc=2, rdzv_id="job", port=29400, max_restarts=0,
+          npurun_args=(), **extra_env):
+    """npurun on host `index` (:func:`npurun_argv`), output to log_path; returns the Popen."""
+    argv = npurun_argv(hosts, args, nnodes, nproc, rdzv_id, port, max_restarts, npurun_args)
     log = open(log_path, "w")
     try:
         return hosts.popen(index, argv, env=env(**extra_env), stdout=log, stderr=subprocess.STDOUT, cwd=REPO)

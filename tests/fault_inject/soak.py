@@ -41,6 +41,9 @@ on ranks starting). Each run is its own job: its npurun rendezvous on a free por
 checkpoint directory, job tag (so its own /dev/shm names) and flight-recorder dump prefix; the
 orphan and leak checks look only at the processes naming its directory and the entries of its tag.
 The draws do not depend on ``--jobs``, and neither do the results (bit-exact is per run).
+
+``--resume JSON`` finishes a soak cut short (``--max-minutes``, a stopped machine): the runs in
+JSON are kept and only the others run, checked against an unfaulted run of this sitting.
 """
 from __future__ import annotations
 
@@ -230,7 +233,8 @@ def suppress(fn, *args) -> None:
 
 
 def soak(runs: int, seed: int, steps: int = 60, ckpt_every: int = 10, nproc: int = 2, pg_timeout: float = 8.0,
-         log=print, kinds=KINDS, jobs: int = 1, max_s: float | None = None, on_run=None) -> list[dict]:
+         log=print, kinds=KINDS, jobs: int = 1, max_s: float | None = None, on_run=None,
+         done: dict[int, dict] | None = None) -> list[dict]:
     """Runs the soak; returns one dict per run (kind, round, specs, ok, problems, wall_s,
     restart_s), in draw order. The unfaulted reference runs once per configuration (the two-host
     one only if a ``partition`` is drawn), when the first run of that configuration is to be
@@ -238,7 +242,8 @@ def soak(runs: int, seed: int, steps: int = 60, ckpt_every: int = 10, nproc: int
     draws otherwise); ``jobs`` runs that many at once (module docstring). ``max_s``: no run starts
     later than this many seconds after the soak began (the runs not started are left out of the
     result, and the log says how many). ``on_run(results so far)`` is called after every run (under
-    a lock), e.g. to save them."""
+    a lock), e.g. to save them. ``done``: {run index: record} of runs of the same draws already run
+    (``--resume``): kept as they are, not run again, and included in the result."""
     from npudist.testing import netns
     from npudist.testing.flagship import TINY, load_checkpoint, read_losses, run_flagship
 
@@ -259,6 +264,10 @@ def soak(runs: int, seed: int, steps: int = 60, ckpt_every: int = 10, nproc: int
     if skipped:
         log(f"soak: skipped {skipped} partition draw(s): two-host tier unavailable ({no_tier})")
     results: list[dict | None] = [None] * runs
+    for n, rec in (done or {}).items():
+        if 0 <= n < runs:
+            results[n] = rec
+    todo = [(n, item) for n, item in enumerate(draws) if results[n] is None]
     lock = threading.Lock()
     with tempfile.TemporaryDirectory(prefix="npudist_soak_") as tmp:
         refs: dict[str, tuple | Exception] = {}
@@ -354,14 +363,14 @@ def soak(runs: int, seed: int, steps: int = 60, ckpt_every: int = 10, nproc: int
 
         t0 = time.monotonic()
         if jobs <= 1:
-            for n, item in enumerate(draws):
+            for n, item in todo:
                 one(n, item)
         else:
             with ThreadPoolExecutor(jobs) as pool:
                 # the references first, beside the first runs (a run checks against them when it ends)
-                wheres = sorted({"two_hosts" if d[1] in TWO_HOST_KINDS else "one_host" for d in draws})
+                wheres = sorted({"two_hosts" if d[1] in TWO_HOST_KINDS else "one_host" for _, d in todo})
                 futures = [pool.submit(suppress, reference, w) for w in wheres]
-                futures += [pool.submit(one, n, item) for n, item in enumerate(draws)]
+                futures += [pool.submit(one, n, item) for n, item in todo]
                 for f in futures:
                     f.result()
     done = [r for r in results if r is not None]
@@ -411,6 +420,29 @@ def table(s: dict) -> str:
     return "\n".join(out) + f"\n\norphan processes: {s['orphans']}; /dev/shm leftovers: {s['leaks']}"
 
 
+SAME_SOAK = ("runs", "seed", "steps", "ckpt_every", "pg_timeout", "kinds")
+"""The arguments two sittings of one soak must share: they decide the draws and the checks."""
+
+
+def resume(path: str, a) -> tuple[dict[int, dict], list[dict]]:
+    """({run index: record}, earlier sittings) of the runs in ``path`` (a ``--json`` file) that
+    ``--resume`` keeps, each record marked with the sitting it ran in (1, 2, ...), and each earlier
+    sitting's ``args`` and ``wall_s``; raises SystemExit naming the file and the argument when it was
+    written by another soak."""
+    try:
+        with open(path) as f:
+            old = json.load(f)
+        old_args, runs = old["args"], old["runs"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SystemExit(f"soak: --resume {path}: not a soak --json file ({type(e).__name__}: {e})") from None
+    for k in SAME_SOAK:
+        if old_args.get(k) != getattr(a, k):
+            raise SystemExit(f"soak: --resume {path}: written with --{k.replace('_', '-')} {old_args.get(k)!r}, "
+                             f"this soak has {getattr(a, k)!r}; a resumed soak must draw the same runs")
+    earlier = old.get("earlier_sittings", []) + [{"args": old_args, "wall_s": old.get("wall_s")}]
+    return {int(r["run"]): dict(r, sitting=r.get("sitting", 1)) for r in runs}, earlier
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--runs", type=int, default=10)
@@ -422,6 +454,9 @@ def main(argv=None):
     p.add_argument("--jobs", type=int, default=1, help="runs at once, each its own job (module docstring)")
     p.add_argument("--max-minutes", type=float, help="start no run after this many minutes (the runs done are kept)")
     p.add_argument("--json", help="write every run's record and the summary to this file (after every run)")
+    p.add_argument("--resume", metavar="JSON",
+                   help="keep the runs recorded in this --json file of the same soak (same --seed, --runs, --steps, "
+                        "--ckpt-every, --pg-timeout, --kinds) and run only the others")
     p.add_argument("--summarize", nargs="+", metavar="JSON",
                    help="run nothing: print the table of the runs in these --json files together")
     a = p.parse_args(argv)
@@ -440,16 +475,20 @@ def main(argv=None):
         p.error(f"--steps {a.steps} must be at least 3 x --ckpt-every {a.ckpt_every} (faults in restarted rounds)")
     if a.jobs < 1:
         p.error(f"--jobs {a.jobs}: must be at least 1")
+    done, earlier = resume(a.resume, a) if a.resume else (None, [])
+    sitting = 1 + max((r["sitting"] for r in (done or {}).values()), default=0)
     t0 = time.monotonic()
 
     def save(res):
+        for r in res:
+            r.setdefault("sitting", sitting)
         if a.json:
             with open(a.json, "w") as f:
-                json.dump({"args": vars(a), "wall_s": round(time.monotonic() - t0, 1), "summary": summary(res),
-                           "runs": res}, f, indent=1)
+                json.dump({"args": vars(a), "wall_s": round(time.monotonic() - t0, 1),
+                           "earlier_sittings": earlier, "summary": summary(res), "runs": res}, f, indent=1)
 
     res = soak(a.runs, a.seed, a.steps, a.ckpt_every, pg_timeout=a.pg_timeout, kinds=kinds, jobs=a.jobs,
-               max_s=a.max_minutes * 60 if a.max_minutes else None, on_run=save)
+               max_s=a.max_minutes * 60 if a.max_minutes else None, on_run=save, done=done)
     save(res)
     print(f"soak: {time.monotonic() - t0:.0f} s wall for {len(res)} runs with --jobs {a.jobs}")
     s = summary(res)

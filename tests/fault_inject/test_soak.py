@@ -2,12 +2,13 @@
 cover every kind and restart rounds 0-2, and a few runs (default tier; ``python -m
 tests.fault_inject.soak --runs N`` for more) each finish with the unfaulted run's losses and final
 state, every fault named, no orphan process and no /dev/shm leftover."""
+import json
 import random
 
 import pytest
 
 from npudist.fault_inject import parse
-from tests.fault_inject.soak import KINDS, TWO_HOST_KINDS, draw, restart_times, soak
+from tests.fault_inject.soak import KINDS, TWO_HOST_KINDS, draw, main, restart_times, soak
 
 
 def test_draws_cover_every_kind_and_round_with_valid_specs():
@@ -51,3 +52,25 @@ def test_a_few_soak_runs():
     # one host (the two-host tier's partition runs are the full soak's); the two runs and the reference at once, each its own job
     res = soak(runs=2, seed=3, steps=30, ckpt_every=10, jobs=3, kinds=tuple(k for k in KINDS if k not in TWO_HOST_KINDS))
     assert len(res) == 2 and all(r["ok"] for r in res), res
+
+
+def test_resume_keeps_recorded_runs_and_refuses_another_soak(tmp_path, capsys):
+    # a soak whose every run is already recorded runs nothing more (no job starts) and keeps the records
+    kinds = ",".join(k for k in KINDS if k not in TWO_HOST_KINDS)
+    args = {"runs": 2, "seed": 5, "steps": 30, "ckpt_every": 10, "pg_timeout": 8.0, "kinds": kinds}
+    recs = [{"run": n, "seed": 5, "kind": "kill_step", "round": 0, "specs": ["rank=0,restart=0,step=3,kind=kill"],
+             "extra": [], "wall_s": 1.0, "restarts": 1, "restart_s": [2.0], "ok": True, "problems": [], "exit": 0,
+             "orphans": 0, "leaks": 0, "jobs": 1, "started_s": 0.0} for n in range(2)]
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"args": args, "wall_s": 12.5, "runs": recs}))
+    new = tmp_path / "new.json"
+    argv = ["--runs", "2", "--seed", "5", "--steps", "30", "--kinds", kinds, "--resume", str(old), "--json", str(new)]
+    assert main(argv) == 0
+    out = json.loads(new.read_text())
+    assert [r["run"] for r in out["runs"]] == [0, 1] and {r["sitting"] for r in out["runs"]} == {1}
+    assert out["earlier_sittings"] == [{"args": args, "wall_s": 12.5}] and out["summary"]["ok"] == 2
+    with pytest.raises(SystemExit, match="--seed 5.*6"):
+        main(["--runs", "2", "--seed", "6", "--steps", "30", "--kinds", kinds, "--resume", str(old)])
+    old.write_text("{}")
+    with pytest.raises(SystemExit, match="not a soak --json file"):
+        main(["--runs", "2", "--seed", "5", "--steps", "30", "--kinds", kinds, "--resume", str(old)])

@@ -266,6 +266,9 @@ def soak(runs: int, seed: int, steps: int = 60, ckpt_every: int = 10, nproc: int
     results: list[dict | None] = [None] * runs
     for n, rec in (done or {}).items():
         if 0 <= n < runs:
+            if (rec["kind"], rec["specs"]) != (draws[n][1], draws[n][3]):
+                raise ValueError(f"soak: resumed run {n} was {rec['kind']} {rec['specs']}, this soak draws "
+                                 f"{draws[n][1]} {draws[n][3]} there (another two-host tier or soak version)")
             results[n] = rec
     todo = [(n, item) for n, item in enumerate(draws) if results[n] is None]
     lock = threading.Lock()

@@ -58,7 +58,12 @@ def test_resume_keeps_recorded_runs_and_refuses_another_soak(tmp_path, capsys):
     # a soak whose every run is already recorded runs nothing more (no job starts) and keeps the records
     kinds = ",".join(k for k in KINDS if k not in TWO_HOST_KINDS)
     args = {"runs": 2, "seed": 5, "steps": 30, "ckpt_every": 10, "pg_timeout": 8.0, "kinds": kinds}
-    recs = [{"run": n, "seed": 5, "kind": "kill_step", "round": 0, "specs": ["rank=0,restart=0,step=3,kind=kill"],
+    rng, draws = random.Random(5), []
+    while len(draws) < 2:  # the soak's own draws (partition skipped where the two-host tier is not)
+        d = draw(rng, steps=30, ckpt_every=10, nproc=2)
+        if d[0] not in TWO_HOST_KINDS:
+            draws.append(d)
+    recs = [{"run": n, "seed": 5, "kind": draws[n][0], "round": draws[n][1], "specs": draws[n][2],
              "extra": [], "wall_s": 1.0, "restarts": 1, "restart_s": [2.0], "ok": True, "problems": [], "exit": 0,
              "orphans": 0, "leaks": 0, "jobs": 1, "started_s": 0.0} for n in range(2)]
     old = tmp_path / "old.json"
@@ -71,6 +76,10 @@ def test_resume_keeps_recorded_runs_and_refuses_another_soak(tmp_path, capsys):
     assert out["earlier_sittings"] == [{"args": args, "wall_s": 12.5}] and out["summary"]["ok"] == 2
     with pytest.raises(SystemExit, match="--seed 5.*6"):
         main(["--runs", "2", "--seed", "6", "--steps", "30", "--kinds", kinds, "--resume", str(old)])
+    recs[1]["specs"] = ["rank=1,restart=0,step=9,kind=kill"]  # not what this soak draws at run 1
+    old.write_text(json.dumps({"args": args, "wall_s": 12.5, "runs": recs}))
+    with pytest.raises(ValueError, match="resumed run 1 was"):
+        main(argv)
     old.write_text("{}")
     with pytest.raises(SystemExit, match="not a soak --json file"):
         main(["--runs", "2", "--seed", "5", "--steps", "30", "--kinds", kinds, "--resume", str(old)])

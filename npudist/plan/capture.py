@@ -45,6 +45,7 @@ import torch
 import torch.distributed as dist
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from npudist import _env
 from npudist.plan.trace import STEP_TRACE_FORMAT, STEP_TRACE_VERSION
 from npudist.profiler.step_trace import op_flops
 
@@ -70,6 +71,9 @@ _COLL = {  # op -> (hccl's collective name, which tensors give the nccl-tests si
     "_c10d_functional::reduce_scatter_tensor_coalesced": ("reduce_scatter_tensor_coalesced", "in"),
 }
 _recording: list = []  # the StepRecorders entered and not yet exited, innermost last (see recording())
+# true: check the size of every storage made before the step before every op (what the capture did before it
+# followed only the empty ones, FSDP2's freed all-gather outputs; slow): the equivalence check's reference
+RESYNC_ALL_ENV = "NPUDIST_PLAN_CAPTURE_RESYNC_ALL"
 COMM_STREAM_BASE = 1 << 20  # stream ids the capture gives each group's communicator (not real npu streams)
 
 
@@ -141,14 +145,19 @@ class StepRecorder(TorchDispatchMode):
     step (freed when their last tensor dies, resized as FSDP2 resizes unsharded parameters).
     """
 
-    def __init__(self, tokens: int | None = None, step: int = 1, baseline=(), existing=()):
+    def __init__(self, tokens: int | None = None, step: int = 1, baseline=(), existing=(),
+                 resync_all: bool | None = None):
         super().__init__()
+        if resync_all is None:
+            resync_all = _env.get_bool(RESYNC_ALL_ENV, False)
+        self.resync_all = resync_all
         self.tokens = tokens
         self.step = step
         # memory: storages made inside the recorder, alive while any tensor on them is (PyTorch keeps a
         # tensor's Python object alive while C++ holds the tensor, e.g. autograd's saved tensors)
         self.mem_live: dict[int, list] = {}   # storage -> [tensors alive, rounded bytes, op]
-        self.resizable: set[int] = set()       # storages _resync checks before each op
+        # storages _resync checks before each op; a dict for its order (the order of one resync's events)
+        self.resizable: dict[int, None] = {}
         self.mem_events: list[dict] = []
         self.mem_now = 0
         self.baseline = 0
@@ -170,7 +179,12 @@ class StepRecorder(TorchDispatchMode):
                 nbytes = _rounded(t.untyped_storage().nbytes())
                 entry = self.mem_live[k] = [0, nbytes, "allocated before the traced steps", weakref.ref(t)]
                 self.baseline += nbytes
-                self.resizable.add(k)
+                # FSDP2 resizes only its all-gather outputs (alloc_storage / free_storage), and frees them after
+                # each forward / backward: between steps they are empty. A storage that is not empty here is
+                # parameters, gradients or optimizer state, which nothing resizes: following those thousands
+                # before every op was most of the capture's time. ``resync_all``: follow every one (the check)
+                if nbytes == 0 or self.resync_all:
+                    self.resizable[k] = None
             entry[0] += 1
             weakref.finalize(t, self._drop, k)
         self.ops: list[dict] = []
@@ -236,7 +250,7 @@ class StepRecorder(TorchDispatchMode):
                 entry = self.mem_live[k] = [0, nbytes, name, weakref.ref(t)]
                 self._mem(nbytes, k, name)
                 if "empty" in name:
-                    self.resizable.add(k)
+                    self.resizable[k] = None
             entry[0] += 1
             weakref.finalize(t, self._drop, k)
 
@@ -249,7 +263,7 @@ class StepRecorder(TorchDispatchMode):
         for k in list(self.mem_live if every else self.resizable):
             entry = self.mem_live.get(k)
             if entry is None:
-                self.resizable.discard(k)
+                self.resizable.pop(k, None)
                 continue
             t = entry[3]()
             if t is None:
@@ -267,6 +281,11 @@ class StepRecorder(TorchDispatchMode):
         if entry[0] == 0:
             del self.mem_live[k]
             self._mem(-entry[1], k, entry[2])
+            # the address may be reused by a storage made later: it must not inherit this one's last writer
+            # (a spurious record / wait_event pair) or pending collective
+            self.writer.pop(k, None)
+            self.pending.pop(k, None)
+            self.resizable.pop(k, None)
 
     def _mem(self, delta: int, k: int, op: str) -> None:
         self.mem_now += delta

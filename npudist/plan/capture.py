@@ -28,8 +28,9 @@ tensor last written on another stream makes its stream wait for that write (``re
 Memory (experimental, not yet checked against a real run's allocator): storages made inside the
 recorder count from the op that made them (sizes rounded as the npu caching allocator rounds)
 until the last tensor on them dies; storage resizes (FSDP2 frees unsharded parameters with
-``untyped_storage().resize_(0)``) are picked up before each op; ``baseline`` (e.g. the model's
-parameters) counts what existed before.
+``untyped_storage().resize_(0)``) are picked up before each op for the storages FSDP2 can resize (empty when
+the step begins, or made by ``torch.empty`` in it), for the others at the step's end (``resync_all``: every
+storage before every op); ``baseline`` (e.g. the model's parameters) counts what existed before.
 
 ``python -m npudist.plan capture`` (npudist/plan/script.py) runs an unmodified npurun script this way.
 ``expand_layout`` gives each rank of a symmetric layout its own copy with its own groups (docs/plan.md,
@@ -142,7 +143,11 @@ class StepRecorder(TorchDispatchMode):
     ``tokens``: this rank's tokens per step (for tokens/s). Use inside FakeTensorMode with a fake
     process group as the default group; :meth:`trace` returns the step trace. ``baseline``: tensors made
     before the step, counted in ``baseline_allocated``; ``existing``: the same, and also followed during the
-    step (freed when their last tensor dies, resized as FSDP2 resizes unsharded parameters).
+    step (freed when their last tensor dies, resized as FSDP2 resizes unsharded parameters: checked before each op
+    for those empty now, FSDP2's freed all-gather outputs, and at the step's end for the others). ``resync_all``:
+    check every one before every op (slow; the reference the equivalence test compares with); None: the
+    ``NPUDIST_PLAN_CAPTURE_RESYNC_ALL`` environment variable (default false). Raises ValueError for a bad value
+    of that variable.
     """
 
     def __init__(self, tokens: int | None = None, step: int = 1, baseline=(), existing=(),

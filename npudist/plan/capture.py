@@ -262,7 +262,7 @@ class StepRecorder(TorchDispatchMode):
     def _resync(self, every: bool = False) -> None:
         # FSDP2 frees and re-allocates unsharded parameters with untyped_storage().resize_(), which is
         # no dispatcher op: compare the size of each live storage that may be resized with what was counted.
-        # Those are FSDP2's all-gather outputs, made by torch.empty before the step or in it (``resizable``);
+        # Those are FSDP2's all-gather outputs: empty when the step began, or made by torch.empty in it (``resizable``);
         # checking every live storage before every op made a step holding many activations (1F1B's micro-
         # batches) slow. ``every``: all of them (the step's end)
         for k in list(self.mem_live if every else self.resizable):

@@ -187,7 +187,7 @@ class StepRecorder(TorchDispatchMode):
                 # FSDP2 resizes only its all-gather outputs (alloc_storage / free_storage), and frees them after
                 # each forward / backward: between steps they are empty. A storage that is not empty here is
                 # parameters, gradients or optimizer state, which nothing resizes: following those thousands
-                # before every op was most of the capture's time. ``resync_all``: follow every one (the check)
+                # before every op was over a third of the capture's CPU time. ``resync_all``: follow every one (the check)
                 if nbytes == 0 or self.resync_all:
                     self.resizable[k] = None
             entry[0] += 1

@@ -28,8 +28,9 @@ tensor last written on another stream makes its stream wait for that write (``re
 Memory (experimental, not yet checked against a real run's allocator): storages made inside the
 recorder count from the op that made them (sizes rounded as the npu caching allocator rounds)
 until the last tensor on them dies; storage resizes (FSDP2 frees unsharded parameters with
-``untyped_storage().resize_(0)``) are picked up before each op; ``baseline`` (e.g. the model's
-parameters) counts what existed before.
+``untyped_storage().resize_(0)``) are picked up before each op for the storages FSDP2 can resize (empty when
+the step begins, or made by ``torch.empty`` in it), for the others at the step's end (``resync_all``: every
+storage before every op); ``baseline`` (e.g. the model's parameters) counts what existed before.
 
 ``python -m npudist.plan capture`` (npudist/plan/script.py) runs an unmodified npurun script this way.
 ``expand_layout`` gives each rank of a symmetric layout its own copy with its own groups (docs/plan.md,
@@ -45,6 +46,7 @@ import torch
 import torch.distributed as dist
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from npudist import _env
 from npudist.plan.trace import STEP_TRACE_FORMAT, STEP_TRACE_VERSION
 from npudist.profiler.step_trace import op_flops
 
@@ -70,6 +72,9 @@ _COLL = {  # op -> (hccl's collective name, which tensors give the nccl-tests si
     "_c10d_functional::reduce_scatter_tensor_coalesced": ("reduce_scatter_tensor_coalesced", "in"),
 }
 _recording: list = []  # the StepRecorders entered and not yet exited, innermost last (see recording())
+# true: check the size of every storage made before the step before every op (what the capture did before it
+# followed only the empty ones, FSDP2's freed all-gather outputs; slow): the equivalence check's reference
+RESYNC_ALL_ENV = "NPUDIST_PLAN_CAPTURE_RESYNC_ALL"
 COMM_STREAM_BASE = 1 << 20  # stream ids the capture gives each group's communicator (not real npu streams)
 
 
@@ -138,17 +143,26 @@ class StepRecorder(TorchDispatchMode):
     ``tokens``: this rank's tokens per step (for tokens/s). Use inside FakeTensorMode with a fake
     process group as the default group; :meth:`trace` returns the step trace. ``baseline``: tensors made
     before the step, counted in ``baseline_allocated``; ``existing``: the same, and also followed during the
-    step (freed when their last tensor dies, resized as FSDP2 resizes unsharded parameters).
+    step (freed when their last tensor dies, resized as FSDP2 resizes unsharded parameters: checked before each op
+    for those empty now, FSDP2's freed all-gather outputs, and at the step's end for the others). ``resync_all``:
+    check every one before every op (slow; the reference the equivalence test compares with); None: the
+    ``NPUDIST_PLAN_CAPTURE_RESYNC_ALL`` environment variable (default false). Raises ValueError for a bad value
+    of that variable.
     """
 
-    def __init__(self, tokens: int | None = None, step: int = 1, baseline=(), existing=()):
+    def __init__(self, tokens: int | None = None, step: int = 1, baseline=(), existing=(),
+                 resync_all: bool | None = None):
         super().__init__()
+        if resync_all is None:
+            resync_all = _env.get_bool(RESYNC_ALL_ENV, False)
+        self.resync_all = resync_all
         self.tokens = tokens
         self.step = step
         # memory: storages made inside the recorder, alive while any tensor on them is (PyTorch keeps a
         # tensor's Python object alive while C++ holds the tensor, e.g. autograd's saved tensors)
         self.mem_live: dict[int, list] = {}   # storage -> [tensors alive, rounded bytes, op]
-        self.resizable: set[int] = set()       # storages _resync checks before each op
+        # storages _resync checks before each op; a dict for its order (the order of one resync's events)
+        self.resizable: dict[int, None] = {}
         self.mem_events: list[dict] = []
         self.mem_now = 0
         self.baseline = 0
@@ -170,7 +184,12 @@ class StepRecorder(TorchDispatchMode):
                 nbytes = _rounded(t.untyped_storage().nbytes())
                 entry = self.mem_live[k] = [0, nbytes, "allocated before the traced steps", weakref.ref(t)]
                 self.baseline += nbytes
-                self.resizable.add(k)
+                # FSDP2 resizes only its all-gather outputs (alloc_storage / free_storage), and frees them after
+                # each forward / backward: between steps they are empty. A storage that is not empty here is
+                # parameters, gradients or optimizer state, which nothing resizes: following those thousands
+                # before every op was over a third of the capture's CPU time. ``resync_all``: follow every one (the check)
+                if nbytes == 0 or self.resync_all:
+                    self.resizable[k] = None
             entry[0] += 1
             weakref.finalize(t, self._drop, k)
         self.ops: list[dict] = []
@@ -236,20 +255,20 @@ class StepRecorder(TorchDispatchMode):
                 entry = self.mem_live[k] = [0, nbytes, name, weakref.ref(t)]
                 self._mem(nbytes, k, name)
                 if "empty" in name:
-                    self.resizable.add(k)
+                    self.resizable[k] = None
             entry[0] += 1
             weakref.finalize(t, self._drop, k)
 
     def _resync(self, every: bool = False) -> None:
         # FSDP2 frees and re-allocates unsharded parameters with untyped_storage().resize_(), which is
         # no dispatcher op: compare the size of each live storage that may be resized with what was counted.
-        # Those are FSDP2's all-gather outputs, made by torch.empty before the step or in it (``resizable``);
+        # Those are FSDP2's all-gather outputs: empty when the step began, or made by torch.empty in it (``resizable``);
         # checking every live storage before every op made a step holding many activations (1F1B's micro-
         # batches) slow. ``every``: all of them (the step's end)
         for k in list(self.mem_live if every else self.resizable):
             entry = self.mem_live.get(k)
             if entry is None:
-                self.resizable.discard(k)
+                self.resizable.pop(k, None)
                 continue
             t = entry[3]()
             if t is None:
@@ -267,6 +286,11 @@ class StepRecorder(TorchDispatchMode):
         if entry[0] == 0:
             del self.mem_live[k]
             self._mem(-entry[1], k, entry[2])
+            # the address may be reused by a storage made later: it must not inherit this one's last writer
+            # (a spurious record / wait_event pair) or pending collective
+            self.writer.pop(k, None)
+            self.pending.pop(k, None)
+            self.resizable.pop(k, None)
 
     def _mem(self, delta: int, k: int, op: str) -> None:
         self.mem_now += delta

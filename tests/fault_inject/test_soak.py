@@ -54,7 +54,7 @@ def test_a_few_soak_runs():
     assert len(res) == 2 and all(r["ok"] for r in res), res
 
 
-def test_resume_keeps_recorded_runs_and_refuses_another_soak(tmp_path, capsys):
+def test_resume_keeps_recorded_runs_and_refuses_another_soak(tmp_path):
     # a soak whose every run is already recorded runs nothing more (no job starts) and keeps the records
     kinds = ",".join(k for k in KINDS if k not in TWO_HOST_KINDS)
     args = {"runs": 2, "seed": 5, "steps": 30, "ckpt_every": 10, "pg_timeout": 8.0, "kinds": kinds}

@@ -4,26 +4,24 @@ every op (``NPUDIST_PLAN_CAPTURE_RESYNC_ALL=1``, what the capture did before), o
 memory event, on a small decoder at TP2 PP2 with FSDP2 over dp 2 (1F1B, 4 micro-batches: the 70B benchmark's
 layout, scaled down)."""
 import os
-import subprocess
-import sys
 
 import pytest
 
 from npudist.plan import trace as st
+from npudist.testing.multiproc import run_python
 
 pytestmark = pytest.mark.timeout(420)
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
 ARGS = ["--dim", "256", "--heads", "4", "--kv-heads", "2", "--layers", "4", "--seq", "64", "--tp", "2", "--pp", "2",
         "--batch", "4", "--microbatches", "4", "--steps", "2"]
 
 
 def _capture(out, resync_all: bool) -> dict:
-    cmd = [sys.executable, "-m", "npudist.plan", "capture", "--hardware", os.path.join(HERE, "hw_test.toml"),
-           "--nnodes", "1", "--nproc-per-node", "8", "--out", str(out), "--ranks", "0,4", "--no-predict",
-           os.path.join(HERE, "workers", "train_decoder.py"), *ARGS]
-    env = dict(os.environ, NPUDIST_PLAN_CAPTURE_RESYNC_ALL="1" if resync_all else "0")
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=400, env=env)
+    # the harness's environment policy: nothing of the caller's NPUDIST_* environment leaks into either capture
+    r = run_python(["-m", "npudist.plan", "capture", "--hardware", os.path.join(HERE, "hw_test.toml"),
+                    "--nnodes", "1", "--nproc-per-node", "8", "--out", str(out), "--ranks", "0,4", "--no-predict",
+                    os.path.join(HERE, "workers", "train_decoder.py"), *ARGS],
+                   env={"NPUDIST_PLAN_CAPTURE_RESYNC_ALL": "1" if resync_all else "0"}, timeout=400)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     return st.load_dir(str(out))
 
